@@ -1,0 +1,57 @@
+# Two entry points for a fresh machine: `make demo` and `make test`. Everything else is a step of theirs.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+PYTHON ?= python3
+export PATH := $(BIN):$(PATH)
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+
+PLANNER_PORT ?= 28600
+LAB_PORT ?= 8888
+
+.PHONY: demo test setup venv node build planner lint unit ui wheel bench clean
+
+## demo: the reference planner plus JupyterLab with the extension, on the demo notebook (Ctrl-C stops both)
+demo: setup
+	@bash scripts/demo.sh $(PLANNER_PORT) $(LAB_PORT)
+
+## test: lint, unit (jest), packaging and UI (galata in Chromium); prints "N passed, N failed"
+test: setup
+	@bash scripts/run-tests.sh
+
+setup: venv node build
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet "jupyterlab>=4.2,<5" "hatchling>=1.5.0" "hatch-nodejs-version>=0.3.2" "hatch-jupyter-builder>=0.5" editables
+	# The labextension is built by `make build` below, so the Python install skips its npm step.
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(BIN)/pip install --quiet --no-build-isolation -e ".[test]"
+	touch $@
+
+node: node_modules/.installed
+node_modules/.installed: package.json $(VENV)/.installed
+	$(BIN)/jlpm install
+	touch $@
+
+build: node
+	$(BIN)/jlpm build
+	$(BIN)/jlpm build:planner
+	@test -L $(VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc || $(BIN)/jupyter labextension develop --overwrite .
+
+lint: node
+	$(BIN)/jlpm lint:check
+
+unit: build
+	$(BIN)/jlpm test
+
+ui: build
+	cd ui-tests && npx playwright test
+
+wheel: venv node
+	rm -rf dist
+	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
+
+clean:
+	rm -rf lib planner/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo

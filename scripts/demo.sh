@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The demo: the reference planner and JupyterLab (with the extension pointing at it) on the demo
+# notebook. Ctrl-C stops both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PLANNER_PORT=${1:-28600}
+LAB_PORT=${2:-8888}
+
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  echo "demo stopped"
+}
+trap cleanup INT TERM EXIT
+
+node --enable-source-maps planner/lib/planner/src/main.js --host 127.0.0.1 --port "$PLANNER_PORT" &
+pids+=($!)
+
+# The extension defaults to http://localhost:28600; for another port, point it there in a demo-only
+# settings directory so the user's own settings stay untouched.
+if [ "$PLANNER_PORT" != 28600 ]; then
+  export JUPYTERLAB_SETTINGS_DIR="$PWD/.venv/demo-settings"
+  mkdir -p "$JUPYTERLAB_SETTINGS_DIR/jupyterlab-notebook-bcc"
+  printf '{ "baseUrl": "http://localhost:%s" }\n' "$PLANNER_PORT" \
+    >"$JUPYTERLAB_SETTINGS_DIR/jupyterlab-notebook-bcc/plugin.jupyterlab-settings"
+fi
+
+echo "Planner: http://127.0.0.1:${PLANNER_PORT}   JupyterLab: http://localhost:${LAB_PORT}/lab/tree/demo.ipynb"
+jupyter lab --no-browser --ServerApp.allow_root=True --port "$LAB_PORT" \
+  --ServerApp.root_dir="$PWD/demo" --LabApp.default_url="/lab/tree/demo.ipynb" &
+pids+=($!)
+wait -n "${pids[@]}"

@@ -1,0 +1,90 @@
+/**
+ * The only way the engine touches a notebook. The JupyterLab implementation lives in `src/notebook/`;
+ * tests use an in-memory fake. Cells are always addressed by their notebook cell id, never by index.
+ */
+
+/** Where a cell came from: written into the cell's metadata under `notebook_bcc`. */
+export interface ICellProvenance {
+  stage_id: string | null;
+  step_id: string | null;
+  behavior_id: string | null;
+  /** Index of the action within its behavior, from 0. */
+  action_index: number;
+  /** The action type that made the cell (`add`, `new_chapter`, `is_thinking`, ...). */
+  action: string;
+  store_id?: string;
+}
+
+/** What a cell is for, so the driver can mark it (e.g. a thinking cell) and render it. */
+export type CellRole =
+  | 'content'
+  | 'code'
+  | 'chapter'
+  | 'section'
+  | 'step'
+  | 'title'
+  | 'thinking';
+
+export interface IAddCellRequest {
+  kind: 'markdown' | 'code';
+  source: string;
+  role: CellRole;
+  provenance: ICellProvenance;
+  /** Extra metadata merged under `notebook_bcc` (e.g. `{ thinking: true, finished_thinking: false }`). */
+  metadata?: Record<string, unknown>;
+}
+
+export interface IExecRequest {
+  cellId: string;
+  /** 0 = no limit. When exceeded the driver interrupts the kernel and reports `timeout`. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface IExecResult {
+  /** `missing`: no cell with that id (e.g. the user deleted it). `kernel`: no usable kernel. */
+  status: 'ok' | 'error' | 'timeout' | 'aborted' | 'missing' | 'kernel';
+  /** All text outputs joined in order (stream, execute_result, display_data text, error + traceback), ANSI removed. Raw: the engine summarizes and truncates. */
+  output: string;
+  /** For `error`: the exception name and value. */
+  ename?: string;
+  evalue?: string;
+  /** A human sentence for status other than ok/error, e.g. "Cell abc was deleted". */
+  message?: string;
+}
+
+export interface INotebookSummary {
+  title: string | null;
+  cell_count: number;
+  last_cell_type: string | null;
+  last_output: string | null;
+}
+
+/** name -> strategy (`shape_only`, `describe_only`, `head_only`, `last_N_only` with N a number). */
+export type SummarizeRequest = Record<string, string>;
+
+export interface INotebookDriver {
+  /** Append a cell at the end of the notebook; returns its cell id. Never moves focus. */
+  addCell(request: IAddCellRequest): Promise<string>;
+  /** Replace a cell's source and merge metadata under `notebook_bcc` (used by finish_thinking). Resolves false if the cell is gone. */
+  updateCell(
+    cellId: string,
+    source: string | null,
+    metadata?: Record<string, unknown>
+  ): Promise<boolean>;
+  /** Set the notebook title (metadata and a leading `# title` cell). */
+  setTitle(title: string, provenance: ICellProvenance): Promise<void>;
+  /** Clear outputs and run a code cell in the notebook's own kernel; resolves when it finished. */
+  execCell(request: IExecRequest): Promise<IExecResult>;
+  /** Silently collect user variables as short summaries (no history, no output, no execution count). */
+  collectVariables(): Promise<Record<string, unknown>>;
+  /** Compute the given summarize strategies in the kernel, only for the names asked. */
+  summarizeVariables(request: SummarizeRequest): Promise<Record<string, unknown>>;
+  notebookSummary(): INotebookSummary;
+  /** Persist the run (progress, FSM, variables snapshot, effects history) in the notebook metadata and save. */
+  saveRunState(state: unknown): Promise<void>;
+  /** The run state saved by `saveRunState`, or null. */
+  loadRunState(): Promise<unknown | null>;
+  /** Interrupt the kernel (used by Stop when asked). */
+  interruptKernel(): Promise<void>;
+}

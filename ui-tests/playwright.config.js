@@ -1,0 +1,47 @@
+/**
+ * Galata drives a real JupyterLab (started below as Playwright's webServer) in Debian's Chromium.
+ * No browser is downloaded: the executable is the system one.
+ */
+const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+const LAB_PORT = Number(process.env.BCC_LAB_PORT || 8888);
+
+module.exports = {
+  ...baseConfig,
+  testDir: './tests',
+  outputDir: './test-results',
+  retries: 0,
+  workers: 1,
+  timeout: 120 * 1000,
+  reporter: [
+    ['list'],
+    ['json', { outputFile: 'test-results/results.json' }],
+    ['html', { outputFolder: 'playwright-report', open: 'never' }]
+  ],
+  use: {
+    ...baseConfig.use,
+    baseURL: `http://localhost:${LAB_PORT}`,
+    trace: 'retain-on-failure',
+    video: 'off',
+    launchOptions: {
+      executablePath: process.env.BCC_CHROMIUM || '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+        '--disable-quic'
+      ]
+    }
+  },
+  webServer: [
+    {
+      command: `jupyter lab --config jupyter_server_test_config.py --port ${LAB_PORT}`,
+      url: `http://localhost:${LAB_PORT}/lab`,
+      timeout: 120 * 1000,
+      reuseExistingServer: !process.env.CI
+    }
+  ]
+};
