@@ -44,8 +44,13 @@ module.exports = {
                 message: 'protocol/ and engine/ must not import JupyterLab.'
               },
               {
-                group: ['@lumino/*', '!@lumino/signaling', '!@lumino/coreutils'],
-                message: 'protocol/ and engine/ may only use @lumino/signaling and @lumino/coreutils.'
+                group: [
+                  '@lumino/*',
+                  '!@lumino/signaling',
+                  '!@lumino/coreutils'
+                ],
+                message:
+                  'protocol/ and engine/ may only use @lumino/signaling and @lumino/coreutils.'
               }
             ]
           }

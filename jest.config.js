@@ -31,7 +31,8 @@ module.exports = {
       displayName: 'node',
       testEnvironment: 'node',
       moduleFileExtensions: ['ts', 'js', 'json', 'mjs', 'cjs'],
-      testRegex: '(src/(protocol|engine)|planner/src)/.*__tests__/.*\\.spec\\.ts$',
+      testRegex:
+        '(src/(protocol|engine)|planner/src)/.*__tests__/.*\\.spec\\.ts$',
       testPathIgnorePatterns: ['/lib/', '/node_modules/'],
       transform: tsTransform
     },

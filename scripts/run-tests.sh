@@ -23,14 +23,14 @@ check() { # suite label command...
 }
 
 # Lint: each linter is one check.
-check lint stylelint jlpm -s stylelint:check
-check lint prettier jlpm -s prettier:check
-check lint eslint jlpm -s eslint:check
-check lint typecheck jlpm -s typecheck
+check lint stylelint jlpm stylelint:check
+check lint prettier jlpm prettier:check
+check lint eslint jlpm eslint:check
+check lint typecheck jlpm typecheck
 
 # Unit: jest writes its counts as JSON; a suite that fails to load counts as a failure.
 echo "::: unit: jest"
-jlpm -s test --ci --json --outputFile="$RESULTS/jest.json"
+jlpm test --ci --json --outputFile="$RESULTS/jest.json"
 if [ -f "$RESULTS/jest.json" ]; then
   read -r jp jf < <(node -e '
     const r = require(process.argv[1]);

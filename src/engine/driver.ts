@@ -17,13 +17,7 @@ export interface ICellProvenance {
 
 /** What a cell is for, so the driver can mark it (e.g. a thinking cell) and render it. */
 export type CellRole =
-  | 'content'
-  | 'code'
-  | 'chapter'
-  | 'section'
-  | 'step'
-  | 'title'
-  | 'thinking';
+  'content' | 'code' | 'chapter' | 'section' | 'step' | 'title' | 'thinking';
 
 export interface IAddCellRequest {
   kind: 'markdown' | 'code';
@@ -79,7 +73,9 @@ export interface INotebookDriver {
   /** Silently collect user variables as short summaries (no history, no output, no execution count). */
   collectVariables(): Promise<Record<string, unknown>>;
   /** Compute the given summarize strategies in the kernel, only for the names asked. */
-  summarizeVariables(request: SummarizeRequest): Promise<Record<string, unknown>>;
+  summarizeVariables(
+    request: SummarizeRequest
+  ): Promise<Record<string, unknown>>;
   notebookSummary(): INotebookSummary;
   /** Persist the run (progress, FSM, variables snapshot, effects history) in the notebook metadata and save. */
   saveRunState(state: unknown): Promise<void>;

@@ -9,7 +9,10 @@ test.describe('Notebook-BCC foundation', () => {
     extensionErrors = [];
     page.on('console', message => {
       const text = message.text();
-      if (message.type() === 'error' && /notebook-bcc|notebook_bcc|bcc/i.test(text)) {
+      if (
+        message.type() === 'error' &&
+        /notebook-bcc|notebook_bcc|bcc/i.test(text)
+      ) {
         extensionErrors.push(text);
       }
     });
@@ -19,7 +22,9 @@ test.describe('Notebook-BCC foundation', () => {
   test('the extension is listed and its sidebar tab is in the right area', async ({
     page
   }) => {
-    const tab = page.locator(`.jp-SideBar.jp-mod-right li[data-id="${SIDEBAR_ID}"]`);
+    const tab = page.locator(
+      `.jp-SideBar.jp-mod-right li[data-id="${SIDEBAR_ID}"]`
+    );
     await expect(tab).toHaveCount(1);
     await expect(page.locator(`#${SIDEBAR_ID}`)).toBeHidden();
     expect(extensionErrors).toEqual([]);
@@ -30,10 +35,15 @@ test.describe('Notebook-BCC foundation', () => {
     const palette = page.locator('#command-palette');
     await expect(palette).toBeVisible();
     await palette.locator('input').fill('Open Workflow Panel');
-    await palette.locator('.lm-CommandPalette-item', { hasText: 'Open Workflow Panel' }).first().click();
+    await palette
+      .locator('.lm-CommandPalette-item', { hasText: 'Open Workflow Panel' })
+      .first()
+      .click();
     const sidebar = page.locator(`#${SIDEBAR_ID}`);
     await expect(sidebar).toBeVisible();
-    await expect(sidebar.locator('.jp-bcc-sidebar-title')).toHaveText('Workflow');
+    await expect(sidebar.locator('.jp-bcc-sidebar-title')).toHaveText(
+      'Workflow'
+    );
     expect(extensionErrors).toEqual([]);
   });
 
