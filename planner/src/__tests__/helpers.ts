@@ -1,0 +1,160 @@
+import { request as httpRequest } from 'http';
+
+import type { PlanningRequestInput } from '../../../src/protocol';
+
+export const TASK = 'Explore housing.csv and report what drives SalePrice';
+export const DATA_PATH = 'data/housing.csv';
+
+export interface IObservationOptions {
+  stageId?: string | null;
+  stepId?: string | null;
+  iteration?: number;
+  variables?: Record<string, unknown>;
+  effects?: string[];
+  history?: string[];
+  feedback?: 'success' | 'error';
+  stream?: boolean;
+}
+
+/** A request body as a client would send it, with the task and data file in the variables. */
+export function requestBody(options: IObservationOptions = {}): PlanningRequestInput {
+  const iteration = options.iteration ?? 0;
+  const body: PlanningRequestInput = {
+    observation: {
+      location: {
+        current: {
+          stage_id: options.stageId ?? null,
+          step_id: options.stepId ?? null,
+          behavior_id: iteration ? `behavior_${String(iteration).padStart(3, '0')}` : null,
+          behavior_iteration: iteration
+        }
+      },
+      context: {
+        variables: {
+          problem_description: TASK,
+          csv_file_path: DATA_PATH,
+          ...(options.variables ?? {})
+        },
+        effects: { current: options.effects ?? [], history: options.history ?? [] }
+      }
+    },
+    options: { stream: options.stream ?? false }
+  };
+  if (options.feedback) {
+    body.behavior_feedback = {
+      behavior_id: `behavior_${String(iteration).padStart(3, '0')}`,
+      actions_executed: 5,
+      actions_succeeded: options.feedback === 'error' ? 4 : 5,
+      last_action_result: options.feedback
+    };
+  }
+  return body;
+}
+
+export interface IRawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  chunks: Buffer[];
+  /** Milliseconds from sending the request to the response headers. */
+  headersAfterMs: number;
+  /** `end`: the body completed; `error`: the connection broke; `timeout`: still open when we gave up. */
+  outcome: 'end' | 'error' | 'timeout';
+  body: Buffer;
+  text: string;
+}
+
+/** A plain `http.request`, so that the chunks and the way the connection ends are visible. */
+export function rawRequest(
+  url: string,
+  options: {
+    method?: string;
+    body?: string | Buffer;
+    headers?: Record<string, string>;
+    /** Give up (and destroy the request) this long after the last byte. */
+    idleMs?: number;
+    onChunk?: (chunk: Buffer, all: Buffer[]) => void;
+  } = {}
+): Promise<IRawResponse> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const chunks: Buffer[] = [];
+    let status = 0;
+    let headers: IRawResponse['headers'] = {};
+    let headersAfterMs = -1;
+    let settled = false;
+    let idle: NodeJS.Timeout | undefined;
+    const finish = (outcome: IRawResponse['outcome']): void => {
+      if (settled) {
+        return;
+      }
+      settled = true;
+      clearTimeout(idle);
+      const body = Buffer.concat(chunks);
+      resolve({ status, headers, chunks, headersAfterMs, outcome, body, text: body.toString('utf8') });
+    };
+    const armIdle = (): void => {
+      if (options.idleMs) {
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          finish('timeout');
+          req.destroy();
+        }, options.idleMs);
+      }
+    };
+    const req = httpRequest(
+      url,
+      {
+        method: options.method ?? 'POST',
+        headers: {
+          ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+          ...(options.headers ?? {})
+        }
+      },
+      res => {
+        status = res.statusCode ?? 0;
+        headers = res.headers;
+        headersAfterMs = Date.now() - started;
+        armIdle();
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          options.onChunk?.(chunk, chunks);
+          armIdle();
+        });
+        res.on('end', () => finish('end'));
+        res.on('error', () => finish('error'));
+        res.on('aborted', () => finish('error'));
+        res.on('close', () => finish(res.complete ? 'end' : 'error'));
+      }
+    );
+    req.on('error', error => (settled ? undefined : status ? finish('error') : reject(error)));
+    if (options.body !== undefined) {
+      req.write(options.body);
+    }
+    req.end();
+  });
+}
+
+export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<IRawResponse> {
+  return rawRequest(url, { body: JSON.stringify(body), headers });
+}
+
+export function linesOf(text: string): string[] {
+  return text.split('\n').filter(line => line.trim().length > 0);
+}
+
+/** The actions of an NDJSON body, failing the test if a line is not `{"action": {...}}`. */
+export function actionsOf(text: string): Array<Record<string, unknown>> {
+  return linesOf(text).map(line => {
+    const parsed = JSON.parse(line) as { action?: Record<string, unknown> };
+    if (!parsed.action || typeof parsed.action !== 'object') {
+      throw new Error(`not an action line: ${line.slice(0, 200)}`);
+    }
+    return parsed.action;
+  });
+}
+
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>(r => (resolve = r));
+  return { promise, resolve };
+}

@@ -1,0 +1,125 @@
+/** Command-line options of the planner service. */
+import { readFileSync } from 'fs';
+import { parseArgs } from 'util';
+
+import { parseFault } from './faults';
+import { parseTrace, ReplayScript } from './replay';
+import {
+  DEFAULT_HOST,
+  DEFAULT_LINE_DELAY_MS,
+  DEFAULT_MAX_BODY,
+  DEFAULT_PORT,
+  IPlannerServerOptions
+} from './server';
+
+export const USAGE = `Notebook-BCC reference planner
+
+Usage: node planner/lib/planner/src/main.js [options]
+
+  --host HOST            listen address (default ${DEFAULT_HOST})
+  --port PORT            listen port, 0 = any free port (default ${DEFAULT_PORT})
+  --token TOKEN          require "Authorization: Bearer TOKEN" on API requests
+  --max-body SIZE        request body limit, e.g. 5mb, 512kb, 1000000 (default 5mb)
+  --line-delay MS        pause between streamed actions (default ${DEFAULT_LINE_DELAY_MS})
+  --max-tries N          failed behaviors before a step is given up (default 3)
+  --replay FILE          answer with the recorded run in FILE (JSONL run trace) instead of planning
+  --replay-speed X       replay timings divided by X; 0 = no delays (default 1)
+  --fault SPEC           inject a fault; repeatable. SPEC = NAME[=VALUE][@[ENDPOINT:]N]
+                         NAME: malformed-line, split-utf8, truncated-line, reset, stall,
+                               oversized-action[=BYTES], unknown-action, missing-field,
+                               http-500, http-429[=RETRY_AFTER_S], slow-first-byte[=MS]
+                         @N: the Nth request it applies to (stream faults count /generating,
+                             status faults every API request); default: the first. Fires once.
+  --quiet                no request log
+  --help                 this text
+
+Endpoints: POST /planning, POST /generating (alias /generate), GET /health.
+Session key: the X-Notebook-Id header (else observation.context.notebook.id, else "default").`;
+
+export class UsageError extends Error {}
+
+/** `5mb`, `512kb`, `1000000` -> bytes. */
+export function parseSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(text.trim());
+  if (!match) {
+    throw new UsageError(`--max-body "${text}": expected a size like 5mb, 512kb or 1000000`);
+  }
+  const unit = (match[2] ?? 'b').toLowerCase()[0];
+  const factor = unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1;
+  return Math.round(Number(match[1]) * factor);
+}
+
+function number(name: string, text: string | undefined, fallback: number, min = 0): number {
+  if (text === undefined) {
+    return fallback;
+  }
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min) {
+    throw new UsageError(`--${name} "${text}": expected a number >= ${min}`);
+  }
+  return value;
+}
+
+export interface ICliOptions {
+  help: boolean;
+  server: IPlannerServerOptions;
+}
+
+export function parseCli(argv: string[]): ICliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        token: { type: 'string' },
+        'max-body': { type: 'string' },
+        'line-delay': { type: 'string' },
+        'max-tries': { type: 'string' },
+        replay: { type: 'string' },
+        'replay-speed': { type: 'string' },
+        fault: { type: 'string', multiple: true },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }
+      },
+      strict: true
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  let faults;
+  try {
+    faults = (values.fault ?? []).map(parseFault);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  let replay: ReplayScript | null = null;
+  if (values.replay) {
+    let text: string;
+    try {
+      text = readFileSync(values.replay, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--replay: cannot read ${values.replay}: ${(error as Error).message}`);
+    }
+    try {
+      replay = new ReplayScript(parseTrace(text, values.replay), number('replay-speed', values['replay-speed'], 1));
+    } catch (error) {
+      throw new UsageError(`--replay: ${(error as Error).message}`);
+    }
+  }
+  return {
+    help: values.help ?? false,
+    server: {
+      host: values.host ?? DEFAULT_HOST,
+      port: number('port', values.port, DEFAULT_PORT),
+      token: values.token ?? null,
+      maxBodyBytes: values['max-body'] ? parseSize(values['max-body']) : DEFAULT_MAX_BODY,
+      lineDelayMs: number('line-delay', values['line-delay'], DEFAULT_LINE_DELAY_MS),
+      maxTries: number('max-tries', values['max-tries'], 3, 1),
+      replay,
+      faults,
+      ...(values.quiet ? { log: null } : {})
+    }
+  };
+}

@@ -1,0 +1,682 @@
+/**
+ * The reference planner: deterministic decisions from an observation (and, when it has one, the
+ * notebook's session memory). `/planning` judges the current step and says what comes next;
+ * `/generating` turns that decision into actions.
+ */
+import type { z } from 'zod';
+
+import type {
+  ActionSchema,
+  ContextFilterSchema,
+  GeneratingRequest,
+  Observation,
+  PlanningRequest,
+  PlanningResponseSchema
+} from '../../src/protocol';
+import { APPROACHES, IApproach, ICodeContext } from './codegen';
+import type { Decision } from './decision';
+import {
+  behaviorFailed,
+  dataPathOf,
+  DATA_PATH_VARIABLES,
+  describeVariable,
+  effectTexts,
+  hasVariable,
+  IPosition,
+  lastErrorIn,
+  positionOf,
+  targetOf,
+  taskOf,
+  TASK_VARIABLES,
+  variablesOf
+} from './observe';
+import { emptyStepMemory, INotebookSession, IStepMemory, SessionStore, stepMemory } from './session';
+import { baseName, exploratorySteps, IStepPlan, stageOf, STEPS, workflowTemplate } from './workflow';
+
+export type ActionInput = z.input<typeof ActionSchema>;
+export type PlanningAnswer = z.input<typeof PlanningResponseSchema>;
+type ContextFilterInput = z.input<typeof ContextFilterSchema>;
+
+export const DEFAULT_MAX_TRIES = 3;
+
+/** Set through `context_update.variables`, so a client that resumes carries the skip list back to us. */
+export const SKIPPED_STEPS_VARIABLE = 'planner_skipped_steps';
+
+const FIRST_STEP = 'load_data';
+const FINDINGS_STEP = 'findings_report';
+const REPORT_HEADING = '## Findings';
+
+export interface IPlannerOptions {
+  /** Failed behaviors after which a step is given up. */
+  maxTries?: number;
+  sessions?: SessionStore;
+}
+
+export class ReferencePlanner {
+  constructor(options: IPlannerOptions = {}) {
+    this._maxTries = Math.max(1, options.maxTries ?? DEFAULT_MAX_TRIES);
+    this._sessions = options.sessions ?? new SessionStore();
+  }
+
+  plan(request: PlanningRequest, notebookId: string): PlanningAnswer {
+    const observation = request.observation;
+    const feedback = request.behavior_feedback;
+    const position = positionOf(observation);
+    const stepId = position.stepId ?? FIRST_STEP;
+    const session = this._sessions.get(notebookId);
+    const step = STEPS[stepId];
+    if (!step) {
+      return unknownStepAnswer(stepId);
+    }
+    if (!feedback && position.iteration === 0) {
+      // A step (re)starts: what was remembered about an earlier run of it no longer applies.
+      session.steps.set(stepId, emptyStepMemory());
+    }
+    const memory = stepMemory(session, stepId);
+    const failed = behaviorFailed(observation, feedback);
+    const error = failed
+      ? (lastErrorIn(effectTexts(observation, 'current')) ?? 'the last action reported an error')
+      : null;
+    if (feedback && !failed) {
+      this._rememberOutputs(session, memory, step, observation);
+    }
+    if (feedback && failed) {
+      memory.lastError = error;
+    }
+    let decision = this._decide(observation, session, step, memory, failed, position);
+    if (
+      feedback &&
+      (decision.kind === 'attempt' || decision.kind === 'give_up') &&
+      !memory.gaveUp &&
+      !(memory.published && step.id === FINDINGS_STEP)
+    ) {
+      const behaviorId =
+        feedback.behavior_id ?? observation.location.current?.behavior_id ?? `iteration_${position.iteration}`;
+      if (!memory.failedBehaviors.includes(behaviorId)) {
+        memory.failedBehaviors.push(behaviorId);
+        decision = this._decide(observation, session, step, memory, failed, position);
+      }
+    }
+    memory.planned = true;
+    memory.next = decision;
+    return this._answer(observation, session, decision, position, !feedback);
+  }
+
+  generate(request: GeneratingRequest, notebookId: string): ActionInput[] {
+    const observation = request.observation;
+    const position = positionOf(observation);
+    const stepId = position.stepId ?? FIRST_STEP;
+    const session = this._sessions.get(notebookId);
+    const step = STEPS[stepId];
+    if (!step) {
+      return unknownStepActions(stepId);
+    }
+    const memory = stepMemory(session, stepId);
+    const decision =
+      memory.planned && memory.next ? memory.next : this._decide(observation, session, step, memory, false, position);
+    return this._actions(observation, session, memory, decision, position);
+  }
+
+  private _decide(
+    observation: Observation,
+    session: INotebookSession,
+    step: IStepPlan,
+    memory: IStepMemory,
+    failed: boolean,
+    position: IPosition
+  ): Decision {
+    if (memory.gaveUp || skippedSteps(observation).includes(step.id)) {
+      return { kind: 'given_up', step };
+    }
+    const produced = step.expectedOutputs.every(name => hasVariable(observation, name));
+    if (produced && !failed) {
+      if (step.id === FINDINGS_STEP && !memory.published) {
+        return { kind: 'publish', step };
+      }
+      return { kind: 'achieved', step };
+    }
+    const failures = memory.planned ? memory.failedBehaviors.length : Math.max(0, position.iteration - 1);
+    const approaches = APPROACHES[step.id] ?? [];
+    const tried = memory.planned ? memory.tried : approaches.slice(0, failures).map(a => a.id);
+    const error = memory.lastError ?? (failures > 0 ? lastErrorIn(effectTexts(observation, 'all')) : null);
+    if (!dataPathOf(observation) && !hasVariable(observation, 'df')) {
+      return {
+        kind: 'give_up',
+        step,
+        reason:
+          'No data file was given: start the run with a data file so that `csv_file_path` is set, then run this step again.',
+        error: null,
+        tried
+      };
+    }
+    if (step.id === 'target_drivers' && !targetOf(observation)) {
+      return {
+        kind: 'give_up',
+        step,
+        reason: 'The task does not name a target column, so there is nothing to relate the columns to.',
+        error: null,
+        tried
+      };
+    }
+    const limit = Math.min(this._maxTries, approaches.length);
+    const approach = chooseApproach(approaches, tried, error);
+    if (failures >= limit || !approach) {
+      return {
+        kind: 'give_up',
+        step,
+        reason: `${failures} attempt${failures === 1 ? '' : 's'} failed; every approach I know for this step has been tried.`,
+        error,
+        tried
+      };
+    }
+    const rebuild = this._rebuildPlan(observation, session, step);
+    const frame = hasVariable(observation, 'df_clean') || rebuild.includes('impute') ? 'df_clean' : 'df';
+    return { kind: 'attempt', step, failures, approach, error, rebuild, frame };
+  }
+
+  /** Inputs a step reads that the kernel no longer has (e.g. the kernel was restarted and the run resumed). */
+  private _rebuildPlan(observation: Observation, session: INotebookSession, step: IStepPlan): Array<'load' | 'impute'> {
+    const needsFrame = step.inputs.includes('df') || step.inputs.includes('frame');
+    if (!needsFrame || hasVariable(observation, 'df') || hasVariable(observation, 'df_clean')) {
+      return [];
+    }
+    const impute = session.steps.get('impute_missing');
+    const afterCleaning = step.inputs.includes('frame');
+    return afterCleaning && !impute?.gaveUp && !skippedSteps(observation).includes('impute_missing')
+      ? ['load', 'impute']
+      : ['load'];
+  }
+
+  private _rememberOutputs(
+    session: INotebookSession,
+    memory: IStepMemory,
+    step: IStepPlan,
+    observation: Observation
+  ): void {
+    const texts = effectTexts(observation, 'current');
+    if (step.id === FIRST_STEP && texts.length) {
+      session.loadOutput = texts.join('\n');
+    }
+    if (step.id === FINDINGS_STEP) {
+      memory.report = findReport(texts) ?? memory.report;
+    }
+  }
+
+  private _answer(
+    observation: Observation,
+    session: INotebookSession,
+    decision: Decision,
+    position: IPosition,
+    stepStart: boolean
+  ): PlanningAnswer {
+    const runStart = position.stepId === null || (decision.kind !== 'unknown_step' && isRunStart(decision, position, stepStart));
+    const variables: Record<string, unknown> = {};
+    const target = targetOf(observation);
+    if (runStart && target) {
+      variables.target_column = target;
+    }
+    const workflowUpdate = runStart
+      ? { workflowTemplate: workflowTemplate(taskOf(observation), dataPathOf(observation)) }
+      : undefined;
+    switch (decision.kind) {
+      case 'unknown_step':
+        return unknownStepAnswer(decision.stepId);
+      case 'achieved':
+        return {
+          targetAchieved: true,
+          transition: { continue_behaviors: false, target_achieved: true },
+          context_update: {
+            ...(Object.keys(variables).length ? { variables } : {}),
+            progress_update: {
+              level: 'steps',
+              focus: achievedFocus(observation, decision.step)
+            }
+          }
+        };
+      case 'given_up':
+        return {
+          targetAchieved: false,
+          transition: { continue_behaviors: false, target_achieved: false },
+          context_update: {
+            progress_update: {
+              level: 'steps',
+              focus: `## ${decision.step.name}: given up\n\nThis step was abandoned after repeated failures (see the notebook). The run moves on to the next step.`
+            }
+          }
+        };
+      case 'give_up': {
+        const skipped = [...new Set([...skippedSteps(observation), decision.step.id])];
+        return {
+          targetAchieved: false,
+          transition: { continue_behaviors: true, target_achieved: false },
+          context_update: {
+            variables: { ...variables, [SKIPPED_STEPS_VARIABLE]: skipped },
+            ...(workflowUpdate ? { workflow_update: workflowUpdate } : {}),
+            progress_update: { level: 'behaviors', focus: giveUpFocus(observation, decision) }
+          },
+          context_filter: {
+            variables_to_include: existing(observation, [...TASK_VARIABLES, ...DATA_PATH_VARIABLES]),
+            effects_config: { include_current: true, current_limit: 3, include_history: true, history_limit: 3 },
+            focus_to_include: ['behaviors', 'steps'],
+            outputs_tracking: { expected_variables: [] }
+          }
+        };
+      }
+      case 'publish':
+        return {
+          targetAchieved: false,
+          transition: { continue_behaviors: true, target_achieved: false },
+          context_update: {
+            progress_update: {
+              level: 'behaviors',
+              focus: [
+                '## Publish the findings',
+                '',
+                '### State analysis',
+                `- \`findings_report\` exists: ${describeVariable(observation, 'findings_report')}`,
+                '',
+                '### Targets',
+                '- A Markdown cell holding the report, so that it reads as part of the notebook.',
+                '',
+                '### Suggested method',
+                'Copy the printed report into a Markdown cell and end the step.'
+              ].join('\n')
+            }
+          },
+          context_filter: {
+            variables_to_include: existing(observation, ['findings_report', ...TASK_VARIABLES]),
+            effects_config: { include_current: true, current_limit: 3, include_history: true, history_limit: 5 },
+            focus_to_include: ['behaviors'],
+            outputs_tracking: { expected_variables: ['findings_report'] }
+          }
+        };
+      case 'attempt':
+        return {
+          targetAchieved: false,
+          transition: { continue_behaviors: true, target_achieved: false },
+          context_update: {
+            ...(Object.keys(variables).length ? { variables } : {}),
+            ...(workflowUpdate ? { workflow_update: workflowUpdate } : {}),
+            progress_update: {
+              level: decision.failures === 0 ? 'steps' : 'behaviors',
+              focus: attemptFocus(observation, session, decision, this._maxTries)
+            }
+          },
+          context_filter: attemptFilter(observation, decision)
+        };
+    }
+  }
+
+  private _actions(
+    observation: Observation,
+    session: INotebookSession,
+    memory: IStepMemory,
+    decision: Decision,
+    position: IPosition
+  ): ActionInput[] {
+    switch (decision.kind) {
+      case 'unknown_step':
+        return unknownStepActions(decision.stepId);
+      case 'achieved':
+        return [
+          {
+            action: 'add',
+            shot_type: 'dialogue',
+            content: `${decision.step.name}: ${decision.step.expectedOutputs.map(code).join(', ')} already exist in the kernel, so there is nothing left to do here.`
+          },
+          { action: 'end_phase', step_id: decision.step.id }
+        ];
+      case 'given_up':
+      case 'give_up':
+        memory.gaveUp = true;
+        return giveUpActions(observation, decision.kind === 'give_up' ? decision : null, decision.step, memory);
+      case 'publish':
+        memory.published = true;
+        return publishActions(observation, memory, decision.step);
+      case 'attempt':
+        if (!memory.tried.includes(decision.approach.id)) {
+          memory.tried.push(decision.approach.id);
+        }
+        return attemptActions(observation, session, decision, position);
+    }
+  }
+
+  private readonly _maxTries: number;
+  private readonly _sessions: SessionStore;
+}
+
+function isRunStart(decision: Decision, position: IPosition, stepStart: boolean): boolean {
+  return stepStart && position.iteration === 0 && 'step' in decision && decision.step.id === FIRST_STEP;
+}
+
+function code(name: string): string {
+  return `\`${name}\``;
+}
+
+function skippedSteps(observation: Observation): string[] {
+  const value = variablesOf(observation)[SKIPPED_STEPS_VARIABLE];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+function existing(observation: Observation, names: string[]): string[] {
+  return [...new Set(names)].filter(name => hasVariable(observation, name));
+}
+
+function chooseApproach(approaches: IApproach[], tried: string[], error: string | null): IApproach | undefined {
+  const untried = approaches.filter(a => !tried.includes(a.id));
+  if (error) {
+    const fitting = untried.find(a => a.addresses.some(pattern => pattern.test(error)));
+    if (fitting) {
+      return fitting;
+    }
+  }
+  return untried[0];
+}
+
+function findReport(texts: readonly string[]): string | null {
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const index = texts[i].indexOf(REPORT_HEADING);
+    if (index >= 0) {
+      return texts[i].slice(index).trim();
+    }
+  }
+  return null;
+}
+
+function codeContext(observation: Observation, frame: string): ICodeContext {
+  return {
+    dataPath: dataPathOf(observation) ?? 'data.csv',
+    frame,
+    target: targetOf(observation),
+    task: taskOf(observation)
+  };
+}
+
+/** A target is used once the load step's output shows the column, or when nothing says otherwise. */
+function targetConfirmed(observation: Observation, session: INotebookSession): string | null {
+  const target = targetOf(observation);
+  if (!target) {
+    return null;
+  }
+  if (session.loadOutput !== null && !session.loadOutput.includes(target)) {
+    return null;
+  }
+  return target;
+}
+
+function notebookTitle(observation: Observation): string {
+  const task = taskOf(observation).replace(/\s+/g, ' ').trim();
+  if (task) {
+    const title = task.charAt(0).toUpperCase() + task.slice(1);
+    return title.length > 100 ? `${title.slice(0, 97)}...` : title;
+  }
+  const path = dataPathOf(observation);
+  return path ? `Exploratory analysis of ${baseName(path)}` : 'Exploratory data analysis';
+}
+
+function stateLines(observation: Observation, step: IStepPlan, frame: string | null): string[] {
+  const lines: string[] = [];
+  const task = taskOf(observation);
+  if (task) {
+    lines.push(`- Task: ${task}`);
+  }
+  const path = dataPathOf(observation);
+  lines.push(path ? `- Data file: \`${path}\`` : '- Data file: not given');
+  const inputs = step.inputs.map(name => (name === 'frame' ? (frame ?? 'df') : name));
+  for (const name of [...new Set(inputs)]) {
+    lines.push(`- ${code(name)}: ${describeVariable(observation, name)}`);
+  }
+  const target = targetOf(observation);
+  if (target) {
+    lines.push(`- Target column named by the task: ${code(target)}`);
+  }
+  return lines;
+}
+
+function attemptFocus(
+  observation: Observation,
+  session: INotebookSession,
+  decision: Extract<Decision, { kind: 'attempt' }>,
+  maxTries: number
+): string {
+  const { step, failures, approach, error, rebuild, frame } = decision;
+  const limit = Math.min(maxTries, (APPROACHES[step.id] ?? []).length);
+  const heading =
+    failures === 0 ? `## Step: ${step.name}` : `## Step: ${step.name}, attempt ${failures + 1} of ${limit}`;
+  const state = stateLines(observation, step, frame);
+  if (rebuild.length) {
+    state.push(`- The kernel lacks the inputs of this step; they are rebuilt first (${rebuild.join(', ')}).`);
+  }
+  if (error) {
+    state.push(`- The previous attempt failed with: \`${error}\``);
+  }
+  const targets = step.expectedOutputs.map(name => `- ${code(name)}: ${step.outputNotes[name] ?? ''}`);
+  return [
+    heading,
+    '',
+    step.goal,
+    '',
+    '### State analysis',
+    ...state,
+    '',
+    '### Targets',
+    ...targets,
+    '',
+    '### Suggested method',
+    failures === 0 ? approach.summary : `A different approach than before: ${approach.summary}`
+  ].join('\n');
+}
+
+function achievedFocus(observation: Observation, step: IStepPlan): string {
+  return [
+    `## Step: ${step.name}: done`,
+    '',
+    ...step.expectedOutputs.map(name => `- ${code(name)}: ${describeVariable(observation, name)}`)
+  ].join('\n');
+}
+
+function giveUpFocus(observation: Observation, decision: Extract<Decision, { kind: 'give_up' }>): string {
+  return [
+    `## Step: ${decision.step.name}: giving up`,
+    '',
+    decision.reason,
+    ...(decision.error ? ['', `Last error: \`${decision.error}\``] : []),
+    '',
+    '### Suggested method',
+    'Explain in the notebook what was tried and what failed, then end the step so the run can go on.'
+  ].join('\n');
+}
+
+function attemptFilter(observation: Observation, decision: Extract<Decision, { kind: 'attempt' }>): ContextFilterInput {
+  const { step, failures, frame } = decision;
+  const named = step.inputs.filter(name => name !== 'frame' && name !== 'df');
+  const include = existing(observation, [...TASK_VARIABLES, ...DATA_PATH_VARIABLES, 'target_column', ...named]);
+  const summarize: Record<string, string> = {};
+  const frames = step.inputs.includes('frame') ? [frame] : step.inputs.includes('df') ? ['df'] : [];
+  for (const name of frames) {
+    if (hasVariable(observation, name)) {
+      summarize[name] = step.stageId === 'exploratory_analysis' ? 'describe_only' : 'shape_only';
+    }
+  }
+  if (step.id === FINDINGS_STEP) {
+    for (const name of ['numeric_summary', 'correlations']) {
+      if (hasVariable(observation, name)) {
+        summarize[name] = 'shape_only';
+      }
+    }
+    for (const name of ['target_correlations', 'category_effects']) {
+      if (hasVariable(observation, name)) {
+        summarize[name] = 'head_only';
+      }
+    }
+  }
+  const firstOfStage = stageOf(step.stageId)?.steps[0] === step.id;
+  return {
+    variables_to_include: include,
+    ...(Object.keys(summarize).length ? { variables_to_summarize: summarize } : {}),
+    effects_config:
+      failures === 0
+        ? { include_current: true, current_limit: 3, include_history: false, history_limit: 0 }
+        : { include_current: true, current_limit: 5, include_history: true, history_limit: 3 },
+    focus_to_include: failures === 0 && firstOfStage ? ['stages', 'steps', 'behaviors'] : ['behaviors', 'steps'],
+    outputs_tracking: { expected_variables: [...step.expectedOutputs] }
+  };
+}
+
+function storeId(step: IStepPlan, approach: IApproach): string {
+  return `${step.id}.${approach.id}`;
+}
+
+function attemptActions(
+  observation: Observation,
+  session: INotebookSession,
+  decision: Extract<Decision, { kind: 'attempt' }>,
+  position: IPosition
+): ActionInput[] {
+  const { step, failures, approach, error, rebuild, frame } = decision;
+  const context = codeContext(observation, frame);
+  const actions: ActionInput[] = [];
+  const stage = stageOf(step.stageId);
+  if (failures === 0) {
+    if (step.id === FIRST_STEP) {
+      actions.push({ action: 'update_title', title: notebookTitle(observation) });
+      // Also carried here so that a client started in generation mode, without a planning answer, gets it.
+      actions.push({
+        action: 'update_workflow',
+        shot_type: 'action',
+        updated_workflow: workflowTemplate(taskOf(observation), dataPathOf(observation))
+      });
+    }
+    if (stage && stage.steps[0] === step.id) {
+      actions.push({ action: 'new_chapter', content: stage.name, metadata: { is_chapter: true } });
+    }
+    const target = targetConfirmed(observation, session);
+    if (step.id === 'distributions' && target) {
+      actions.push({
+        action: 'update_stage_steps',
+        shot_type: 'action',
+        stage_id: 'exploratory_analysis',
+        updated_steps: exploratorySteps(true)
+      });
+    }
+    actions.push({ action: 'new_section', content: step.name, metadata: { is_section: true } });
+    actions.push({
+      action: 'is_thinking',
+      shot_type: 'dialogue',
+      agent_name: 'Planner',
+      thinking_text: `${step.goal} Expected: ${step.expectedOutputs.join(', ')}.`
+    });
+    actions.push({ action: 'finish_thinking' });
+    actions.push({
+      action: 'add',
+      shot_type: 'dialogue',
+      content: `${step.goal}\n\n**Method:** ${approach.summary}\n\n**Produces:** ${step.expectedOutputs.map(code).join(', ')}`
+    });
+  } else {
+    actions.push({
+      action: 'is_thinking',
+      shot_type: 'dialogue',
+      agent_name: 'Planner',
+      thinking_text: `Attempt ${failures} did not produce ${step.expectedOutputs.join(', ')}. Choosing a different approach.`
+    });
+    actions.push({ action: 'finish_thinking' });
+    actions.push({
+      action: 'add',
+      shot_type: 'observation',
+      content: error
+        ? `**Attempt ${failures} failed:**\n\n\`\`\`\n${error}\n\`\`\``
+        : `**Attempt ${failures} did not produce** ${step.expectedOutputs.map(code).join(', ')}.`
+    });
+    actions.push({
+      action: 'add',
+      shot_type: 'dialogue',
+      content: `Trying a different approach: ${approach.summary}`
+    });
+  }
+  if (rebuild.length) {
+    const parts = [APPROACHES.load_data[0].code(codeContext(observation, 'df'))];
+    if (rebuild.includes('impute')) {
+      parts.push(APPROACHES.impute_missing[0].code(codeContext(observation, 'df')));
+    }
+    actions.push({
+      action: 'add',
+      shot_type: 'dialogue',
+      content: `The kernel does not hold the inputs of this step (was it restarted?). Rebuilding ${rebuild.includes('impute') ? '`df` and `df_clean`' : '`df`'} first.`
+    });
+    actions.push({ action: 'add', shot_type: 'action', content: parts.join('\n\n'), store_id: `${step.id}.rebuild` });
+    actions.push({ action: 'exec', codecell_id: 'lastAddedCellId', need_output: true });
+  }
+  const id = storeId(step, approach);
+  actions.push({ action: 'add', shot_type: 'action', content: approach.code(context), store_id: id });
+  actions.push({ action: 'exec', codecell_id: id, need_output: true });
+  return actions;
+}
+
+function publishActions(observation: Observation, memory: IStepMemory, step: IStepPlan): ActionInput[] {
+  const report = memory.report ?? findReport(effectTexts(observation, 'all'));
+  const content =
+    report ??
+    'The findings were printed above and are kept in the variable `findings_report` (the printed text was not in the effects I received).';
+  return [
+    { action: 'add', shot_type: 'observation', content },
+    {
+      action: 'add',
+      shot_type: 'dialogue',
+      content: 'The analysis is complete. The report above is also available as `findings_report` in the kernel.'
+    },
+    { action: 'end_phase', step_id: step.id },
+    { action: 'next_event', event_type: 'report_published' }
+  ];
+}
+
+function giveUpActions(
+  observation: Observation,
+  decision: Extract<Decision, { kind: 'give_up' }> | null,
+  step: IStepPlan,
+  memory: IStepMemory
+): ActionInput[] {
+  const tried = decision?.tried ?? memory.tried;
+  const error = decision?.error ?? memory.lastError;
+  const approaches = APPROACHES[step.id] ?? [];
+  const triedLines = tried.map(id => `- ${approaches.find(a => a.id === id)?.summary ?? id}`);
+  const dependents = Object.values(STEPS)
+    .filter(other => other.id !== step.id && step.expectedOutputs.some(out => other.inputs.includes(out)))
+    .map(other => other.name);
+  const content = [
+    `**Skipping "${step.name}".** ${decision?.reason ?? 'This step could not be completed.'}`,
+    ...(triedLines.length ? ['', 'What was tried:', ...triedLines] : []),
+    ...(error ? ['', 'Last error:', '', '```', error, '```'] : []),
+    '',
+    `${step.expectedOutputs.map(code).join(', ')} will not be available.` +
+      (dependents.length ? ` Later steps that use them (${dependents.join(', ')}) work without them where they can.` : ''),
+    'Fix the cause and run the workflow again from this step to retry it.'
+  ].join('\n');
+  return [
+    { action: 'add', shot_type: 'dialogue', content },
+    { action: 'end_phase', step_id: step.id }
+  ];
+}
+
+function unknownStepAnswer(stepId: string): PlanningAnswer {
+  return {
+    targetAchieved: false,
+    transition: { continue_behaviors: false, target_achieved: false },
+    context_update: {
+      progress_update: {
+        level: 'steps',
+        focus: `## Step "${stepId}"\n\nThis step is not part of the reference planner's workflow, so it has no plan here. It is left as it is and the run moves on.`
+      }
+    }
+  };
+}
+
+function unknownStepActions(stepId: string): ActionInput[] {
+  return [
+    {
+      action: 'add',
+      shot_type: 'dialogue',
+      content: `The step "${stepId}" is not part of the reference planner's workflow; moving on.`
+    },
+    { action: 'end_phase', step_id: stepId }
+  ];
+}

@@ -1,0 +1,288 @@
+/**
+ * The planner's HTTP service: routing, CORS, bearer token, body limit, request validation with the
+ * shared protocol schemas, one log line per request, and fault injection on top of either mode
+ * (the reference planner or the replay of a recorded trace).
+ */
+import { createServer, IncomingMessage, ServerResponse } from 'http';
+import type { AddressInfo, Socket } from 'net';
+
+import { normalizeGeneratingRequest, normalizePlanningRequest } from '../../src/protocol';
+import {
+  actionLine,
+  applyFaults,
+  errorAnswer,
+  IAnswer,
+  IWriteHooks,
+  jsonAnswer,
+  ndjsonAnswer,
+  statusFaultAnswer,
+  writeAnswer
+} from './answer';
+import { FaultSchedule, IFaultSpec } from './faults';
+import { ReferencePlanner } from './planner';
+import { Endpoint, ReplayScript } from './replay';
+import { SessionStore } from './session';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 28600;
+export const DEFAULT_MAX_BODY = 5 * 1024 * 1024;
+export const DEFAULT_LINE_DELAY_MS = 40;
+export const NOTEBOOK_ID_HEADER = 'x-notebook-id';
+export const DEFAULT_NOTEBOOK_ID = 'default';
+
+/** A body this much larger than the limit is not even drained: the connection is dropped. */
+const DRAIN_FACTOR = 8;
+
+export interface IPlannerServerOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** When set, API requests need `Authorization: Bearer <token>`. */
+  token?: string | null;
+  /** Request body limit in bytes. */
+  maxBodyBytes?: number;
+  /** Pause between streamed actions, standing in for generation time. */
+  lineDelayMs?: number;
+  /** Failed behaviors after which the planner gives up a step. */
+  maxTries?: number;
+  /** Serve this recorded run (JSONL of TraceRecord text) instead of planning. */
+  replay?: ReplayScript | null;
+  faults?: readonly IFaultSpec[];
+  /** One line per request; `console.log` by default, `null` for silence. */
+  log?: ((line: string) => void) | null;
+  hooks?: IWriteHooks;
+}
+
+export interface IRunningPlannerServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+type RouteName = 'planning' | 'generating' | 'health';
+
+const ROUTES: Record<string, { name: RouteName; methods: string[] }> = {
+  '/planning': { name: 'planning', methods: ['POST'] },
+  '/generating': { name: 'generating', methods: ['POST'] },
+  '/generate': { name: 'generating', methods: ['POST'] },
+  '/health': { name: 'health', methods: ['GET', 'HEAD'] }
+};
+
+const CORS_HEADERS = {
+  'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, X-Notebook-Id',
+  'Access-Control-Expose-Headers': 'Retry-After',
+  'Access-Control-Max-Age': '600'
+};
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    message: string
+  ) {
+    super(message);
+  }
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit * DRAIN_FACTOR) {
+    return Promise.reject(new BodyError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+  }
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        parts.push(chunk);
+      } else if (size > limit * DRAIN_FACTOR) {
+        req.destroy();
+      }
+    });
+    req.on('end', () => {
+      if (size > limit) {
+        reject(new BodyError(413, `request body of ${size} bytes exceeds the limit of ${limit} bytes`));
+      } else {
+        resolve(Buffer.concat(parts));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+/** The session key: the `X-Notebook-Id` header, else an id in the body, else one shared session. */
+export function notebookIdOf(req: IncomingMessage, body: unknown): string {
+  const header = req.headers[NOTEBOOK_ID_HEADER];
+  const fromHeader = Array.isArray(header) ? header[0] : header;
+  if (fromHeader && fromHeader.trim()) {
+    return fromHeader.trim();
+  }
+  const record = (value: unknown): Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  const top = record(body);
+  const notebook = record(record(record(top.observation).context).notebook);
+  for (const candidate of [top.notebook_id, top.notebookId, notebook.id, notebook.notebook_id, notebook.path]) {
+    if (typeof candidate === 'string' && candidate.trim()) {
+      return candidate.trim();
+    }
+  }
+  return DEFAULT_NOTEBOOK_ID;
+}
+
+function bearerOk(req: IncomingMessage, token: string): boolean {
+  const header = req.headers.authorization ?? '';
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return match !== null && match[1] === token;
+}
+
+export function startPlannerServer(options: IPlannerServerOptions = {}): Promise<IRunningPlannerServer> {
+  const host = options.host ?? DEFAULT_HOST;
+  const token = options.token || null;
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const lineDelay = options.lineDelayMs ?? DEFAULT_LINE_DELAY_MS;
+  const replay = options.replay ?? null;
+  const planner = new ReferencePlanner({ maxTries: options.maxTries, sessions: new SessionStore() });
+  const schedule = new FaultSchedule(options.faults ?? []);
+  const log = options.log === undefined ? (line: string) => console.log(line) : options.log;
+  const sockets = new Set<Socket>();
+
+  async function answerApi(route: Endpoint, req: IncomingMessage): Promise<IAnswer> {
+    if (token && !bearerOk(req, token)) {
+      return errorAnswer(401, 'missing or wrong bearer token (send Authorization: Bearer <token>)', {
+        'WWW-Authenticate': 'Bearer'
+      });
+    }
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, maxBody);
+    } catch (error) {
+      if (error instanceof BodyError) {
+        return errorAnswer(error.status, error.message, { Connection: 'close' });
+      }
+      throw error;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      return errorAnswer(400, `request body is not valid JSON: ${(error as Error).message}`);
+    }
+    const notebookId = notebookIdOf(req, body);
+    if (route === 'planning') {
+      const parsed = normalizePlanningRequest(body);
+      if (!parsed.ok) {
+        return errorAnswer(400, parsed.error);
+      }
+      const faults = schedule.take(route);
+      const failed = statusFaultAnswer(faults);
+      if (failed) {
+        return failed;
+      }
+      const answer = replay ? replay.answer(route) : jsonAnswer(200, planner.plan(parsed.request, notebookId));
+      return applyFaults(answer, faults);
+    }
+    const parsed = normalizeGeneratingRequest(body);
+    if (!parsed.ok) {
+      return errorAnswer(400, parsed.error);
+    }
+    const faults = schedule.take(route);
+    const failed = statusFaultAnswer(faults);
+    if (failed) {
+      return failed;
+    }
+    let answer: IAnswer;
+    if (replay) {
+      answer = replay.answer(route);
+    } else {
+      const actions = planner.generate(parsed.request, notebookId);
+      answer = parsed.request.options?.stream
+        ? ndjsonAnswer(
+            actions.map(actionLine),
+            actions.map(() => lineDelay)
+          )
+        : jsonAnswer(200, { actions });
+    }
+    return applyFaults(answer, faults);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<IAnswer> {
+    const path = new URL(req.url ?? '/', 'http://planner').pathname.replace(/(.)\/+$/, '$1');
+    const method = req.method ?? 'GET';
+    if (method === 'OPTIONS') {
+      return { status: 204, headers: {}, firstByteDelayMs: 0, chunks: [], ending: 'end', kind: 'none' };
+    }
+    const route = ROUTES[path];
+    if (!route) {
+      return errorAnswer(404, `no such endpoint: ${path} (try POST /planning, POST /generating, GET /health)`);
+    }
+    if (!route.methods.includes(method)) {
+      return errorAnswer(405, `${method} is not allowed on ${path}; use ${route.methods.join(' or ')}`, {
+        Allow: [...route.methods, 'OPTIONS'].join(', ')
+      });
+    }
+    if (route.name === 'health') {
+      return jsonAnswer(200, {
+        status: 'ok',
+        mode: replay ? 'replay' : 'planner',
+        ...(replay ? { replay: { total: replay.total, remaining: replay.remaining } } : {}),
+        faults_pending: schedule.pending.map(f => f.name)
+      });
+    }
+    return answerApi(route.name, req);
+  }
+
+  const server = createServer((req, res) => {
+    const started = process.hrtime.bigint();
+    const origin = req.headers.origin;
+    res.setHeader('Access-Control-Allow-Origin', origin ?? '*');
+    res.setHeader('Vary', 'Origin');
+    for (const [name, value] of Object.entries(CORS_HEADERS)) {
+      res.setHeader(name, value);
+    }
+    let status = 0;
+    res.on('close', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const outcome = res.writableFinished ? String(status) : `${status || '-'} (closed early)`;
+      log?.(`${req.method} ${req.url} ${outcome} ${ms.toFixed(0)}ms`);
+    });
+    handle(req, res)
+      .then(answer => {
+        status = answer.status;
+        return writeAnswer(res, answer, options.hooks);
+      })
+      .catch((error: unknown) => {
+        status = 500;
+        const message = error instanceof Error ? error.message : String(error);
+        if (!res.headersSent) {
+          return writeAnswer(res, errorAnswer(500, `planner error: ${message}`));
+        }
+        res.destroy();
+      });
+  });
+  server.on('connection', socket => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_PORT, host, () => {
+      server.off('error', reject);
+      const port = (server.address() as AddressInfo).port;
+      const shownHost = host.includes(':') ? `[${host}]` : host;
+      resolve({
+        url: `http://${shownHost}:${port}`,
+        port,
+        close: () =>
+          new Promise<void>(done => {
+            // Stalled streams would otherwise hold the server open forever.
+            for (const socket of sockets) {
+              socket.destroy();
+            }
+            server.close(() => done());
+          })
+      });
+    });
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * What the planner remembers per notebook between requests. It is only a memory aid: every decision
+ * can also be derived from the observation alone (see `planner.ts`), so losing a session, or a client
+ * resuming against a restarted planner, still gives a sensible next step.
+ */
+import type { Decision } from './decision';
+
+export interface IStepMemory {
+  /** Behaviors of this step that ended without reaching the target (ids, so a repeated request counts once). */
+  failedBehaviors: string[];
+  /** Approach ids already sent for this step, in order. */
+  tried: string[];
+  lastError: string | null;
+  /** The explanatory "giving up" behavior was sent. */
+  gaveUp: boolean;
+  /** For the findings step: the report cell was sent. */
+  published: boolean;
+  /** For the findings step: the report text as printed by the kernel. */
+  report: string | null;
+  /** `/planning` has judged this step at least once since it (re)started. */
+  planned: boolean;
+  /** The decision of the last `/planning` answer, which `/generating` carries out. */
+  next: Decision | null;
+}
+
+export interface INotebookSession {
+  id: string;
+  steps: Map<string, IStepMemory>;
+  /** The data file's column listing, once the load step printed it. */
+  loadOutput: string | null;
+  lastSeen: number;
+}
+
+export function emptyStepMemory(): IStepMemory {
+  return {
+    failedBehaviors: [],
+    tried: [],
+    lastError: null,
+    gaveUp: false,
+    published: false,
+    report: null,
+    planned: false,
+    next: null
+  };
+}
+
+export class SessionStore {
+  constructor(private readonly _limit = 256) {}
+
+  get(notebookId: string): INotebookSession {
+    let session = this._sessions.get(notebookId);
+    if (session) {
+      // Re-insert so the Map's order is least recently used first.
+      this._sessions.delete(notebookId);
+    } else {
+      session = { id: notebookId, steps: new Map(), loadOutput: null, lastSeen: 0 };
+    }
+    session.lastSeen = ++this._clock;
+    this._sessions.set(notebookId, session);
+    while (this._sessions.size > this._limit) {
+      const oldest = this._sessions.keys().next().value;
+      if (oldest === undefined) {
+        break;
+      }
+      this._sessions.delete(oldest);
+    }
+    return session;
+  }
+
+  get size(): number {
+    return this._sessions.size;
+  }
+
+  private _sessions = new Map<string, INotebookSession>();
+  private _clock = 0;
+}
+
+export function stepMemory(session: INotebookSession, stepId: string): IStepMemory {
+  let memory = session.steps.get(stepId);
+  if (!memory) {
+    memory = emptyStepMemory();
+    session.steps.set(stepId, memory);
+  }
+  return memory;
+}

@@ -1,0 +1,433 @@
+import type {
+  Action,
+  UnknownAction,
+  WorkflowStep,
+  WorkflowTemplate
+} from '../../protocol';
+import { registerBuiltinActions, unwrapCodeFence } from '../actions';
+import { CellMap } from '../cells';
+import { ActionRegistry, IActionContext, INewCell } from '../registry';
+import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
+import { FakeNotebookDriver } from '../testing';
+
+interface IHarness {
+  driver: FakeNotebookDriver;
+  registry: ActionRegistry;
+  cells: CellMap;
+  effects: string[];
+  warnings: string[];
+  pauses: string[];
+  workflows: WorkflowTemplate[];
+  stepUpdates: [string | null, WorkflowStep[]][];
+  endSteps: (string | undefined)[];
+  run(action: Action | UnknownAction): ReturnType<ActionRegistry['execute']>;
+}
+
+function harness(settings: Partial<IRunSettings> = {}): IHarness {
+  const driver = new FakeNotebookDriver();
+  const registry = new ActionRegistry();
+  registerBuiltinActions(registry);
+  const cells = new CellMap();
+  const h: IHarness = {
+    driver,
+    registry,
+    cells,
+    effects: [],
+    warnings: [],
+    pauses: [],
+    workflows: [],
+    stepUpdates: [],
+    endSteps: [],
+    run: action => registry.execute(action, context(action))
+  };
+  let index = 0;
+  const context = (action: Action | UnknownAction): IActionContext => {
+    const provenance = {
+      stage_id: 's1',
+      step_id: 'p1',
+      behavior_id: 'behavior_001',
+      action_index: index++,
+      action: action.action
+    };
+    return {
+      driver,
+      settings: { ...DEFAULT_SETTINGS, ...settings },
+      provenance,
+      cells,
+      effects: { add: text => h.effects.push(text) },
+      signal: new AbortController().signal,
+      run: {
+        addCell: async (cell: INewCell) => {
+          const id = await driver.addCell({ ...cell, provenance });
+          cells.cellAdded(id, cell.kind, cell.storeId);
+          return id;
+        },
+        updateWorkflow: async template => {
+          h.workflows.push(template);
+          return true;
+        },
+        replaceStageSteps: async (stageId, steps) => {
+          h.stepUpdates.push([stageId, steps]);
+          return stageId !== 'unknown';
+        },
+        endStep: stepId => h.endSteps.push(stepId),
+        pause: reason => h.pauses.push(reason),
+        warn: message => h.warnings.push(message)
+      }
+    };
+  };
+  return h;
+}
+
+describe('unwrapCodeFence', () => {
+  it('unwraps a fenced block and leaves anything else', () => {
+    expect(unwrapCodeFence('```python\nimport pandas as pd\ndf = 1\n```')).toBe(
+      'import pandas as pd\ndf = 1'
+    );
+    expect(unwrapCodeFence('  ```\nx = 1\n```  \n')).toBe('x = 1');
+    expect(unwrapCodeFence('~~~py\nx\n~~~')).toBe('x');
+    expect(unwrapCodeFence('x = 1')).toBe('x = 1');
+    expect(unwrapCodeFence('text\n```\nx\n```')).toBe('text\n```\nx\n```');
+  });
+});
+
+describe('built-in actions', () => {
+  it('maps shot types to cell kinds and unwraps code', async () => {
+    const h = harness();
+    await h.run({ action: 'add', shot_type: 'dialogue', content: 'Hello' });
+    await h.run({
+      action: 'add',
+      shot_type: 'observation',
+      content: 'Output: 42'
+    });
+    await h.run({ action: 'add', shot_type: 'markdown', content: 'md' });
+    await h.run({ action: 'add', content: 'no shot type' });
+    const code = await h.run({
+      action: 'add',
+      shot_type: 'action',
+      content: '```python\nx = 1\n```',
+      store_id: 'load'
+    });
+    expect(h.driver.cells.map(c => [c.kind, c.source, c.role])).toEqual([
+      ['markdown', 'Hello', 'content'],
+      ['markdown', 'Output: 42', 'content'],
+      ['markdown', 'md', 'content'],
+      ['markdown', 'no shot type', 'content'],
+      ['code', 'x = 1', 'code']
+    ]);
+    expect(code).toEqual({
+      ok: true,
+      summary: 'add code: x = 1',
+      sectionAdded: false
+    });
+    expect(h.cells.lastAddedCellId).toBe('cell-5');
+    expect(h.cells.resolve('load')).toEqual({
+      ok: true,
+      cellId: 'cell-5',
+      via: 'store_id'
+    });
+    expect(h.driver.cells[4].provenance).toMatchObject({
+      stage_id: 's1',
+      step_id: 'p1',
+      behavior_id: 'behavior_001',
+      action: 'add'
+    });
+  });
+
+  it('makes headings and counts them as sections', async () => {
+    const h = harness();
+    const results = [
+      await h.run({ action: 'new_chapter', content: '数据分析' }),
+      await h.run({ action: 'new_section', content: '### 缺失值处理' }),
+      await h.run({ action: 'new_step', content: 'Load' })
+    ];
+    expect(h.driver.cells.map(c => [c.source, c.role])).toEqual([
+      ['## 数据分析', 'chapter'],
+      ['### 缺失值处理', 'section'],
+      ['#### Load', 'step']
+    ]);
+    expect(results.every(r => r.ok && r.sectionAdded)).toBe(true);
+    expect(h.driver.cells[0].metadata).toEqual({ is_chapter: true });
+  });
+
+  it('sets the title through the driver', async () => {
+    const h = harness();
+    await h.run({ action: 'update_title', title: '销售数据分析报告' });
+    expect(h.driver.title).toBe('销售数据分析报告');
+    expect(h.driver.cells[0].source).toBe('# 销售数据分析报告');
+  });
+
+  it('opens and closes a thinking cell', async () => {
+    const h = harness();
+    await h.run({
+      action: 'is_thinking',
+      thinking_text: 'Analyzing...',
+      agent_name: 'Analyst',
+      text_array: ['a', 'b']
+    });
+    const cell = h.driver.cells[0];
+    expect(cell.role).toBe('thinking');
+    expect(cell.source).toBe(
+      '🤔 Analyst is thinking…\n\nAnalyzing...\n\na\n\nb'
+    );
+    expect(cell.metadata).toEqual({
+      thinking: true,
+      finished_thinking: false,
+      agent_name: 'Analyst'
+    });
+    await h.run({ action: 'finish_thinking' });
+    expect(cell.metadata.finished_thinking).toBe(true);
+    expect(h.cells.openThinkingCellId).toBeNull();
+    expect((await h.run({ action: 'finish_thinking' })).ok).toBe(true);
+  });
+
+  it('runs code cells by lastAddedCellId, store_id or cell id and reports outputs as one effect', async () => {
+    const h = harness();
+    await h.run({
+      action: 'add',
+      shot_type: 'action',
+      content: 'x = 1\nprint("hello")',
+      store_id: 'first'
+    });
+    await h.run({ action: 'add', shot_type: 'dialogue', content: 'text' });
+    const first = await h.run({
+      action: 'exec',
+      codecell_id: 'lastAddedCellId',
+      need_output: true,
+      auto_debug: false,
+      keep_debug_button_visible: false
+    });
+    expect(first).toEqual({ ok: true, summary: 'exec cell-1: ok' });
+    await h.run({
+      action: 'exec',
+      codecell_id: 'first',
+      need_output: true,
+      auto_debug: false,
+      keep_debug_button_visible: false
+    });
+    await h.run({
+      action: 'exec',
+      codecell_id: 'cell-1',
+      need_output: false,
+      auto_debug: false,
+      keep_debug_button_visible: false
+    });
+    expect(h.driver.executed).toEqual(['cell-1', 'cell-1', 'cell-1']);
+    expect(h.effects).toEqual(['hello', 'hello']);
+    expect(h.driver.variables).toEqual({ x: '1' });
+  });
+
+  it('turns errors, missing cells, timeouts and a dead kernel into effects', async () => {
+    const h = harness({ executionTimeout: 30 });
+    const exec = (codecell_id: string) =>
+      h.run({
+        action: 'exec',
+        codecell_id,
+        need_output: false,
+        auto_debug: false,
+        keep_debug_button_visible: false
+      });
+    expect((await exec('lastAddedCellId')).ok).toBe(false);
+    expect(h.effects.pop()).toBe(
+      "⚠️ exec of 'lastAddedCellId' skipped: no code cell has been added yet."
+    );
+    await h.run({
+      action: 'add',
+      shot_type: 'action',
+      content: 'raise ValueError("bad value")'
+    });
+    const failed = await exec('lastAddedCellId');
+    expect(failed).toEqual({ ok: false, summary: 'exec cell-1: error' });
+    expect(h.effects.pop()).toBe(
+      'Traceback (most recent call last):\n  Cell In[1], line 1\nValueError: bad value'
+    );
+    expect((await exec('ghost')).ok).toBe(false);
+    expect(h.effects.pop()).toBe(
+      "⚠️ Cell 'ghost' (codecell_id 'ghost') was not found: Cell ghost does not exist or is not a code cell."
+    );
+    h.driver.onExec = () => ({ status: 'timeout', output: 'partial' });
+    await exec('cell-1');
+    expect(h.effects.pop()).toBe(
+      "⏱️ Execution of cell 'cell-1' timed out after 30 s; the kernel was interrupted.\npartial"
+    );
+    h.driver.onExec = null;
+    h.driver.kernelAlive = false;
+    await exec('cell-1');
+    expect(h.effects.pop()).toBe(
+      '⚠️ No usable kernel: The kernel is dead. The run is paused; restart the kernel if needed, then resume.'
+    );
+    expect(h.pauses).toEqual(['The kernel is not usable: The kernel is dead']);
+  });
+
+  it('summarizes and truncates long output before it becomes an effect', async () => {
+    const h = harness({ effectTruncation: 100 });
+    h.driver.onExec = () => ({
+      status: 'ok',
+      output: [
+        ...Array.from({ length: 50 }, (_, i) => `Epoch ${i + 1}/50`),
+        'w'.repeat(500)
+      ].join('\n')
+    });
+    await h.run({ action: 'add', shot_type: 'action', content: 'train()' });
+    await h.run({
+      action: 'exec',
+      codecell_id: 'lastAddedCellId',
+      need_output: true,
+      auto_debug: false,
+      keep_debug_button_visible: false
+    });
+    expect(h.effects).toHaveLength(1);
+    expect(
+      h.effects[0].startsWith('<Epoch 1/50 (repeated 50 times)>\nwww')
+    ).toBe(true);
+    expect(h.effects[0]).toContain('[TRUNCATED: 433 characters omitted');
+  });
+
+  it('hands workflow and step updates, end_phase and next_event to the run', async () => {
+    const h = harness();
+    const template: WorkflowTemplate = {
+      stages: [{ id: 'a', name: 'A', steps: [] }]
+    };
+    await h.run({ action: 'update_workflow', updated_workflow: template });
+    expect(h.workflows).toEqual([template]);
+    await h.run({
+      action: 'update_stage_steps',
+      stage_id: 'a',
+      updated_steps: [{ id: 'x', name: 'X' }]
+    });
+    await h.run({ action: 'update_stage_steps', updated_steps: [] });
+    expect(h.stepUpdates).toEqual([
+      ['a', [{ id: 'x', name: 'X' }]],
+      [null, []]
+    ]);
+    const missing = await h.run({
+      action: 'update_stage_steps',
+      stage_id: 'unknown',
+      updated_steps: []
+    });
+    expect(missing.ok).toBe(false);
+    expect(h.effects.pop()).toBe(
+      "⚠️ WARN: update_stage_steps for unknown stage 'unknown' ignored"
+    );
+    await h.run({ action: 'end_phase', step_id: 'load_data' });
+    expect(h.endSteps).toEqual(['load_data']);
+    await h.run({ action: 'next_event', event_type: 'custom_event' });
+    expect(h.effects.pop()).toBe('next_event: custom_event');
+  });
+});
+
+describe('ActionRegistry', () => {
+  it('skips an unknown type with a warning effect and a signal', async () => {
+    const h = harness();
+    const seen: string[] = [];
+    h.registry.unhandled.connect((_, u) => seen.push(u.type));
+    const result = await h.run({ action: 'make_coffee', strength: 3 });
+    expect(result.ok).toBe(false);
+    expect(h.effects).toEqual([
+      "⚠️ WARN: Unknown action type 'make_coffee' skipped: no handler is registered for it"
+    ]);
+    expect(seen).toEqual(['make_coffee']);
+  });
+
+  it('runs pre- and post-hooks around handlers, by type or for all', async () => {
+    const h = harness();
+    const calls: string[] = [];
+    h.registry.addPreHook(a => void calls.push(`pre:${a.action}`));
+    const onlyExec = h.registry.addPostHook(
+      (a, _c, r) => void calls.push(`post-exec:${r.ok}`),
+      'exec'
+    );
+    h.registry.register('custom', (action, context) => {
+      calls.push(`custom:${String(action.value)}`);
+      context.effects.add('custom ran');
+      return { ok: true };
+    });
+    await h.run({ action: 'custom', value: 7 });
+    await h.run({
+      action: 'exec',
+      codecell_id: 'nothing',
+      need_output: true,
+      auto_debug: false,
+      keep_debug_button_visible: false
+    });
+    onlyExec.dispose();
+    expect(onlyExec.isDisposed).toBe(true);
+    await h.run({
+      action: 'exec',
+      codecell_id: 'nothing',
+      need_output: true,
+      auto_debug: false,
+      keep_debug_button_visible: false
+    });
+    expect(calls).toEqual([
+      'pre:custom',
+      'custom:7',
+      'pre:exec',
+      'post-exec:false',
+      'pre:exec'
+    ]);
+    expect(h.effects[0]).toBe('custom ran');
+  });
+
+  it('lets a later registration override a type until it is disposed', async () => {
+    const h = harness();
+    const override = h.registry.register('new_chapter', (action, context) => {
+      context.effects.add(`chapter ${action.content}`);
+    });
+    await h.run({ action: 'new_chapter', content: 'A' });
+    expect(h.driver.cells).toHaveLength(0);
+    expect(h.effects).toEqual(['chapter A']);
+    override.dispose();
+    await h.run({ action: 'new_chapter', content: 'B' });
+    expect(h.driver.cells.map(c => c.source)).toEqual(['## B']);
+    expect(h.registry.has('new_chapter')).toBe(true);
+  });
+
+  it('turns a throwing handler into a failed result and an effect', async () => {
+    const h = harness();
+    h.registry.register('explode', () => {
+      throw new Error('kaboom');
+    });
+    const result = await h.run({ action: 'explode' });
+    expect(result.ok).toBe(false);
+    expect(h.effects).toEqual(["⚠️ Action 'explode' failed: kaboom"]);
+  });
+
+  it('warns when a post-hook fails', async () => {
+    const h = harness();
+    h.registry.addPostHook(() => {
+      throw new Error('hook broke');
+    });
+    const result = await h.run({ action: 'next_event' });
+    expect(result.ok).toBe(true);
+    expect(h.warnings).toEqual([
+      "A post-hook of action 'next_event' failed: hook broke"
+    ]);
+  });
+});
+
+describe('CellMap', () => {
+  it('resolves names and round-trips', () => {
+    const cells = new CellMap();
+    cells.cellAdded('c1', 'code', 's1');
+    cells.cellAdded('m1', 'markdown', 'note');
+    expect(cells.lastAddedCellId).toBe('c1');
+    expect(cells.resolve('note')).toEqual({
+      ok: true,
+      cellId: 'm1',
+      via: 'store_id'
+    });
+    expect(cells.resolve('raw-id')).toEqual({
+      ok: true,
+      cellId: 'raw-id',
+      via: 'cell_id'
+    });
+    const copy = new CellMap();
+    copy.restore(JSON.parse(JSON.stringify(cells.toJSON())));
+    expect(copy.resolve('lastAddedCellId')).toEqual({
+      ok: true,
+      cellId: 'c1',
+      via: 'lastAddedCellId'
+    });
+  });
+});

@@ -1,0 +1,230 @@
+import type { ContextFilter, Observation } from '../../protocol';
+import { applyContextFilter, missingVariableWarning } from '../contextFilter';
+
+function observation(): Observation {
+  return {
+    location: {
+      current: {
+        stage_id: 'data_cleaning',
+        step_id: 'handle_missing_values',
+        behavior_id: 'behavior_003',
+        behavior_iteration: 3
+      },
+      progress: {
+        stages: {
+          completed: [],
+          current: 'data_cleaning',
+          focus: 'stage focus',
+          current_outputs: {
+            expected: ['df_cleaned'],
+            produced: [],
+            in_progress: []
+          }
+        },
+        steps: {
+          completed: [],
+          current: 'handle_missing_values',
+          focus: 'step focus',
+          current_outputs: {
+            expected: ['df', 'missing_fill_report'],
+            produced: ['missing_summary'],
+            in_progress: []
+          }
+        },
+        behaviors: {
+          completed: [],
+          current: 'behavior_003',
+          iteration: 3,
+          focus: 'behavior focus',
+          current_outputs: {
+            expected: ['df_working'],
+            produced: [],
+            in_progress: []
+          }
+        }
+      },
+      goals: { stage: 'clean', step: 'fill', behavior: null }
+    },
+    context: {
+      variables: {
+        df: 'DataFrame(1460×79)',
+        missing_groups: { high_missing: ['PoolQC'] },
+        correlation_matrix: 'DataFrame(79×79)',
+        row_count: 1460
+      },
+      effects: {
+        current: ['✓ loaded', 'DEBUG x=1', 'Error: boom', '✓ filled'],
+        history: ['old 1', '✓ old 2', 'old 3']
+      },
+      notebook: {
+        title: 'T',
+        cell_count: 3,
+        last_cell_type: 'code',
+        last_output: 'x'
+      },
+      FSM: { state: 'BEHAVIOR_RUNNING', last_transition: null, timestamp: null }
+    }
+  };
+}
+
+describe('applyContextFilter', () => {
+  it('sends the full observation when no filter was given', () => {
+    const full = observation();
+    const result = applyContextFilter(full, null);
+    expect(result.observation).toBe(full);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('keeps the named variables, summaries and recent effects (API_PROTOCOL example)', () => {
+    const filter: ContextFilter = {
+      variables_to_include: ['df', 'missing_groups'],
+      variables_to_summarize: { correlation_matrix: 'shape_only' },
+      effects_config: { current_limit: 3 },
+      focus_to_include: ['behaviors', 'steps']
+    };
+    const { observation: payload, warnings } = applyContextFilter(
+      observation(),
+      filter,
+      { correlation_matrix: '(79, 79)' }
+    );
+    expect(warnings).toEqual([]);
+    expect(payload.context?.variables).toEqual({
+      df: 'DataFrame(1460×79)',
+      missing_groups: { high_missing: ['PoolQC'] },
+      correlation_matrix: '(79, 79)'
+    });
+    expect(payload.context?.effects).toEqual({
+      current: ['DEBUG x=1', 'Error: boom', '✓ filled']
+    });
+    expect(payload.context?.notebook).toBeUndefined();
+    expect(payload.context?.FSM).toBeUndefined();
+    expect(payload.location.current?.behavior_id).toBe('behavior_003');
+    expect(Object.keys(payload.location.progress ?? {})).toEqual([
+      'behaviors',
+      'steps'
+    ]);
+    expect(payload.location.progress?.behaviors).toEqual({
+      focus: 'behavior focus',
+      current_outputs: {
+        expected: ['df_working'],
+        produced: [],
+        in_progress: []
+      }
+    });
+    expect(payload.location.progress?.steps?.focus).toBe('step focus');
+  });
+
+  it('warns about a missing variable and falls back to its summary strategy', () => {
+    const { observation: payload, warnings } = applyContextFilter(
+      observation(),
+      {
+        variables_to_include: ['df', 'ghost', 'phantom'],
+        variables_to_summarize: { phantom: 'head_only' }
+      }
+    );
+    expect(warnings).toEqual([
+      "⚠️ WARN: Variable 'ghost' requested but not found",
+      "⚠️ WARN: Variable 'phantom' requested but not found"
+    ]);
+    expect(missingVariableWarning('ghost')).toBe(warnings[0]);
+    expect(payload.context?.variables).toEqual({
+      df: 'DataFrame(1460×79)',
+      phantom: '<head_only: not available>'
+    });
+    expect(payload.context?.effects?.current?.slice(-2)).toEqual(warnings);
+  });
+
+  it('keeps warnings even when current effects are excluded', () => {
+    const { observation: payload } = applyContextFilter(observation(), {
+      variables_to_include: ['nope'],
+      effects_config: { include_current: false }
+    });
+    expect(payload.context?.effects?.current).toEqual([
+      "⚠️ WARN: Variable 'nope' requested but not found"
+    ]);
+  });
+
+  it('keeps every variable when only summaries are asked, and warns for unknown ones', () => {
+    const { observation: payload, warnings } = applyContextFilter(
+      observation(),
+      { variables_to_summarize: { df: 'describe_only', gone: 'shape_only' } },
+      { df: 'describe(df)' }
+    );
+    expect(payload.context?.variables).toEqual({
+      df: 'describe(df)',
+      missing_groups: { high_missing: ['PoolQC'] },
+      correlation_matrix: 'DataFrame(79×79)',
+      row_count: 1460
+    });
+    expect(warnings).toEqual([
+      "⚠️ WARN: Variable 'gone' to summarize (shape_only) requested but not found"
+    ]);
+  });
+
+  it('marks a summary the kernel could not compute', () => {
+    const { observation: payload } = applyContextFilter(observation(), {
+      variables_to_include: [],
+      variables_to_summarize: { df: 'last_5_only' }
+    });
+    expect(payload.context?.variables).toEqual({
+      df: '<last_5_only: not available>'
+    });
+  });
+
+  it('applies include/exclude patterns, history limits, and reports an invalid regex', () => {
+    const { observation: payload, warnings } = applyContextFilter(
+      observation(),
+      {
+        effects_config: {
+          include_current: true,
+          include_history: true,
+          history_limit: 1,
+          patterns: {
+            include: ['^✓', '^Error', '(unclosed'],
+            exclude: ['^DEBUG', 'filled']
+          }
+        }
+      }
+    );
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^⚠️ WARN: Invalid effects include pattern '\(unclosed' ignored: /
+    );
+    expect(payload.context?.effects).toEqual({
+      current: ['✓ loaded', 'Error: boom', warnings[0]],
+      history: ['✓ old 2']
+    });
+  });
+
+  it('leaves history out unless asked and honours a zero limit', () => {
+    const none = applyContextFilter(observation(), { effects_config: {} });
+    expect(none.observation.context?.effects?.history).toBeUndefined();
+    const zero = applyContextFilter(observation(), {
+      effects_config: {
+        current_limit: 0,
+        include_history: true,
+        history_limit: 0
+      }
+    });
+    expect(zero.observation.context?.effects).toEqual({
+      current: [],
+      history: []
+    });
+  });
+
+  it('defaults focus to the behaviors level and adds outputs tracking to it', () => {
+    const { observation: payload } = applyContextFilter(observation(), {
+      outputs_tracking: {
+        expected_variables: ['df_working', 'imputation_log'],
+        validation_required: ['high_missing_validated']
+      }
+    });
+    expect(Object.keys(payload.location.progress ?? {})).toEqual(['behaviors']);
+    expect(payload.location.progress?.behaviors?.current_outputs).toEqual({
+      expected: ['df_working', 'imputation_log'],
+      produced: [],
+      in_progress: [],
+      validation_required: ['high_missing_validated']
+    });
+  });
+});

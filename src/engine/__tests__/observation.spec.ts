@@ -1,0 +1,134 @@
+import type { PlanningRequestInput } from '../../protocol';
+import { WorkflowStateMachine } from '../fsm';
+import { buildObservation, fitRequest } from '../observation';
+import { WorkflowProgress } from '../progress';
+
+function request(historyItems: number, itemLength = 500): PlanningRequestInput {
+  const progress = new WorkflowProgress();
+  progress.setTemplate({
+    stages: [{ id: 's1', name: 'S1', steps: [{ id: 'p1', name: 'P1' }] }]
+  });
+  progress.startStage('s1');
+  progress.startStep('p1');
+  const fsm = new WorkflowStateMachine();
+  fsm.dispatch('START_WORKFLOW');
+  fsm.dispatch('START_STEP');
+  const history = Array.from(
+    { length: historyItems },
+    (_, i) => `history ${i} ${'h'.repeat(itemLength)}`
+  );
+  return {
+    observation: buildObservation({
+      progress,
+      variables: {
+        problem_description: 'predict prices',
+        df: 'DataFrame(1460×79)'
+      },
+      effects: { current: ['latest output'], history },
+      notebook: {
+        title: 'T',
+        cell_count: 2,
+        last_cell_type: 'code',
+        last_output: 'ok'
+      },
+      fsm: fsm.toContext()
+    }),
+    options: { stream: false }
+  };
+}
+
+describe('buildObservation', () => {
+  it('has the full structure of OBSERVATION_PROTOCOL', () => {
+    const { observation } = request(1);
+    expect(observation.location.current).toEqual({
+      stage_id: 's1',
+      step_id: 'p1',
+      behavior_id: null,
+      behavior_iteration: 0
+    });
+    expect(observation.location.progress?.stages?.current).toBe('s1');
+    expect(observation.location.goals).toEqual({
+      stage: 'S1',
+      step: 'P1',
+      behavior: null
+    });
+    expect(observation.context?.variables).toEqual({
+      problem_description: 'predict prices',
+      df: 'DataFrame(1460×79)'
+    });
+    expect(observation.context?.effects?.current).toEqual(['latest output']);
+    expect(observation.context?.notebook?.cell_count).toBe(2);
+    expect(observation.context?.FSM).toMatchObject({
+      state: 'STEP_RUNNING',
+      last_transition: 'START_STEP -> STEP_RUNNING'
+    });
+  });
+});
+
+describe('fitRequest', () => {
+  it('leaves a request that fits alone', () => {
+    const small = request(2);
+    const { request: fitted, report } = fitRequest(small, 18600);
+    expect(fitted).toBe(small);
+    expect(report.note).toBeNull();
+    expect(report.historyDropped).toBe(0);
+  });
+
+  it('drops the oldest history first and says so', () => {
+    const big = request(100);
+    expect(JSON.stringify(big).length).toBeGreaterThan(18600);
+    const { request: fitted, report } = fitRequest(big, 18600);
+    expect(JSON.stringify(fitted).length).toBeLessThanOrEqual(18600);
+    expect(report.fits).toBe(true);
+    const history = fitted.observation.context?.effects?.history ?? [];
+    expect(report.historyDropped).toBe(100 - history.length);
+    expect(history.length).toBeGreaterThan(0);
+    expect(history[history.length - 1]).toMatch(/^history 99 /);
+    expect(history[0]).toMatch(
+      new RegExp(`^history ${report.historyDropped} `)
+    );
+    expect(fitted.observation.context?.effects?.current).toEqual([
+      'latest output',
+      `[context trimmed: ${report.historyDropped} history items dropped to fit 18600 characters]`
+    ]);
+    // The original is untouched.
+    expect(big.observation.context?.effects?.history).toHaveLength(100);
+  });
+
+  it('shortens long values when dropping history is not enough', () => {
+    const big = request(0);
+    const context = big.observation.context;
+    if (!context?.variables || !context.effects?.current) {
+      throw new Error('bad fixture');
+    }
+    context.variables.huge = 'v'.repeat(30000);
+    context.effects.current.push('e'.repeat(30000));
+    const { request: fitted, report } = fitRequest(big, 18600);
+    expect(report.fits).toBe(true);
+    expect(JSON.stringify(fitted).length).toBeLessThanOrEqual(18600);
+    expect(report.steps).toContain('FSM history dropped');
+    expect(report.steps.some(s => s.endsWith('long values shortened'))).toBe(
+      true
+    );
+    const huge = fitted.observation.context?.variables?.huge as string;
+    expect(huge).toContain('[TRUNCATED:');
+    expect(huge.startsWith('vvv')).toBe(true);
+    expect(fitted.observation.context?.variables?.df).toBe(
+      'DataFrame(1460×79)'
+    );
+    expect(report.note).toMatch(
+      /^\[context trimmed: .* to fit 18600 characters\]$/
+    );
+  });
+
+  it('sends a request it cannot fit as it is, with a note saying so', () => {
+    const big = request(3);
+    const { request: fitted, report } = fitRequest(big, 200);
+    expect(report.fits).toBe(false);
+    expect(report.note).toMatch(/still over 200 characters, sent as is\]$/);
+    expect(fitted.observation.context?.effects?.current?.slice(-1)).toEqual([
+      report.note
+    ]);
+    expect(fitted.observation.location.current?.stage_id).toBe('s1');
+  });
+});

@@ -1,0 +1,249 @@
+/**
+ * The built-in action handlers (ACTION_PROTOCOL.md, spec README items 4 and 5).
+ */
+import type { ExecAction, IsThinkingAction } from '../protocol';
+import type { CellRole, IExecResult } from './driver';
+import { processOutput } from './effects';
+import type {
+  ActionRegistry,
+  IActionContext,
+  IActionResult,
+  IDisposableLike
+} from './registry';
+
+/** ```` ```python\ncode\n``` ```` -> `code`; anything not wholly fenced is returned as is. */
+export function unwrapCodeFence(content: string): string {
+  const match = /^\s*(`{3,}|~{3,})[^\n]*\n([\s\S]*?)\n?[ \t]*\1[ \t]*$/.exec(
+    content.replace(/\s+$/, '')
+  );
+  return match ? match[2] : content;
+}
+
+function headingText(content: string): string {
+  return content.replace(/^\s*#+\s*/, '').trim();
+}
+
+function brief(text: string, max = 80): string {
+  const line =
+    text
+      .split('\n')
+      .map(l => l.trim())
+      .find(l => l !== '') ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+function thinkingSource(action: IsThinkingAction): string {
+  const title =
+    action.custom_text ??
+    (action.agent_name
+      ? `🤔 ${action.agent_name} is thinking…`
+      : '🤔 Thinking…');
+  const parts = [title];
+  if (action.thinking_text) {
+    parts.push(action.thinking_text);
+  }
+  for (const piece of action.text_array ?? []) {
+    parts.push(piece);
+  }
+  return parts.join('\n\n');
+}
+
+/** The effect text of an exec, or null when there is nothing to tell the planner. */
+export function execEffect(
+  action: ExecAction,
+  cellId: string,
+  result: IExecResult,
+  context: IActionContext
+): string | null {
+  const limit = context.settings.effectTruncation;
+  const output = result.output ? processOutput(result.output, limit) : '';
+  switch (result.status) {
+    case 'ok':
+      return action.need_output !== false && output !== '' ? output : null;
+    // An error reaches the planner even with `need_output: false`: it decides what happens next.
+    case 'error': {
+      const headline =
+        result.ename || result.evalue
+          ? `${result.ename ?? 'Error'}: ${result.evalue ?? ''}`.trim()
+          : 'The cell raised an error';
+      return output || headline;
+    }
+    case 'timeout': {
+      const seconds = context.settings.executionTimeout;
+      const text = `⏱️ Execution of cell '${cellId}' timed out after ${seconds} s; the kernel was interrupted.`;
+      return output ? `${text}\n${output}` : text;
+    }
+    case 'missing':
+      return `⚠️ Cell '${cellId}' (codecell_id '${action.codecell_id}') was not found: ${result.message ?? 'it may have been deleted'}.`;
+    case 'kernel':
+      return `⚠️ No usable kernel: ${result.message ?? 'the kernel is dead or restarting'}. The run is paused; restart the kernel if needed, then resume.`;
+    case 'aborted':
+      return `Execution of cell '${cellId}' was aborted${result.message ? `: ${result.message}` : ''}.`;
+  }
+}
+
+async function execHandler(
+  action: ExecAction,
+  context: IActionContext
+): Promise<IActionResult> {
+  const resolved = context.cells.resolve(action.codecell_id);
+  if (!resolved.ok) {
+    context.effects.add(
+      `⚠️ exec of '${action.codecell_id}' skipped: ${resolved.reason}.`
+    );
+    return { ok: false, summary: `exec ${action.codecell_id}: no cell` };
+  }
+  const result = await context.driver.execCell({
+    cellId: resolved.cellId,
+    timeoutMs: Math.max(0, context.settings.executionTimeout) * 1000,
+    signal: context.signal
+  });
+  const effect = execEffect(action, resolved.cellId, result, context);
+  if (effect !== null) {
+    context.effects.add(effect);
+  }
+  if (result.status === 'kernel') {
+    context.run.pause(
+      result.message
+        ? `The kernel is not usable: ${result.message}`
+        : 'The kernel is not usable (dead or restarting).'
+    );
+  }
+  const ok = result.status === 'ok';
+  return {
+    ok,
+    summary: `exec ${resolved.cellId}: ${ok ? 'ok' : result.status}`
+  };
+}
+
+function headingHandler(level: 2 | 3 | 4, role: CellRole) {
+  return async (
+    action: { content: string; action: string },
+    context: IActionContext
+  ): Promise<IActionResult> => {
+    const title = headingText(action.content);
+    await context.run.addCell({
+      kind: 'markdown',
+      source: `${'#'.repeat(level)} ${title}`,
+      role,
+      metadata: { [`is_${role}`]: true }
+    });
+    return {
+      ok: true,
+      summary: `${action.action}: ${title}`,
+      sectionAdded: true
+    };
+  };
+}
+
+/** Registers the handlers of every built-in action type; dispose to remove them all. */
+export function registerBuiltinActions(
+  registry: ActionRegistry
+): IDisposableLike {
+  const registrations: IDisposableLike[] = [
+    registry.register('add', async (action, context) => {
+      const kind = action.shot_type === 'action' ? 'code' : 'markdown';
+      const meta = action.metadata;
+      const role: CellRole =
+        kind === 'code'
+          ? 'code'
+          : meta?.is_chapter
+            ? 'chapter'
+            : meta?.is_section
+              ? 'section'
+              : meta?.is_step
+                ? 'step'
+                : 'content';
+      const source =
+        kind === 'code' ? unwrapCodeFence(action.content) : action.content;
+      await context.run.addCell({
+        kind,
+        source,
+        role,
+        storeId: action.store_id,
+        metadata: {
+          shot_type: action.shot_type ?? null,
+          ...(meta ? { action_metadata: meta } : {})
+        }
+      });
+      return {
+        ok: true,
+        summary: `add ${kind}: ${brief(source)}`,
+        sectionAdded:
+          role === 'chapter' || role === 'section' || role === 'step'
+      };
+    }),
+    registry.register('exec', execHandler),
+    registry.register('is_thinking', async (action, context) => {
+      const cellId = await context.run.addCell({
+        kind: 'markdown',
+        source: thinkingSource(action),
+        role: 'thinking',
+        metadata: {
+          thinking: true,
+          finished_thinking: false,
+          ...(action.agent_name ? { agent_name: action.agent_name } : {})
+        }
+      });
+      context.cells.openThinkingCellId = cellId;
+      return { ok: true, summary: 'thinking' };
+    }),
+    registry.register('finish_thinking', async (action, context) => {
+      const cellId = context.cells.openThinkingCellId;
+      if (cellId) {
+        await context.driver.updateCell(cellId, null, {
+          finished_thinking: true
+        });
+        context.cells.openThinkingCellId = null;
+      }
+      return { ok: true, summary: 'finished thinking' };
+    }),
+    registry.register('new_chapter', headingHandler(2, 'chapter')),
+    registry.register('new_section', headingHandler(3, 'section')),
+    registry.register('new_step', headingHandler(4, 'step')),
+    registry.register('update_title', async (action, context) => {
+      await context.driver.setTitle(action.title, context.provenance);
+      return { ok: true, summary: `title: ${brief(action.title)}` };
+    }),
+    registry.register('update_workflow', async (action, context) => {
+      const applied = await context.run.updateWorkflow(action.updated_workflow);
+      return {
+        ok: true,
+        summary: `workflow update ${applied ? 'applied' : 'rejected'}`
+      };
+    }),
+    registry.register('update_stage_steps', async (action, context) => {
+      const stageId = action.stage_id ?? null;
+      const applied = await context.run.replaceStageSteps(
+        stageId,
+        action.updated_steps
+      );
+      if (!applied) {
+        context.effects.add(
+          `⚠️ WARN: update_stage_steps for unknown stage '${stageId ?? '(current)'}' ignored`
+        );
+      }
+      return {
+        ok: applied,
+        summary: `steps of ${stageId ?? 'the current stage'} ${applied ? 'replaced' : 'not replaced'}`
+      };
+    }),
+    registry.register('end_phase', (action, context) => {
+      context.run.endStep(action.step_id);
+      return { ok: true, summary: 'end of step' };
+    }),
+    registry.register('next_event', (action, context) => {
+      const event = action.event_type ?? '(unnamed)';
+      context.effects.add(`next_event: ${event}`);
+      return { ok: true, summary: `next_event ${event}` };
+    })
+  ];
+  return {
+    get isDisposed() {
+      return registrations.every(r => r.isDisposed);
+    },
+    dispose() {
+      registrations.forEach(r => r.dispose());
+    }
+  };
+}

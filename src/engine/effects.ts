@@ -1,0 +1,142 @@
+/**
+ * Execution output processing (OBSERVATION_PROCESSING.md): repeated log lines are summarized, then the
+ * text is cut to a head and a tail so one cell cannot flood the planner's context.
+ */
+
+export const DEFAULT_MAX_OUTPUT_CHARS = 16000;
+
+/** A run of this many lines (or more) that differ only in their numbers is summarized. */
+const MIN_REPEAT = 3;
+
+const NUMBER = /[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?/g;
+
+function lineShape(line: string): string {
+  return line.replace(/\r$/, '').replace(NUMBER, '#');
+}
+
+/**
+ * `Epoch 1/100 - loss: 0.52`, `Epoch 2/100 - loss: 0.48`, ... become
+ * `<Epoch 1/100 - loss: 0.52 (repeated 100 times)>`. Blank lines are never summarized.
+ */
+export function summarizeRepetitiveLogs(text: string): string {
+  if (!text) {
+    return text;
+  }
+  const lines = text.split('\n');
+  const result: string[] = [];
+  let start = 0;
+  while (start < lines.length) {
+    const shape = lineShape(lines[start]);
+    let end = start + 1;
+    if (shape.trim() !== '') {
+      while (end < lines.length && lineShape(lines[end]) === shape) {
+        end++;
+      }
+    }
+    const count = end - start;
+    if (count >= MIN_REPEAT) {
+      result.push(
+        `<${lines[start].replace(/\r$/, '')} (repeated ${count} times)>`
+      );
+    } else {
+      result.push(...lines.slice(start, end));
+    }
+    start = end;
+  }
+  return result.join('\n');
+}
+
+export function truncationMarker(omitted: number): string {
+  return `\n\n... [TRUNCATED: ${omitted.toLocaleString('en-US')} characters omitted to prevent context overflow] ...\n\n`;
+}
+
+/**
+ * Keeps the first `floor(maxChars / 2)` and the last `maxChars - floor(maxChars / 2)` characters around a
+ * marker naming how many were dropped. `maxChars <= 0` means no limit.
+ */
+export function truncateOutput(
+  text: string,
+  maxChars: number = DEFAULT_MAX_OUTPUT_CHARS
+): string {
+  if (maxChars <= 0 || text.length <= maxChars) {
+    return text;
+  }
+  const headLength = Math.floor(maxChars / 2);
+  const tailLength = maxChars - headLength;
+  const omitted = text.length - maxChars;
+  return (
+    text.slice(0, headLength) +
+    truncationMarker(omitted) +
+    text.slice(text.length - tailLength)
+  );
+}
+
+export function processOutput(
+  text: string,
+  maxChars: number = DEFAULT_MAX_OUTPUT_CHARS
+): string {
+  return truncateOutput(summarizeRepetitiveLogs(text), maxChars);
+}
+
+/** The effects of the running behavior (`current`) and of earlier ones (`history`, bounded). */
+export interface IEffectsState {
+  current: string[];
+  history: string[];
+}
+
+export class EffectsStore {
+  constructor(private _historyLimit: () => number) {}
+
+  get current(): readonly string[] {
+    return this._current;
+  }
+
+  get history(): readonly string[] {
+    return this._history;
+  }
+
+  add(text: string): void {
+    this._current.push(text);
+  }
+
+  /** A new behavior starts: what the previous one produced becomes history. */
+  rotate(): void {
+    if (this._current.length === 0) {
+      return;
+    }
+    this._history.push(...this._current);
+    this._current = [];
+    this._trimHistory();
+  }
+
+  /** `context_update.effects_update`: the planner's lists replace ours. */
+  replace(update: { current?: string[]; history?: string[] }): void {
+    if (update.current) {
+      this._current = [...update.current];
+    }
+    if (update.history) {
+      this._history = [...update.history];
+      this._trimHistory();
+    }
+  }
+
+  toJSON(): IEffectsState {
+    return { current: [...this._current], history: [...this._history] };
+  }
+
+  restore(state: IEffectsState): void {
+    this._current = [...state.current];
+    this._history = [...state.history];
+    this._trimHistory();
+  }
+
+  private _trimHistory(): void {
+    const limit = Math.max(0, this._historyLimit());
+    if (this._history.length > limit) {
+      this._history.splice(0, this._history.length - limit);
+    }
+  }
+
+  private _current: string[] = [];
+  private _history: string[] = [];
+}

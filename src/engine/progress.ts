@@ -1,0 +1,495 @@
+/**
+ * The hierarchical progress of a run (stages > steps > behaviors) and its outputs tracking
+ * (OBSERVATION_PROTOCOL "产出追踪机制", spec README item 8).
+ *
+ * Expected names come from the plan. While a level is current, expected names present in the kernel are
+ * `in_progress`; on completion they become `produced`, `in_progress` is cleared and the produced names
+ * roll up into the parent level (behavior -> step -> stage).
+ */
+import type {
+  Artifact,
+  CompletedItem,
+  CurrentLocation,
+  CurrentOutputs,
+  Goals,
+  Progress,
+  ProgressLevel,
+  ProgressLevelName,
+  WorkflowStage,
+  WorkflowStep,
+  WorkflowTemplate
+} from '../protocol';
+
+interface ILevelState {
+  current: string | null;
+  completed: CompletedItem[];
+  focus: string | null;
+  outputs: CurrentOutputs;
+}
+
+interface IBehaviorLevelState extends ILevelState {
+  iteration: number;
+  /** The running behavior's goal (legacy `behavior.target`), if the planner gave one. */
+  goal: string | null;
+  actionsTaken: string[];
+  /** Expected names announced by the last plan (`outputs_tracking`) for the next behavior. */
+  nextExpected: string[];
+}
+
+/** The serialized form, saved in the notebook metadata. */
+export interface IProgressState {
+  version: 1;
+  template: WorkflowTemplate | null;
+  stages: ILevelState;
+  steps: ILevelState;
+  behaviors: IBehaviorLevelState;
+}
+
+/** How many action summaries one behavior keeps for `actions_taken`. */
+const MAX_ACTIONS_TAKEN = 30;
+
+function emptyOutputs(): CurrentOutputs {
+  return { expected: [], produced: [], in_progress: [] };
+}
+
+function emptyLevel(): ILevelState {
+  return { current: null, completed: [], focus: null, outputs: emptyOutputs() };
+}
+
+function emptyBehaviors(): IBehaviorLevelState {
+  return {
+    ...emptyLevel(),
+    iteration: 0,
+    goal: null,
+    actionsTaken: [],
+    nextExpected: []
+  };
+}
+
+function union(into: string[], more: readonly string[]): string[] {
+  const result = [...into];
+  for (const name of more) {
+    if (!result.includes(name)) {
+      result.push(name);
+    }
+  }
+  return result;
+}
+
+function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function firstLine(text: string | null, max = 200): string | null {
+  if (!text) {
+    return null;
+  }
+  const line = text
+    .split('\n')
+    .map(l => l.trim())
+    .find(l => l !== '');
+  return line ? line.slice(0, max) : null;
+}
+
+export function behaviorIdFor(iteration: number): string {
+  return `behavior_${String(iteration).padStart(3, '0')}`;
+}
+
+export function artifactId(base: string, version: string): string {
+  return `${base}@${version}`;
+}
+
+function itemGoal(item: WorkflowStage | WorkflowStep | null): string | null {
+  if (!item) {
+    return null;
+  }
+  return item.goal ?? item.description ?? item.name ?? null;
+}
+
+export class WorkflowProgress {
+  constructor(private _now: () => Date = () => new Date()) {}
+
+  get template(): WorkflowTemplate | null {
+    return this._state.template;
+  }
+
+  get currentStageId(): string | null {
+    return this._state.stages.current;
+  }
+
+  get currentStepId(): string | null {
+    return this._state.steps.current;
+  }
+
+  get currentBehaviorId(): string | null {
+    return this._state.behaviors.current;
+  }
+
+  get iteration(): number {
+    return this._state.behaviors.iteration;
+  }
+
+  get currentStage(): WorkflowStage | null {
+    return this._findStage(this._state.stages.current);
+  }
+
+  get currentStep(): WorkflowStep | null {
+    const stage = this.currentStage;
+    const id = this._state.steps.current;
+    return stage?.steps.find(s => s.id === id) ?? null;
+  }
+
+  outputs(level: ProgressLevelName): CurrentOutputs {
+    return clone(this._level(level).outputs);
+  }
+
+  completed(level: ProgressLevelName): CompletedItem[] {
+    return clone(this._level(level).completed);
+  }
+
+  focus(level: ProgressLevelName): string | null {
+    return this._level(level).focus;
+  }
+
+  setTemplate(template: WorkflowTemplate): void {
+    this._state.template = clone(template);
+    this._refreshExpectedFromTemplate();
+  }
+
+  /** `update_stage_steps` / `stage_steps_update`; false when the template has no such stage. */
+  replaceStageSteps(stageId: string, steps: WorkflowStep[]): boolean {
+    const stage = this._findStage(stageId);
+    if (!stage) {
+      return false;
+    }
+    stage.steps = clone(steps);
+    this._refreshExpectedFromTemplate();
+    return true;
+  }
+
+  setFocus(level: ProgressLevelName, focus: string): void {
+    this._level(level).focus = focus;
+  }
+
+  /** Expected names sent by the planner for a level (`progress_update.current_outputs`). */
+  setExpected(level: ProgressLevelName, expected: readonly string[]): void {
+    this._level(level).outputs.expected = [...expected];
+  }
+
+  /** `outputs_tracking.expected_variables`: what the next behavior is expected to produce. */
+  planBehaviorOutputs(expected: readonly string[]): void {
+    this._state.behaviors.nextExpected = [...expected];
+  }
+
+  setBehaviorGoal(goal: string | null): void {
+    this._state.behaviors.goal = goal;
+  }
+
+  recordAction(summary: string): void {
+    const taken = this._state.behaviors.actionsTaken;
+    if (taken.length < MAX_ACTIONS_TAKEN) {
+      taken.push(summary);
+    }
+  }
+
+  startStage(stageId: string | null): void {
+    const stage = this._findStage(stageId);
+    this._state.stages.current = stageId;
+    this._state.stages.focus = null;
+    this._state.stages.outputs = {
+      ...emptyOutputs(),
+      expected: [...(stage?.expected_outputs ?? [])]
+    };
+    this._state.steps = emptyLevel();
+    this._state.behaviors = emptyBehaviors();
+  }
+
+  startStep(stepId: string | null): void {
+    this._state.steps.current = stepId;
+    this._state.steps.focus = null;
+    this._state.steps.outputs = {
+      ...emptyOutputs(),
+      expected: [...(this.currentStep?.expected_outputs ?? [])]
+    };
+    this._state.behaviors = emptyBehaviors();
+  }
+
+  /**
+   * The run began before any template was known; the first template names the stage and step already
+   * running, so nothing said about them so far (focus, outputs) is reset.
+   */
+  adoptLocation(stageId: string, stepId: string | null): void {
+    this._state.stages.current = stageId;
+    this._state.steps.current = stepId;
+    this._refreshExpectedFromTemplate();
+  }
+
+  /** A new behavior of the current step; returns its id (`behavior_001`, ...). */
+  startBehavior(): string {
+    const behaviors = this._state.behaviors;
+    behaviors.iteration += 1;
+    behaviors.current = behaviorIdFor(behaviors.iteration);
+    behaviors.outputs = {
+      expected: [...behaviors.nextExpected],
+      produced: [],
+      in_progress: []
+    };
+    // Each plan speaks for the behavior that follows it only.
+    behaviors.nextExpected = [];
+    behaviors.actionsTaken = [];
+    return behaviors.current;
+  }
+
+  /** Kernel variable names now present: expected ones not yet produced are `in_progress`. */
+  observeVariables(present: Iterable<string>): boolean {
+    const names = new Set(present);
+    let changed = false;
+    for (const level of ['stages', 'steps', 'behaviors'] as const) {
+      const outputs = this._level(level).outputs;
+      const inProgress = outputs.expected.filter(
+        n => names.has(n) && !outputs.produced.includes(n)
+      );
+      if (inProgress.join('\n') !== outputs.in_progress.join('\n')) {
+        outputs.in_progress = inProgress;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  completeBehavior(present: Iterable<string>, note?: string): CompletedItem {
+    const behaviors = this._state.behaviors;
+    const id = behaviors.current ?? behaviorIdFor(behaviors.iteration);
+    const names = new Set(present);
+    const produced = union(
+      behaviors.outputs.produced,
+      behaviors.outputs.expected.filter(n => names.has(n))
+    );
+    behaviors.outputs.produced = produced;
+    behaviors.outputs.in_progress = [];
+    const goal =
+      behaviors.goal ?? firstLine(behaviors.focus) ?? `Behavior ${id}`;
+    const item: CompletedItem = {
+      behavior_id: id,
+      goal: note ? `${goal} (${note})` : goal,
+      actions_taken: [...behaviors.actionsTaken],
+      outputs_produced: {
+        variables: [...produced],
+        artifacts: this._artifacts(produced, id)
+      }
+    };
+    behaviors.completed.push(item);
+    behaviors.goal = null;
+    this._rollUp(this._state.steps, produced);
+    return clone(item);
+  }
+
+  completeStep(present: Iterable<string>, note?: string): CompletedItem {
+    const steps = this._state.steps;
+    const id = steps.current ?? 'step';
+    const produced = this._finishLevel(steps, present);
+    const goal = itemGoal(this.currentStep) ?? `Step ${id}`;
+    const item: CompletedItem = {
+      step_id: id,
+      goal: note ? `${goal} (${note})` : goal,
+      actions_taken: this._state.behaviors.completed.map(
+        b => b.goal ?? b.behavior_id ?? ''
+      ),
+      outputs_produced: {
+        variables: [...produced],
+        artifacts: [
+          ...this._state.behaviors.completed.flatMap(
+            b => b.outputs_produced?.artifacts ?? []
+          ),
+          ...this._artifacts(produced, id)
+        ]
+      }
+    };
+    steps.completed.push(item);
+    this._rollUp(this._state.stages, produced);
+    return clone(item);
+  }
+
+  completeStage(present: Iterable<string>): CompletedItem {
+    const stages = this._state.stages;
+    const id = stages.current ?? 'stage';
+    const produced = this._finishLevel(stages, present);
+    const item: CompletedItem = {
+      stage_id: id,
+      goal: itemGoal(this.currentStage) ?? `Stage ${id}`,
+      actions_taken: this._state.steps.completed.map(
+        s => s.goal ?? s.step_id ?? ''
+      ),
+      outputs_produced: {
+        variables: [...produced],
+        artifacts: this._artifacts(produced, id)
+      }
+    };
+    stages.completed.push(item);
+    return clone(item);
+  }
+
+  /** The step after the current one in the current stage, or the first one not completed. */
+  nextStep(): WorkflowStep | null {
+    const stage = this.currentStage;
+    if (!stage) {
+      return null;
+    }
+    const done = new Set(this._state.steps.completed.map(s => s.step_id));
+    const index = stage.steps.findIndex(
+      s => s.id === this._state.steps.current
+    );
+    const candidates = index >= 0 ? stage.steps.slice(index + 1) : stage.steps;
+    return candidates.find(s => !done.has(s.id)) ?? null;
+  }
+
+  nextStage(): WorkflowStage | null {
+    const stages = this._state.template?.stages ?? [];
+    const done = new Set(this._state.stages.completed.map(s => s.stage_id));
+    const index = stages.findIndex(s => s.id === this._state.stages.current);
+    const candidates = index >= 0 ? stages.slice(index + 1) : stages;
+    return candidates.find(s => !done.has(s.id)) ?? null;
+  }
+
+  findStage(stageId: string | null): WorkflowStage | null {
+    return this._findStage(stageId);
+  }
+
+  location(): CurrentLocation {
+    return {
+      stage_id: this._state.stages.current,
+      step_id: this._state.steps.current,
+      behavior_id: this._state.behaviors.current,
+      behavior_iteration: this._state.behaviors.iteration
+    };
+  }
+
+  goals(): Goals {
+    return {
+      stage: itemGoal(this.currentStage),
+      step: itemGoal(this.currentStep),
+      behavior: this._state.behaviors.goal
+    };
+  }
+
+  /** `observation.location.progress`. */
+  toProgress(): Progress {
+    const stageIds = (this._state.template?.stages ?? []).map(s => s.id);
+    const stepIds = (this.currentStage?.steps ?? []).map(s => s.id);
+    const behaviors = this._state.behaviors;
+    return {
+      stages: this._levelView(this._state.stages, stageIds),
+      steps: this._levelView(this._state.steps, stepIds),
+      behaviors: {
+        ...this._levelView(behaviors, null),
+        iteration: behaviors.iteration
+      }
+    };
+  }
+
+  toJSON(): IProgressState {
+    return clone(this._state);
+  }
+
+  restore(state: IProgressState): void {
+    this._state = clone(state);
+  }
+
+  reset(): void {
+    this._state = WorkflowProgress.emptyState();
+  }
+
+  static fromJSON(state: IProgressState, now?: () => Date): WorkflowProgress {
+    const progress = new WorkflowProgress(now);
+    progress.restore(state);
+    return progress;
+  }
+
+  static emptyState(): IProgressState {
+    return {
+      version: 1,
+      template: null,
+      stages: emptyLevel(),
+      steps: emptyLevel(),
+      behaviors: emptyBehaviors()
+    };
+  }
+
+  private _levelView(
+    level: ILevelState,
+    order: string[] | null
+  ): ProgressLevel {
+    const view: ProgressLevel = {
+      completed: clone(level.completed),
+      current: level.current,
+      current_outputs: clone(level.outputs)
+    };
+    if (order) {
+      const done = new Set(
+        level.completed.map(c => c.stage_id ?? c.step_id ?? '')
+      );
+      const index = order.indexOf(level.current ?? '');
+      view.remaining = order.filter(
+        (id, i) => i > index && id !== level.current && !done.has(id)
+      );
+    }
+    if (level.focus) {
+      view.focus = level.focus;
+    }
+    return view;
+  }
+
+  private _finishLevel(
+    level: ILevelState,
+    present: Iterable<string>
+  ): string[] {
+    const names = new Set(present);
+    level.outputs.produced = union(
+      level.outputs.produced,
+      level.outputs.expected.filter(n => names.has(n))
+    );
+    level.outputs.in_progress = [];
+    return [...level.outputs.produced];
+  }
+
+  private _rollUp(parent: ILevelState, produced: readonly string[]): void {
+    parent.outputs.produced = union(parent.outputs.produced, produced);
+    parent.outputs.in_progress = parent.outputs.in_progress.filter(
+      n => !produced.includes(n)
+    );
+  }
+
+  private _artifacts(names: readonly string[], version: string): Artifact[] {
+    const createdAt = this._now().toISOString();
+    return names.map(name => ({
+      artifact_id: artifactId(name, version),
+      variable_name: name,
+      source: version,
+      created_at: createdAt
+    }));
+  }
+
+  private _refreshExpectedFromTemplate(): void {
+    const stageExpected = this.currentStage?.expected_outputs;
+    if (stageExpected) {
+      this._state.stages.outputs.expected = [...stageExpected];
+    }
+    const stepExpected = this.currentStep?.expected_outputs;
+    if (stepExpected) {
+      this._state.steps.outputs.expected = [...stepExpected];
+    }
+  }
+
+  private _findStage(stageId: string | null): WorkflowStage | null {
+    if (stageId === null) {
+      return null;
+    }
+    return this._state.template?.stages.find(s => s.id === stageId) ?? null;
+  }
+
+  private _level(level: ProgressLevelName): ILevelState {
+    return this._state[level];
+  }
+
+  private _state: IProgressState = WorkflowProgress.emptyState();
+}

@@ -1,0 +1,234 @@
+/**
+ * An in-memory notebook for tests of the engine and of the reference planner: cells in a list, a
+ * "kernel" that understands just enough Python to create variables, print and raise.
+ */
+import type {
+  CellRole,
+  IAddCellRequest,
+  ICellProvenance,
+  IExecRequest,
+  IExecResult,
+  INotebookDriver,
+  INotebookSummary,
+  SummarizeRequest
+} from '../driver';
+
+export interface IFakeCell {
+  id: string;
+  kind: 'markdown' | 'code';
+  source: string;
+  role: CellRole;
+  provenance: ICellProvenance;
+  /** What the driver would keep under `notebook_bcc`. */
+  metadata: Record<string, unknown>;
+  /** Text of the last execution's outputs. */
+  output: string;
+  executionCount: number | null;
+}
+
+/** Replaces the fake kernel for one execution; `undefined` falls back to the fake kernel. */
+export type FakeExecHandler = (
+  cell: IFakeCell,
+  driver: FakeNotebookDriver,
+  request: IExecRequest
+) => IExecResult | undefined | Promise<IExecResult | undefined>;
+
+function clone<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)$/;
+const PRINT = /^print\((.*)\)\s*$/;
+const RAISE = /^raise\s+([A-Za-z_][A-Za-z0-9_.]*)\s*(?:\((.*)\))?\s*$/;
+const DELETE = /^del\s+([A-Za-z_][A-Za-z0-9_]*)\s*$/;
+
+function literal(expression: string): string {
+  const text = expression.trim();
+  const quoted = /^(['"])(.*)\1$/s.exec(text);
+  return quoted ? quoted[2] : text;
+}
+
+export class FakeNotebookDriver implements INotebookDriver {
+  cells: IFakeCell[] = [];
+  title: string | null = null;
+  /** The kernel namespace as `collectVariables` reports it: name -> short summary. */
+  variables: Record<string, unknown> = {};
+  savedState: unknown | null = null;
+  saveCount = 0;
+  /** Cell ids in execution order. */
+  executed: string[] = [];
+  interruptCount = 0;
+  /** Set to false to make every execution report `kernel` (dead kernel). */
+  kernelAlive = true;
+  /** Consulted before the fake kernel on every execution. */
+  onExec: FakeExecHandler | null = null;
+  /** Names asked of `summarizeVariables`, per call. */
+  summarizeRequests: SummarizeRequest[] = [];
+
+  async addCell(request: IAddCellRequest): Promise<string> {
+    const id = `cell-${++this._nextId}`;
+    this.cells.push({
+      id,
+      kind: request.kind,
+      source: request.source,
+      role: request.role,
+      provenance: { ...request.provenance },
+      metadata: { ...(clone(request.metadata) ?? {}) },
+      output: '',
+      executionCount: null
+    });
+    return id;
+  }
+
+  async updateCell(
+    cellId: string,
+    source: string | null,
+    metadata?: Record<string, unknown>
+  ): Promise<boolean> {
+    const cell = this.cell(cellId);
+    if (!cell) {
+      return false;
+    }
+    if (source !== null) {
+      cell.source = source;
+    }
+    Object.assign(cell.metadata, clone(metadata) ?? {});
+    return true;
+  }
+
+  async setTitle(title: string, provenance: ICellProvenance): Promise<void> {
+    this.title = title;
+    const first = this.cells[0];
+    if (first && first.role === 'title') {
+      first.source = `# ${title}`;
+      return;
+    }
+    this.cells.unshift({
+      id: `cell-${++this._nextId}`,
+      kind: 'markdown',
+      source: `# ${title}`,
+      role: 'title',
+      provenance: { ...provenance },
+      metadata: {},
+      output: '',
+      executionCount: null
+    });
+  }
+
+  async execCell(request: IExecRequest): Promise<IExecResult> {
+    const cell = this.cell(request.cellId);
+    if (!cell || cell.kind !== 'code') {
+      return {
+        status: 'missing',
+        output: '',
+        message: `Cell ${request.cellId} does not exist or is not a code cell`
+      };
+    }
+    if (!this.kernelAlive) {
+      return { status: 'kernel', output: '', message: 'The kernel is dead' };
+    }
+    if (request.signal?.aborted) {
+      return { status: 'aborted', output: '', message: 'Stopped' };
+    }
+    cell.output = '';
+    this.executed.push(cell.id);
+    const custom = this.onExec
+      ? await this.onExec(cell, this, request)
+      : undefined;
+    const result = custom ?? this.runSource(cell.source);
+    cell.output = result.output;
+    cell.executionCount = this.executed.length;
+    return result;
+  }
+
+  /** The fake kernel: `name = value`, `print(...)`, `del name`, `raise Name("message")`. */
+  runSource(source: string): IExecResult {
+    const printed: string[] = [];
+    for (const raw of source.split('\n')) {
+      const line = raw.trim();
+      if (line === '' || line.startsWith('#')) {
+        continue;
+      }
+      const raised = RAISE.exec(line);
+      if (raised) {
+        const ename = raised[1];
+        const evalue = literal(raised[2] ?? '');
+        printed.push(
+          `Traceback (most recent call last):\n  Cell In[1], line 1\n${ename}: ${evalue}`
+        );
+        return {
+          status: 'error',
+          output: printed.join('\n'),
+          ename,
+          evalue
+        };
+      }
+      const printCall = PRINT.exec(line);
+      if (printCall) {
+        printed.push(literal(printCall[1]));
+        continue;
+      }
+      const deletion = DELETE.exec(line);
+      if (deletion) {
+        delete this.variables[deletion[1]];
+        continue;
+      }
+      const assignment = ASSIGNMENT.exec(line);
+      if (assignment) {
+        this.variables[assignment[1]] = literal(assignment[2]);
+      }
+    }
+    return { status: 'ok', output: printed.join('\n') };
+  }
+
+  async collectVariables(): Promise<Record<string, unknown>> {
+    return clone(this.variables);
+  }
+
+  async summarizeVariables(
+    request: SummarizeRequest
+  ): Promise<Record<string, unknown>> {
+    this.summarizeRequests.push({ ...request });
+    const result: Record<string, unknown> = {};
+    for (const [name, strategy] of Object.entries(request)) {
+      if (name in this.variables) {
+        result[name] = `${strategy}(${name})`;
+      }
+    }
+    return result;
+  }
+
+  notebookSummary(): INotebookSummary {
+    const last = this.cells[this.cells.length - 1];
+    const lastRun = [...this.cells].reverse().find(c => c.output !== '');
+    return {
+      title: this.title,
+      cell_count: this.cells.length,
+      last_cell_type: last?.kind ?? null,
+      last_output: lastRun?.output ?? null
+    };
+  }
+
+  async saveRunState(state: unknown): Promise<void> {
+    this.savedState = clone(state);
+    this.saveCount++;
+  }
+
+  async loadRunState(): Promise<unknown | null> {
+    return clone(this.savedState);
+  }
+
+  async interruptKernel(): Promise<void> {
+    this.interruptCount++;
+  }
+
+  cell(cellId: string): IFakeCell | undefined {
+    return this.cells.find(c => c.id === cellId);
+  }
+
+  codeCells(): IFakeCell[] {
+    return this.cells.filter(c => c.kind === 'code');
+  }
+
+  private _nextId = 0;
+}

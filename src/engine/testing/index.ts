@@ -1,0 +1,2 @@
+export * from './fakeDriver';
+export * from './fakePlanner';

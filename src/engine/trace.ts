@@ -1,0 +1,178 @@
+/**
+ * The run trace: every request and its answer (a stream as its lines) with timings, as JSONL records
+ * (`traceFormat.ts`) that the reference planner's `--replay` reads.
+ *
+ * A `RunTrace` is an `IPlannerObserver`: give the same instance to the `PlannerClient` (`observer`) and to
+ * the `WorkflowRunner` (`trace`), so that the raw lines, statuses and the `/generate` fallback are recorded
+ * exactly as they went over the wire.
+ */
+import type { IPlannerObserver, PlannerError } from '../protocol';
+import type { TraceRecord } from './traceFormat';
+
+/**
+ * About 8 MB of UTF-16 text. Past it the oldest requests are dropped whole (request, answer, lines and
+ * end together) so that every request left in the trace can still be replayed.
+ */
+export const DEFAULT_TRACE_MAX_CHARS = 4_000_000;
+
+export interface IRunTraceOptions {
+  /** Milliseconds; `Date.now` by default. */
+  now?: () => number;
+  maxChars?: number;
+}
+
+interface IStoredRecord {
+  record: TraceRecord;
+  json: string;
+}
+
+/** `http://host:28600/planning?x=1` -> `/planning`. */
+export function endpointOf(url: string): string {
+  const path = url
+    .replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '')
+    .replace(/[?#].*$/, '');
+  return path || '/';
+}
+
+export class RunTrace implements IPlannerObserver {
+  constructor(options: IRunTraceOptions = {}) {
+    this._now = options.now ?? (() => Date.now());
+    this._maxChars = options.maxChars ?? DEFAULT_TRACE_MAX_CHARS;
+    this._start = this._now();
+  }
+
+  /** Requests dropped to stay within the cap. */
+  get droppedRequests(): number {
+    return this._dropped;
+  }
+
+  get records(): TraceRecord[] {
+    return this._records.map(r => r.record);
+  }
+
+  /** Records a request and returns its sequence number, used by the records that follow. */
+  request(endpoint: string, body: unknown): number {
+    const seq = ++this._seq;
+    this._push({ kind: 'request', seq, t: this._elapsed(), endpoint, body });
+    return seq;
+  }
+
+  response(
+    seq: number,
+    endpoint: string,
+    status: number,
+    answer: { body?: unknown; stream?: boolean }
+  ): void {
+    const record: TraceRecord = {
+      kind: 'response',
+      seq,
+      t: this._elapsed(),
+      endpoint,
+      status
+    };
+    if (answer.body !== undefined) {
+      record.body = answer.body;
+    }
+    if (answer.stream) {
+      record.stream = true;
+    }
+    this._push(record);
+  }
+
+  line(seq: number, endpoint: string, line: string): void {
+    this._push({ kind: 'line', seq, t: this._elapsed(), endpoint, line });
+  }
+
+  end(seq: number, endpoint: string, error?: string): void {
+    const record: TraceRecord = {
+      kind: 'end',
+      seq,
+      t: this._elapsed(),
+      endpoint
+    };
+    if (error !== undefined) {
+      record.error = error;
+    }
+    this._push(record);
+  }
+
+  onRequest(url: string, body: unknown): void {
+    const endpoint = endpointOf(url);
+    this._open.set(endpoint, this.request(endpoint, body));
+  }
+
+  onResponse(
+    url: string,
+    status: number,
+    body: unknown,
+    stream: boolean
+  ): void {
+    const endpoint = endpointOf(url);
+    this.response(this._seqOf(endpoint), endpoint, status, { body, stream });
+  }
+
+  onLine(url: string, line: string): void {
+    const endpoint = endpointOf(url);
+    this.line(this._seqOf(endpoint), endpoint, line);
+  }
+
+  onEnd(url: string, error?: PlannerError): void {
+    const endpoint = endpointOf(url);
+    this.end(this._seqOf(endpoint), endpoint, error?.message);
+    this._open.delete(endpoint);
+  }
+
+  toJSONL(): string {
+    return this._records.map(r => r.json + '\n').join('');
+  }
+
+  clear(): void {
+    this._records = [];
+    this._chars = 0;
+    this._dropped = 0;
+    this._seq = 0;
+    this._open.clear();
+    this._start = this._now();
+  }
+
+  private _seqOf(endpoint: string): number {
+    return this._open.get(endpoint) ?? this._seq;
+  }
+
+  private _elapsed(): number {
+    return Math.max(0, this._now() - this._start);
+  }
+
+  private _push(record: TraceRecord): void {
+    const json = JSON.stringify(record);
+    this._records.push({ record, json });
+    this._chars += json.length + 1;
+    while (this._chars > this._maxChars && this._records.length > 0) {
+      const oldest = this._records[0].record.seq;
+      if (oldest === record.seq) {
+        // The request being recorded is kept even if it alone exceeds the cap.
+        break;
+      }
+      const kept: IStoredRecord[] = [];
+      for (const stored of this._records) {
+        if (stored.record.seq === oldest) {
+          this._chars -= stored.json.length + 1;
+        } else {
+          kept.push(stored);
+        }
+      }
+      this._records = kept;
+      this._dropped++;
+    }
+  }
+
+  private _now: () => number;
+  private _maxChars: number;
+  private _start: number;
+  private _seq = 0;
+  private _chars = 0;
+  private _dropped = 0;
+  private _records: IStoredRecord[] = [];
+  /** The request in flight per endpoint, for the observer callbacks that do not carry it. */
+  private _open = new Map<string, number>();
+}

@@ -1,0 +1,218 @@
+/**
+ * The public surface of the run loop: what views, commands and other extensions code against.
+ */
+import type { ISignal } from '@lumino/signaling';
+import type {
+  Action,
+  CurrentOutputs,
+  GeneratingEvent,
+  GeneratingRequestInput,
+  PlanningRequestInput,
+  PlanningResponse,
+  UnknownAction,
+  WorkflowTemplate
+} from '../protocol';
+import type { CellRole, ICellProvenance } from './driver';
+import type { IEffectsState } from './effects';
+import type { IFsmTransition, WorkflowState } from './fsm';
+import type { ActionRegistry, IActionResult } from './registry';
+import type { RunTrace } from './trace';
+
+/** What the run loop needs from the planner client (`PlannerClient` satisfies it; tests inject fakes). */
+export interface IPlannerService {
+  planning(
+    request: PlanningRequestInput,
+    options?: {
+      signal?: AbortSignal;
+      onWarning?: (message: string) => void;
+    }
+  ): Promise<PlanningResponse>;
+  generating(
+    request: GeneratingRequestInput,
+    options?: { signal?: AbortSignal }
+  ): AsyncIterable<GeneratingEvent>;
+}
+
+export interface IStartOptions {
+  /** The user's task, sent as `context.variables.problem_description`. */
+  task: string;
+  /** Data files, sent as `context.variables.data_files`; the first also as `csv_file_path`. */
+  dataFiles?: string[];
+  /** Pause after every behavior. */
+  stepMode?: boolean;
+}
+
+export interface IStopOptions {
+  /** Also interrupt the kernel (the running cell stops). */
+  interruptKernel?: boolean;
+}
+
+/** What the user is asked before a behavior's code runs (interactive mode). */
+export interface IBehaviorApproval {
+  behaviorId: string;
+  stageId: string | null;
+  stepId: string | null;
+  /** The code of every code cell the behavior adds, in order. */
+  codeCells: string[];
+  /** Every action of the behavior, in order. */
+  actions: (Action | UnknownAction)[];
+}
+
+export type BehaviorDecision = 'run' | 'skip' | 'stop';
+
+export interface IRunnerHooks {
+  /**
+   * A workflow update (a different template) arrived: resolve true to apply it. Not called when
+   * `autoAcceptWorkflowUpdates` is set; absent means accept. The first template of a run is not asked.
+   */
+  confirmWorkflowUpdate?(
+    template: WorkflowTemplate,
+    current: WorkflowTemplate | null
+  ): Promise<boolean>;
+  /**
+   * Interactive mode: called once a behavior's actions are all received, before any is applied, when it
+   * adds or runs code. `skip` drops the behavior (nothing applied), `stop` stops the run.
+   */
+  approveBehavior?(request: IBehaviorApproval): Promise<BehaviorDecision>;
+}
+
+export interface IRunWarning {
+  message: string;
+  /** Who raised it. */
+  source: 'planner' | 'action' | 'filter' | 'engine' | 'hook' | 'driver';
+}
+
+export interface IRunError {
+  message: string;
+  /** The request that failed, or `engine` for a failure of the loop itself. */
+  endpoint: 'planning' | 'generating' | 'engine';
+  /** `retry()` re-sends the failed request (or re-runs the failed part of the loop). */
+  retryable: boolean;
+}
+
+export interface IRunFinished {
+  reason: 'completed' | 'stopped' | 'max_steps' | 'error';
+  message: string;
+}
+
+export interface ICellAdded {
+  cellId: string;
+  kind: 'markdown' | 'code';
+  role: CellRole;
+  provenance: ICellProvenance;
+  /** The `followNewCells` setting when the cell was added: views scroll to it when true. */
+  follow: boolean;
+}
+
+export interface IActionApplied {
+  behaviorId: string | null;
+  /** Index of the action within its behavior, from 0. */
+  index: number;
+  action: Action | UnknownAction;
+  result: IActionResult;
+}
+
+export interface IBehaviorTiming {
+  behaviorId: string;
+  stageId: string | null;
+  stepId: string | null;
+  /** ISO 8601. */
+  startedAt: string;
+  endedAt: string | null;
+  durationMs: number | null;
+}
+
+export type ItemStatus = 'completed' | 'current' | 'remaining';
+
+export interface IStepView {
+  id: string;
+  name: string;
+  status: ItemStatus;
+}
+
+export interface IStageView extends IStepView {
+  steps: IStepView[];
+}
+
+/** Everything a view needs to show the run in plain words. */
+export interface IRunSnapshot {
+  state: WorkflowState;
+  /** The loop is active (it may be paused or waiting for the planner). */
+  running: boolean;
+  paused: boolean;
+  /** Why the run is paused (user, step mode, kernel), or null. */
+  pauseReason: string | null;
+  /** A pause was asked for and takes effect at the next action boundary. */
+  pausing: boolean;
+  error: IRunError | null;
+  task: string | null;
+  workflowName: string | null;
+  stage: { id: string | null; name: string | null; goal: string | null };
+  step: { id: string | null; name: string | null; goal: string | null };
+  behavior: { id: string | null; iteration: number };
+  /** The template with each stage and step marked completed, current or remaining. */
+  stages: IStageView[];
+  outputs: {
+    stages: CurrentOutputs;
+    steps: CurrentOutputs;
+    behaviors: CurrentOutputs;
+  };
+  /** Behaviors run since the run was started or resumed (what `maxExecutionSteps` counts). */
+  behaviorsRun: number;
+  maxExecutionSteps: number;
+  /** Actions received and not yet applied (e.g. while paused). */
+  bufferedActions: number;
+  lastTransition: string | null;
+  lastTransitionAt: string | null;
+  /** The most recent behaviors, oldest first. */
+  timings: IBehaviorTiming[];
+}
+
+/**
+ * The run loop of one notebook. Drive it with `start` / `pause` / `resume` / `step` / `stop` / `retry` /
+ * `resumeFromSaved`; watch it through the signals and `snapshot`.
+ */
+export interface IWorkflowRunner {
+  /** Every state machine transition. */
+  readonly stateChanged: ISignal<IWorkflowRunner, IFsmTransition>;
+  /** Location, outputs, pause or timing changed: the new snapshot. */
+  readonly progressChanged: ISignal<IWorkflowRunner, IRunSnapshot>;
+  /** Effects (current and history) changed. */
+  readonly effectsChanged: ISignal<IWorkflowRunner, IEffectsState>;
+  /** Something the user should see but that does not stop the run. */
+  readonly warning: ISignal<IWorkflowRunner, IRunWarning>;
+  /** The run stopped on an error (state `ERROR`); `retry()` when `retryable`. */
+  readonly errorOccurred: ISignal<IWorkflowRunner, IRunError>;
+  /** The run added a cell to the notebook. */
+  readonly cellAdded: ISignal<IWorkflowRunner, ICellAdded>;
+  /** An action was applied (successfully or not). */
+  readonly actionApplied: ISignal<IWorkflowRunner, IActionApplied>;
+  /** The loop ended: completed, stopped, max steps reached, or error. */
+  readonly finished: ISignal<IWorkflowRunner, IRunFinished>;
+
+  readonly snapshot: IRunSnapshot;
+  /** The loop is active (including paused). */
+  readonly isRunning: boolean;
+  /** Where action handlers are registered; other extensions may add types at run time. */
+  readonly registry: ActionRegistry;
+  /** Requests and answers of the run, as JSONL via `trace.toJSONL()`. */
+  readonly trace: RunTrace;
+  /** The current effects. */
+  readonly effects: IEffectsState;
+
+  /** Starts a new run; resolves when the loop ends. Rejects if a run is already active. */
+  start(options: IStartOptions): Promise<IRunFinished>;
+  /** Continues the run saved in the notebook from its current step; null when nothing was saved. */
+  resumeFromSaved(): Promise<IRunFinished | null>;
+  /** Pauses at the next action boundary (the running action finishes; the stream keeps being read). */
+  pause(): void;
+  /** Goes on from the next buffered action. */
+  resume(): void;
+  /** Runs one behavior, then pauses (when paused: resumes for one behavior). */
+  step(): void;
+  /** Aborts the request in flight, optionally interrupts the kernel; resolves once the state is saved. */
+  stop(options?: IStopOptions): Promise<void>;
+  /** After an error: re-sends the failed request; resolves when the loop ends again. */
+  retry(): Promise<IRunFinished>;
+  dispose(): void;
+}

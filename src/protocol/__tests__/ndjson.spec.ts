@@ -1,0 +1,75 @@
+import { NdjsonLineSplitter } from '..';
+
+const LINES = [
+  '{"action": {"action": "new_chapter", "content": "数据分析 📊"}}',
+  '{"action": {"action": "add", "shot_type": "dialogue", "content": "开始分析数据… ✅"}}',
+  '{"action": {"action": "exec", "codecell_id": "lastAddedCellId"}}'
+];
+// CRLF, a blank line and a last line without a newline, as servers have sent them.
+const STREAM = `${LINES[0]}\r\n\n${LINES[1]}\n${LINES[2]}`;
+const BYTES = new TextEncoder().encode(STREAM);
+
+function splitAll(chunks: Uint8Array[]): string[] {
+  const splitter = new NdjsonLineSplitter();
+  const lines = chunks.flatMap(chunk => splitter.push(chunk));
+  return [...lines, ...splitter.flush()];
+}
+
+describe('NdjsonLineSplitter', () => {
+  it('has multi-byte characters to split (the test would prove nothing otherwise)', () => {
+    expect(BYTES.length).toBeGreaterThan(STREAM.length);
+  });
+
+  it('yields every line, in order, from one chunk', () => {
+    expect(splitAll([BYTES])).toEqual(LINES);
+  });
+
+  it('yields identical lines whichever byte the stream is split at', () => {
+    for (let at = 0; at <= BYTES.length; at++) {
+      const lines = splitAll([BYTES.slice(0, at), BYTES.slice(at)]);
+      expect({ at, lines }).toEqual({ at, lines: LINES });
+    }
+  });
+
+  it('yields identical lines from single-byte chunks', () => {
+    const chunks = Array.from(BYTES, byte => Uint8Array.of(byte));
+    expect(splitAll(chunks)).toEqual(LINES);
+  });
+
+  it('yields identical lines split at every pair of points', () => {
+    for (let first = 0; first <= BYTES.length; first += 7) {
+      for (let second = first; second <= BYTES.length; second += 5) {
+        const lines = splitAll([
+          BYTES.slice(0, first),
+          BYTES.slice(first, second),
+          BYTES.slice(second)
+        ]);
+        expect(lines).toEqual(LINES);
+      }
+    }
+  });
+
+  it('gives a line as soon as its newline arrives and keeps the partial rest', () => {
+    const splitter = new NdjsonLineSplitter();
+    const encoder = new TextEncoder();
+    expect(splitter.push(encoder.encode(`${LINES[0]}\n{"act`))).toEqual([
+      LINES[0]
+    ]);
+    expect(splitter.push(encoder.encode('ion": 1}'))).toEqual([]);
+    expect(splitter.push(encoder.encode('\r\n'))).toEqual(['{"action": 1}']);
+    expect(splitter.flush()).toEqual([]);
+  });
+
+  it('skips blank and whitespace-only lines', () => {
+    const encoder = new TextEncoder();
+    expect(splitAll([encoder.encode('\n\n  \r\n{"a":1}\n\n')])).toEqual([
+      '{"a":1}'
+    ]);
+  });
+
+  it('drops a byte-order mark at the start', () => {
+    const bom = Uint8Array.of(0xef, 0xbb, 0xbf);
+    const body = new TextEncoder().encode('{"a":1}\n');
+    expect(splitAll([bom, body])).toEqual(['{"a":1}']);
+  });
+});

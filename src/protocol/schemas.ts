@@ -1,0 +1,524 @@
+/**
+ * Canonical shapes of every message exchanged with the planner service (DSLC).
+ *
+ * These schemas describe the *canonical* form. Variants seen in the wild (camelCase keys, legacy
+ * action names, objects where ids are expected, ...) are rewritten into this form by `normalize.ts`
+ * before validation, so parse incoming data with the `normalize*` functions, not with these directly.
+ *
+ * Objects are loose: fields this client does not know are kept, never rejected.
+ */
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------
+// Workflow template
+// ---------------------------------------------------------------------------------------------
+
+export const WorkflowStepSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  description: z.string().optional(),
+  goal: z.string().optional(),
+  expected_outputs: z.array(z.string()).optional()
+});
+export type WorkflowStep = z.infer<typeof WorkflowStepSchema>;
+
+export const WorkflowStageSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  description: z.string().optional(),
+  goal: z.string().optional(),
+  expected_outputs: z.array(z.string()).optional(),
+  steps: z.array(WorkflowStepSchema)
+});
+export type WorkflowStage = z.infer<typeof WorkflowStageSchema>;
+
+export const WorkflowTemplateSchema = z.looseObject({
+  name: z.string().optional(),
+  stages: z.array(WorkflowStageSchema)
+});
+export type WorkflowTemplate = z.infer<typeof WorkflowTemplateSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Actions
+// ---------------------------------------------------------------------------------------------
+
+export const ACTION_TYPES = [
+  'add',
+  'exec',
+  'is_thinking',
+  'finish_thinking',
+  'new_chapter',
+  'new_section',
+  'new_step',
+  'update_title',
+  'update_workflow',
+  'update_stage_steps',
+  'end_phase',
+  'next_event'
+] as const;
+
+export const ActionTypeSchema = z.enum(ACTION_TYPES);
+export type ActionType = z.infer<typeof ActionTypeSchema>;
+
+/** `dialogue` and `observation` make markdown cells, `action` a code cell; others pass through. */
+export const KNOWN_SHOT_TYPES = ['dialogue', 'observation', 'action'] as const;
+export type KnownShotType = (typeof KNOWN_SHOT_TYPES)[number];
+
+/** `codecell_id` value that designates the most recently added code cell. */
+export const LAST_ADDED_CELL_ID = 'lastAddedCellId';
+
+export const ActionMetadataSchema = z.looseObject({
+  is_step: z.boolean().optional(),
+  is_chapter: z.boolean().optional(),
+  is_section: z.boolean().optional(),
+  chapter_id: z.string().nullable().optional(),
+  section_id: z.string().nullable().optional(),
+  chapter_number: z.number().nullable().optional(),
+  section_number: z.number().nullable().optional(),
+  finished_thinking: z.boolean().optional(),
+  thinking_text: z.string().nullable().optional(),
+  extra: z.record(z.string(), z.unknown()).optional()
+});
+export type ActionMetadata = z.infer<typeof ActionMetadataSchema>;
+
+/** Fields any action may carry (the spec's examples put `shot_type` on exec and is_thinking too). */
+const actionBase = {
+  shot_type: z.string().optional(),
+  metadata: ActionMetadataSchema.optional()
+};
+
+export const AddActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('add'),
+  content: z.string(),
+  store_id: z.string().optional()
+});
+export type AddAction = z.infer<typeof AddActionSchema>;
+
+export const ExecActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('exec'),
+  /** A `store_id`, a notebook cell id, or `lastAddedCellId`. */
+  codecell_id: z.string().min(1),
+  need_output: z.boolean().default(true),
+  auto_debug: z.boolean().default(false),
+  keep_debug_button_visible: z.boolean().default(false)
+});
+export type ExecAction = z.infer<typeof ExecActionSchema>;
+
+export const IsThinkingActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('is_thinking'),
+  thinking_text: z.string().optional(),
+  agent_name: z.string().optional(),
+  custom_text: z.string().optional(),
+  text_array: z.array(z.string()).optional()
+});
+export type IsThinkingAction = z.infer<typeof IsThinkingActionSchema>;
+
+export const FinishThinkingActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('finish_thinking')
+});
+export type FinishThinkingAction = z.infer<typeof FinishThinkingActionSchema>;
+
+export const NewChapterActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('new_chapter'),
+  content: z.string()
+});
+export type NewChapterAction = z.infer<typeof NewChapterActionSchema>;
+
+export const NewSectionActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('new_section'),
+  content: z.string()
+});
+export type NewSectionAction = z.infer<typeof NewSectionActionSchema>;
+
+/** Not in ACTION_PROTOCOL.md; sent by some planners for a `####` heading. */
+export const NewStepActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('new_step'),
+  content: z.string()
+});
+export type NewStepAction = z.infer<typeof NewStepActionSchema>;
+
+export const UpdateTitleActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('update_title'),
+  title: z.string()
+});
+export type UpdateTitleAction = z.infer<typeof UpdateTitleActionSchema>;
+
+export const UpdateWorkflowActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('update_workflow'),
+  updated_workflow: WorkflowTemplateSchema
+});
+export type UpdateWorkflowAction = z.infer<typeof UpdateWorkflowActionSchema>;
+
+export const UpdateStageStepsActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('update_stage_steps'),
+  /** Absent: the current stage. */
+  stage_id: z.string().optional(),
+  updated_steps: z.array(WorkflowStepSchema)
+});
+export type UpdateStageStepsAction = z.infer<
+  typeof UpdateStageStepsActionSchema
+>;
+
+export const EndPhaseActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('end_phase'),
+  step_id: z.string().optional()
+});
+export type EndPhaseAction = z.infer<typeof EndPhaseActionSchema>;
+
+export const NextEventActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('next_event'),
+  event_type: z.string().optional()
+});
+export type NextEventAction = z.infer<typeof NextEventActionSchema>;
+
+export const ActionSchema = z.discriminatedUnion('action', [
+  AddActionSchema,
+  ExecActionSchema,
+  IsThinkingActionSchema,
+  FinishThinkingActionSchema,
+  NewChapterActionSchema,
+  NewSectionActionSchema,
+  NewStepActionSchema,
+  UpdateTitleActionSchema,
+  UpdateWorkflowActionSchema,
+  UpdateStageStepsActionSchema,
+  EndPhaseActionSchema,
+  NextEventActionSchema
+]);
+export type Action = z.infer<typeof ActionSchema>;
+
+/** The canonical action of one type, e.g. `ActionOf<'exec'>` is `ExecAction`. */
+export type ActionOf<T extends ActionType> = Extract<Action, { action: T }>;
+
+/**
+ * An action whose type this client does not know. Passed on, unvalidated, so that handlers
+ * registered at run time (custom actions) can claim it.
+ */
+export const UnknownActionSchema = z.looseObject({ action: z.string().min(1) });
+export type UnknownAction = z.infer<typeof UnknownActionSchema>;
+
+export function isActionType(name: unknown): name is ActionType {
+  return (ACTION_TYPES as readonly unknown[]).includes(name);
+}
+
+/** Tells a validated built-in action from an `UnknownAction`. */
+export function isKnownAction(
+  action: Action | UnknownAction
+): action is Action {
+  return isActionType(action.action);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observation
+// ---------------------------------------------------------------------------------------------
+
+export const PROGRESS_LEVELS = ['stages', 'steps', 'behaviors'] as const;
+export const ProgressLevelNameSchema = z.enum(PROGRESS_LEVELS);
+export type ProgressLevelName = z.infer<typeof ProgressLevelNameSchema>;
+
+export const ArtifactSchema = z.looseObject({
+  artifact_id: z.string(),
+  variable_name: z.string(),
+  description: z.string().optional(),
+  source: z.string().optional(),
+  parent: z.string().optional(),
+  created_at: z.string().optional()
+});
+export type Artifact = z.infer<typeof ArtifactSchema>;
+
+export const OutputsProducedSchema = z.looseObject({
+  variables: z.array(z.string()).optional(),
+  artifacts: z.array(ArtifactSchema).optional()
+});
+export type OutputsProduced = z.infer<typeof OutputsProducedSchema>;
+
+export const CompletedItemSchema = z.looseObject({
+  stage_id: z.string().optional(),
+  step_id: z.string().optional(),
+  behavior_id: z.string().optional(),
+  goal: z.string().optional(),
+  actions_taken: z.array(z.string()).optional(),
+  outputs_produced: OutputsProducedSchema.optional()
+});
+export type CompletedItem = z.infer<typeof CompletedItemSchema>;
+
+export const CurrentOutputsSchema = z.looseObject({
+  expected: z.array(z.string()).default([]),
+  produced: z.array(z.string()).default([]),
+  in_progress: z.array(z.string()).default([])
+});
+export type CurrentOutputs = z.infer<typeof CurrentOutputsSchema>;
+
+export const ProgressLevelSchema = z.looseObject({
+  completed: z.array(CompletedItemSchema).default([]),
+  /** The current item's id; null when there is none. */
+  current: z.string().nullable().optional(),
+  remaining: z.array(z.string()).optional(),
+  iteration: z.number().optional(),
+  /** Detailed guidance text written by the planner (not a list of names). */
+  focus: z.string().optional(),
+  current_outputs: CurrentOutputsSchema.optional()
+});
+export type ProgressLevel = z.infer<typeof ProgressLevelSchema>;
+
+export const ProgressSchema = z.looseObject({
+  stages: ProgressLevelSchema.optional(),
+  steps: ProgressLevelSchema.optional(),
+  behaviors: ProgressLevelSchema.optional()
+});
+export type Progress = z.infer<typeof ProgressSchema>;
+
+export const CurrentLocationSchema = z.looseObject({
+  stage_id: z.string().nullable().optional(),
+  step_id: z.string().nullable().optional(),
+  behavior_id: z.string().nullable().optional(),
+  behavior_iteration: z.number().optional()
+});
+export type CurrentLocation = z.infer<typeof CurrentLocationSchema>;
+
+export const GoalsSchema = z.looseObject({
+  stage: z.string().nullable().optional(),
+  step: z.string().nullable().optional(),
+  behavior: z.string().nullable().optional()
+});
+export type Goals = z.infer<typeof GoalsSchema>;
+
+export const ObservationLocationSchema = z.looseObject({
+  current: CurrentLocationSchema.optional(),
+  progress: ProgressSchema.optional(),
+  goals: GoalsSchema.optional()
+});
+export type ObservationLocation = z.infer<typeof ObservationLocationSchema>;
+
+export const EffectsSchema = z.looseObject({
+  current: z.array(z.string()).default([]),
+  history: z.array(z.string()).default([])
+});
+export type Effects = z.infer<typeof EffectsSchema>;
+
+export const NotebookStateSchema = z.looseObject({
+  title: z.string().nullable().optional(),
+  cell_count: z.number().optional(),
+  last_cell_type: z.string().nullable().optional(),
+  last_output: z.string().nullable().optional()
+});
+export type NotebookState = z.infer<typeof NotebookStateSchema>;
+
+export const FsmStateSchema = z.looseObject({
+  state: z.string(),
+  /** e.g. `"NEXT_BEHAVIOR -> BEHAVIOR_RUNNING"`. */
+  last_transition: z.string().nullable().optional(),
+  timestamp: z.string().nullable().optional(),
+  history: z.array(z.unknown()).optional(),
+  transition: z.array(z.unknown()).optional()
+});
+export type FsmState = z.infer<typeof FsmStateSchema>;
+
+/** ARCHITECTURE.md (superseded) context field; accepted, not produced. */
+export const SectionProgressSchema = z.looseObject({
+  current_section_id: z.string().nullable().optional(),
+  current_section_number: z.number().nullable().optional(),
+  completed_sections: z.array(z.string()).optional(),
+  all: z.array(z.string()).optional()
+});
+export type SectionProgress = z.infer<typeof SectionProgressSchema>;
+
+export const ObservationContextSchema = z.looseObject({
+  variables: z.record(z.string(), z.unknown()).default({}),
+  effects: EffectsSchema.optional(),
+  notebook: NotebookStateSchema.optional(),
+  FSM: FsmStateSchema.optional(),
+  toDoList: z.array(z.string()).optional(),
+  section_progress: SectionProgressSchema.optional()
+});
+export type ObservationContext = z.infer<typeof ObservationContextSchema>;
+
+export const ObservationSchema = z.looseObject({
+  location: ObservationLocationSchema,
+  context: ObservationContextSchema.optional()
+});
+/** Parsed form: arrays that may be omitted on the wire (completed, outputs, effects) are filled. */
+export type Observation = z.infer<typeof ObservationSchema>;
+/** What may be sent: e.g. the filtered observation for /generating, with many parts left out. */
+export type ObservationInput = z.input<typeof ObservationSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+export const OptionsSchema = z.looseObject({
+  stream: z.boolean().default(false)
+});
+export type Options = z.infer<typeof OptionsSchema>;
+
+export const BehaviorFeedbackSchema = z.looseObject({
+  behavior_id: z.string().optional(),
+  actions_executed: z.number().int().nonnegative(),
+  actions_succeeded: z.number().int().nonnegative().optional(),
+  sections_added: z.number().int().nonnegative().optional(),
+  /** `success`, `error`, or another word the client chose. */
+  last_action_result: z.union([z.enum(['success', 'error']), z.string()])
+});
+export type BehaviorFeedback = z.infer<typeof BehaviorFeedbackSchema>;
+
+export const PlanningRequestSchema = z.looseObject({
+  observation: ObservationSchema,
+  behavior_feedback: BehaviorFeedbackSchema.optional(),
+  options: OptionsSchema.optional()
+});
+export type PlanningRequest = z.infer<typeof PlanningRequestSchema>;
+export type PlanningRequestInput = z.input<typeof PlanningRequestSchema>;
+
+export const GeneratingRequestSchema = z.looseObject({
+  observation: ObservationSchema,
+  options: OptionsSchema.optional()
+});
+export type GeneratingRequest = z.infer<typeof GeneratingRequestSchema>;
+export type GeneratingRequestInput = z.input<typeof GeneratingRequestSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Context filter
+// ---------------------------------------------------------------------------------------------
+
+/** `shape_only`, `describe_only`, `head_only`, `last_N_only` (e.g. `last_5_only`), or other. */
+export const SummarizeStrategySchema = z.string();
+export type SummarizeStrategy = z.infer<typeof SummarizeStrategySchema>;
+
+export const EffectsConfigSchema = z.looseObject({
+  include_current: z.boolean().optional(),
+  current_limit: z.number().int().nonnegative().optional(),
+  include_history: z.boolean().optional(),
+  history_limit: z.number().int().nonnegative().optional(),
+  /** Regular expressions matched against each effect text. */
+  patterns: z
+    .looseObject({
+      include: z.array(z.string()).optional(),
+      exclude: z.array(z.string()).optional()
+    })
+    .optional()
+});
+export type EffectsConfig = z.infer<typeof EffectsConfigSchema>;
+
+export const OutputsTrackingSchema = z.looseObject({
+  expected_variables: z.array(z.string()).optional(),
+  validation_required: z.array(z.string()).optional()
+});
+export type OutputsTracking = z.infer<typeof OutputsTrackingSchema>;
+
+export const ContextFilterSchema = z.looseObject({
+  variables_to_include: z.array(z.string()).optional(),
+  variables_to_summarize: z
+    .record(z.string(), SummarizeStrategySchema)
+    .optional(),
+  effects_config: EffectsConfigSchema.optional(),
+  focus_to_include: z.array(ProgressLevelNameSchema).optional(),
+  outputs_tracking: OutputsTrackingSchema.optional()
+});
+export type ContextFilter = z.infer<typeof ContextFilterSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Planning response
+// ---------------------------------------------------------------------------------------------
+
+export const TransitionSchema = z.looseObject({
+  /** Absent: continue while the target is not achieved. */
+  continue_behaviors: z.boolean().optional(),
+  target_achieved: z.boolean().optional(),
+  next_stage_id: z.string().nullable().optional(),
+  next_step_id: z.string().nullable().optional()
+});
+export type Transition = z.infer<typeof TransitionSchema>;
+
+export const ProgressUpdateSchema = z.looseObject({
+  level: ProgressLevelNameSchema,
+  focus: z.string().optional(),
+  current_outputs: CurrentOutputsSchema.optional()
+});
+export type ProgressUpdate = z.infer<typeof ProgressUpdateSchema>;
+
+export const EffectsUpdateSchema = z.looseObject({
+  current: z.array(z.string()).optional(),
+  history: z.array(z.string()).optional()
+});
+export type EffectsUpdate = z.infer<typeof EffectsUpdateSchema>;
+
+export const WorkflowUpdateSchema = z.looseObject({
+  workflowTemplate: WorkflowTemplateSchema,
+  nextStageId: z.string().nullable().optional()
+});
+export type WorkflowUpdate = z.infer<typeof WorkflowUpdateSchema>;
+
+export const StageStepsUpdateSchema = z.looseObject({
+  stage_id: z.string().min(1),
+  steps: z.array(WorkflowStepSchema)
+});
+export type StageStepsUpdate = z.infer<typeof StageStepsUpdateSchema>;
+
+/** ARCHITECTURE.md (superseded): `operation` is `add`, `remove` or `replace`. */
+export const TodoListUpdateSchema = z.looseObject({
+  operation: z.string(),
+  items: z.array(z.string())
+});
+export type TodoListUpdate = z.infer<typeof TodoListUpdateSchema>;
+
+export const ContextUpdateSchema = z.looseObject({
+  variables: z.record(z.string(), z.unknown()).optional(),
+  progress_update: ProgressUpdateSchema.optional(),
+  effects_update: EffectsUpdateSchema.optional(),
+  workflow_update: WorkflowUpdateSchema.optional(),
+  stage_steps_update: StageStepsUpdateSchema.optional(),
+  todo_list_update: TodoListUpdateSchema.optional(),
+  section_progress: SectionProgressSchema.optional()
+});
+export type ContextUpdate = z.infer<typeof ContextUpdateSchema>;
+
+/** ARCHITECTURE.md (superseded) `behavior` descriptor. */
+export const BehaviorDescriptorSchema = z.looseObject({
+  id: z.string().optional(),
+  iteration: z.number().optional(),
+  target: z.string().optional()
+});
+export type BehaviorDescriptor = z.infer<typeof BehaviorDescriptorSchema>;
+
+export const PlanningResponseSchema = z.looseObject({
+  targetAchieved: z.boolean(),
+  transition: TransitionSchema.optional(),
+  context_update: ContextUpdateSchema.optional(),
+  context_filter: ContextFilterSchema.optional(),
+  // Superseded ARCHITECTURE.md fields, still accepted.
+  behavior: BehaviorDescriptorSchema.optional(),
+  actions: z.array(z.union([ActionSchema, UnknownActionSchema])).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional()
+});
+export type PlanningResponse = z.infer<typeof PlanningResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Generating response
+// ---------------------------------------------------------------------------------------------
+
+/** One NDJSON line of a streamed /generating answer: `{"action": {...}}`. */
+export const GeneratingLineSchema = z
+  .looseObject({ action: z.unknown() })
+  .refine(line => line.action !== undefined, {
+    message: 'missing "action"',
+    path: ['action']
+  });
+export type GeneratingLine = z.infer<typeof GeneratingLineSchema>;
+
+/** A non-streamed /generating answer: `{"actions": [...]}`. */
+export const GeneratingBatchSchema = z.looseObject({
+  actions: z.array(z.unknown())
+});
+export type GeneratingBatch = z.infer<typeof GeneratingBatchSchema>;
