@@ -615,10 +615,25 @@ export class WorkflowRunner implements IWorkflowRunner {
       if (this._stopRequested) {
         throw new RunStopped();
       }
-      this._retry = { endpoint: 'generating', body };
+      const message = `/generating failed: ${errorMessage(failure)}`;
+      const applied = (this._behavior as IOpenBehavior).actionIndex;
+      if (applied === 0) {
+        this._retry = { endpoint: 'generating', body };
+      } else {
+        // Re-sending the request would replay the actions already applied and add their cells twice:
+        // the behavior ends with what it did, and a retry asks /planning what comes next.
+        this._addEffect(
+          `⚠️ ${message} after ${applied} action(s) were applied; they are kept and the behavior ends here.`
+        );
+        if (this._fsm.can('COMPLETE_BEHAVIOR')) {
+          this._fsm.dispatch('COMPLETE_BEHAVIOR');
+        }
+        this._closeInterruptedBehavior('error');
+        this._phase = 'plan';
+      }
       return this._failWith({
         endpoint: 'generating',
-        message: `/generating failed: ${errorMessage(failure)}`,
+        message,
         retryable: true
       });
     }

@@ -555,9 +555,9 @@ describe('WorkflowRunner', () => {
     );
   });
 
-  it('keeps what a stream applied before it broke', async () => {
+  it('keeps what a stream applied before it broke and asks /planning on retry, not replaying it', async () => {
     const s = setup({
-      planning: [withTemplate(false), plan(true)],
+      planning: [withTemplate(false), plan(false), plan(true)],
       generating: [
         { actions: [text('first')], thenFail: new Error('connection reset') },
         [text('second')]
@@ -565,8 +565,19 @@ describe('WorkflowRunner', () => {
     });
     expect((await s.runner.start({ task: 't' })).reason).toBe('error');
     expect(s.driver.cells.map(c => c.source)).toEqual(['first']);
+    expect(saved(s.driver).fsm.state).toBe('ERROR');
+
     expect((await s.runner.retry()).reason).toBe('completed');
     expect(s.driver.cells.map(c => c.source)).toEqual(['first', 'second']);
+    expect(s.client.planningRequests[1].behavior_feedback).toMatchObject({
+      behavior_id: 'behavior_001',
+      actions_executed: 1,
+      last_action_result: 'error'
+    });
+    expect(effectsOf(s.client.planningRequests[1]).join('\n')).toContain(
+      '/generating failed: connection reset after 1 action(s) were applied'
+    );
+    expect(s.client.generatingRequests).toHaveLength(2);
   });
 
   it('pauses at an action boundary, buffers the stream and resumes in order', async () => {
@@ -1169,7 +1180,9 @@ describe('WorkflowRunner persistence and trace', () => {
       driver
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('error');
-    expect(saved(driver).openBehavior?.id).toBe('behavior_001');
+    // The broken behavior was closed with what it applied; its feedback waits for the next plan.
+    expect(saved(driver).openBehavior).toBeNull();
+    expect(saved(driver).pendingFeedback?.behavior_id).toBe('behavior_001');
     const later = setup({ planning: [plan(true)] }, {}, {}, driver);
     expect((await later.runner.resumeFromSaved())?.reason).toBe('completed');
     expect(later.client.planningRequests[0].behavior_feedback).toEqual({
@@ -1177,8 +1190,9 @@ describe('WorkflowRunner persistence and trace', () => {
       actions_executed: 1,
       actions_succeeded: 1,
       sections_added: 0,
-      last_action_result: 'interrupted'
+      last_action_result: 'error'
     });
+    expect(driver.cells.map(c => c.source)).toEqual(['partial']);
   });
 
   it('stops from ERROR into a resumable state', async () => {
