@@ -1,0 +1,296 @@
+import { MarkdownCell } from '@jupyterlab/cells';
+import { ServiceManager } from '@jupyterlab/services';
+import { JupyterServer } from '@jupyterlab/testing';
+import type { ICellProvenance } from '../../engine/driver';
+import { CELL_METADATA_KEY, NotebookDriver } from '../driver';
+import {
+  IOpenNotebook,
+  openNotebook,
+  quietConsole,
+  startServer
+} from './utils';
+
+quietConsole();
+
+const server = new JupyterServer();
+let manager: ServiceManager;
+
+beforeAll(async () => {
+  await startServer(server);
+  manager = new ServiceManager({ standby: 'never' });
+  await manager.ready;
+}, 120000);
+
+afterAll(async () => {
+  manager.dispose();
+  await server.shutdown();
+}, 30000);
+
+const provenance: ICellProvenance = {
+  stage_id: 'data_cleaning',
+  step_id: 'missing_values',
+  behavior_id: 'behavior_003',
+  action_index: 2,
+  action: 'add'
+};
+
+describe('NotebookDriver cells', () => {
+  let notebook: IOpenNotebook;
+  let driver: NotebookDriver;
+
+  beforeEach(async () => {
+    notebook = await openNotebook(manager, { kernel: false });
+    driver = new NotebookDriver({ panel: notebook.panel });
+  }, 60000);
+
+  afterEach(async () => {
+    await notebook.dispose();
+  });
+
+  const cellById = (id: string) =>
+    notebook.panel.model!.sharedModel.cells.find(cell => cell.getId() === id)!;
+  const widgetById = (id: string) =>
+    notebook.panel.content.widgets.find(cell => cell.model.id === id)!;
+  const bccMetadata = (id: string) =>
+    cellById(id).getMetadata(CELL_METADATA_KEY) as Record<string, unknown>;
+
+  it('appends a code cell with its provenance under notebook_bcc', async () => {
+    const before = notebook.panel.model!.sharedModel.cells.length;
+    const id = await driver.addCell({
+      kind: 'code',
+      source: 'x = 1',
+      role: 'code',
+      provenance: { ...provenance, store_id: 'load_data' },
+      metadata: { shot_type: 'action' }
+    });
+    const cells = notebook.panel.model!.sharedModel.cells;
+    expect(cells.length).toBe(before + 1);
+    expect(cells[cells.length - 1].getId()).toBe(id);
+    expect(cellById(id).cell_type).toBe('code');
+    expect(cellById(id).getSource()).toBe('x = 1');
+    expect(bccMetadata(id)).toEqual({
+      ...provenance,
+      store_id: 'load_data',
+      role: 'code',
+      shot_type: 'action'
+    });
+  });
+
+  it.each(['content', 'chapter', 'section', 'step'] as const)(
+    'adds a rendered markdown cell for the role %s',
+    async role => {
+      const source = role === 'content' ? 'Some **text**' : `## A ${role}`;
+      const id = await driver.addCell({
+        kind: 'markdown',
+        source,
+        role,
+        provenance: { ...provenance, action: 'new_chapter' }
+      });
+      expect(cellById(id).cell_type).toBe('markdown');
+      expect(cellById(id).getSource()).toBe(source);
+      expect(bccMetadata(id)).toMatchObject({
+        role,
+        action: 'new_chapter',
+        stage_id: 'data_cleaning'
+      });
+      const widget = widgetById(id);
+      expect(widget).toBeInstanceOf(MarkdownCell);
+      expect((widget as MarkdownCell).rendered).toBe(true);
+    }
+  );
+
+  it('marks a thinking cell and renders it even when it starts empty', async () => {
+    const id = await driver.addCell({
+      kind: 'markdown',
+      source: '',
+      role: 'thinking',
+      provenance: { ...provenance, action: 'is_thinking' },
+      metadata: { finished_thinking: false }
+    });
+    expect(bccMetadata(id)).toMatchObject({
+      role: 'thinking',
+      thinking: true,
+      finished_thinking: false
+    });
+    expect((widgetById(id) as MarkdownCell).rendered).toBe(true);
+
+    expect(
+      await driver.updateCell(id, '> thought it through', {
+        finished_thinking: true
+      })
+    ).toBe(true);
+    expect(cellById(id).getSource()).toBe('> thought it through');
+    expect(bccMetadata(id)).toMatchObject({
+      role: 'thinking',
+      thinking: true,
+      finished_thinking: true,
+      behavior_id: 'behavior_003'
+    });
+    expect((widgetById(id) as MarkdownCell).rendered).toBe(true);
+  });
+
+  it('reports an update of a cell that is gone', async () => {
+    expect(await driver.updateCell('no-such-cell', 'x', {})).toBe(false);
+  });
+
+  it('never moves the active cell or the focus', async () => {
+    const nb = notebook.panel.content;
+    const firstId = await driver.addCell({
+      kind: 'code',
+      source: 'a = 1',
+      role: 'code',
+      provenance
+    });
+    nb.activeCellIndex = 0;
+    const activeId = nb.activeCell!.model.id;
+    const focused = document.activeElement;
+    for (const role of ['content', 'thinking', 'section'] as const) {
+      await driver.addCell({ kind: 'markdown', source: 'x', role, provenance });
+    }
+    await driver.addCell({
+      kind: 'code',
+      source: 'b',
+      role: 'code',
+      provenance
+    });
+    await driver.updateCell(firstId, 'a = 2');
+    expect(nb.activeCellIndex).toBe(0);
+    expect(nb.activeCell!.model.id).toBe(activeId);
+    expect(document.activeElement).toBe(focused);
+
+    // The title goes above everything: the same cell stays active.
+    await driver.setTitle('Title', provenance);
+    expect(nb.activeCell!.model.id).toBe(activeId);
+    expect(document.activeElement).toBe(focused);
+  });
+
+  it('scrolls to new cells only when following them, without activating them', async () => {
+    const nb = notebook.panel.content;
+    const scroll = jest.spyOn(nb, 'scrollToCell');
+    await driver.addCell({
+      kind: 'code',
+      source: '1',
+      role: 'code',
+      provenance
+    });
+    expect(scroll).not.toHaveBeenCalled();
+
+    driver.followNewCells = true;
+    nb.activeCellIndex = 0;
+    const id = await driver.addCell({
+      kind: 'markdown',
+      source: 'followed',
+      role: 'content',
+      provenance
+    });
+    expect(scroll).toHaveBeenCalledTimes(1);
+    expect(scroll.mock.calls[0][0].model.id).toBe(id);
+    expect(nb.activeCellIndex).toBe(0);
+
+    const following = new NotebookDriver({
+      panel: notebook.panel,
+      followNewCells: true
+    });
+    await following.addCell({
+      kind: 'code',
+      source: '2',
+      role: 'code',
+      provenance
+    });
+    expect(scroll).toHaveBeenCalledTimes(2);
+  });
+
+  it('sets the title in the metadata and one leading title cell, found by its role', async () => {
+    await driver.addCell({
+      kind: 'code',
+      source: 'x',
+      role: 'code',
+      provenance
+    });
+    await driver.setTitle('House Prices', {
+      ...provenance,
+      action: 'update_title'
+    });
+    const shared = notebook.panel.model!.sharedModel;
+    expect(shared.getMetadata('title')).toBe('House Prices');
+    expect(shared.getMetadata(CELL_METADATA_KEY)).toMatchObject({
+      title: 'House Prices'
+    });
+    const first = shared.cells[0];
+    expect(first.cell_type).toBe('markdown');
+    expect(first.getSource()).toBe('# House Prices');
+    expect(first.getMetadata(CELL_METADATA_KEY)).toMatchObject({
+      role: 'title',
+      action: 'update_title'
+    });
+    expect((widgetById(first.getId()) as MarkdownCell).rendered).toBe(true);
+
+    // The user puts two cells above the title; a new title updates it where it is.
+    const titleId = first.getId();
+    shared.insertCells(0, [
+      { cell_type: 'markdown', source: 'user note' },
+      { cell_type: 'code', source: 'user_code = 1' }
+    ]);
+    const count = shared.cells.length;
+    await driver.setTitle('Ames Housing', provenance);
+    expect(shared.cells.length).toBe(count);
+    expect(cellById(titleId).getSource()).toBe('# Ames Housing');
+    expect(shared.cells.findIndex(cell => cell.getId() === titleId)).toBe(2);
+    expect(shared.getMetadata('title')).toBe('Ames Housing');
+    expect(driver.notebookSummary().title).toBe('Ames Housing');
+  });
+
+  it('summarizes the notebook', async () => {
+    await driver.setTitle('Summary', provenance);
+    await driver.addCell({
+      kind: 'markdown',
+      source: 'm',
+      role: 'content',
+      provenance
+    });
+    const summary = driver.notebookSummary();
+    expect(summary).toEqual({
+      title: 'Summary',
+      cell_count: notebook.panel.model!.sharedModel.cells.length,
+      last_cell_type: 'markdown',
+      last_output: null
+    });
+
+    const id = await driver.addCell({
+      kind: 'code',
+      source: 'x',
+      role: 'code',
+      provenance
+    });
+    cellById(id).transact(() => {
+      (
+        cellById(id) as unknown as {
+          setOutputs(outputs: unknown[]): void;
+        }
+      ).setOutputs([
+        { output_type: 'stream', name: 'stdout', text: 'y'.repeat(800) }
+      ]);
+    });
+    const after = driver.notebookSummary();
+    expect(after.last_cell_type).toBe('code');
+    expect(after.last_output).toBe('y'.repeat(500) + '…');
+  });
+
+  it('stays pinned to its own notebook', async () => {
+    const other = await openNotebook(manager, { kernel: false });
+    try {
+      const before = other.panel.model!.sharedModel.cells.length;
+      other.panel.activate();
+      const id = await driver.addCell({
+        kind: 'code',
+        source: 'pinned',
+        role: 'code',
+        provenance
+      });
+      expect(cellById(id).getSource()).toBe('pinned');
+      expect(other.panel.model!.sharedModel.cells.length).toBe(before);
+    } finally {
+      await other.dispose();
+    }
+  }, 60000);
+});

@@ -1,0 +1,265 @@
+/**
+ * Python that the driver runs silently in an IPython kernel. It installs two helpers on `builtins`
+ * (so the user's namespace stays clean) whose results come back through `user_expressions`, the
+ * one reply channel that works with `silent: true`. Each helper returns an object whose repr is
+ * JSON text, so the expression's `text/plain` is parseable as it is.
+ *
+ * Cost does not depend on data size: a value's type is checked (by name and module, through
+ * `sys.modules`, never importing pandas or numpy) before anything reads it, and big containers
+ * are summarized by their length instead of being serialized.
+ */
+export const KERNEL_HELPERS = String.raw`
+def __bcc_install():
+    import builtins
+    import functools
+    import inspect
+    import json
+    import math
+    import re
+    import sys
+    import types
+    import warnings
+
+    VALUE_CAP = 500
+    TOTAL_CAP = 20000
+    NAMES_CAP = 2000
+    TEXT_CAP = 4000
+    NODE_BUDGET = 200
+    MAX_DEPTH = 4
+    REPR_CAP = 200
+    SKIP = {'In', 'Out', 'exit', 'quit', 'get_ipython'}
+
+    class Reply:
+        __slots__ = ('text',)
+
+        def __init__(self, value):
+            self.text = json.dumps(value)
+
+        def __repr__(self):
+            return self.text
+
+    class TooBig(Exception):
+        pass
+
+    def type_name(value):
+        return type(value).__name__
+
+    def clip(text, cap):
+        return text if len(text) <= cap else text[:cap] + '…'
+
+    def short_repr(value):
+        try:
+            return clip(repr(value), REPR_CAP)
+        except Exception:
+            return '<%s>' % type_name(value)
+
+    def is_pandas(value, name):
+        cls = type(value)
+        return cls.__name__ == name and (cls.__module__ or '').startswith('pandas')
+
+    def numpy_type(value, name):
+        np = sys.modules.get('numpy')
+        return np is not None and isinstance(value, getattr(np, name))
+
+    def shape_of(value):
+        try:
+            shape = getattr(value, 'shape', None)
+        except Exception:
+            return None
+        if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
+            return tuple(shape)
+        return None
+
+    def length_of(value):
+        try:
+            return len(value)
+        except Exception:
+            return None
+
+    def scalar(value):
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return int(value) if value.bit_length() <= 53 else clip(str(value), REPR_CAP)
+        if isinstance(value, float):
+            return float(value) if math.isfinite(value) else repr(float(value))
+        raise TypeError(type_name(value))
+
+    def summary(value, depth, budget):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise TooBig()
+        if value is None or isinstance(value, (bool, int, float)):
+            return scalar(value)
+        if isinstance(value, str):
+            if len(value) <= VALUE_CAP:
+                return str(value)
+            if depth:
+                raise TooBig()
+            return 'str(len=%d): %s' % (len(value), short_repr(value[:REPR_CAP]))
+        if numpy_type(value, 'generic') and getattr(value, 'shape', None) == ():
+            try:
+                return summary(value.item(), depth, budget)
+            except TypeError:
+                return short_repr(value)
+        if is_pandas(value, 'DataFrame'):
+            rows, cols = value.shape
+            return 'DataFrame(%d×%d)' % (rows, cols)
+        if is_pandas(value, 'Series'):
+            return 'Series(%d)' % len(value)
+        if numpy_type(value, 'ndarray'):
+            return 'ndarray(%s) %s' % (', '.join(map(str, value.shape)), value.dtype)
+        if isinstance(value, (list, tuple, dict)):
+            size = len(value)
+            if depth < MAX_DEPTH and size <= NODE_BUDGET:
+                try:
+                    if isinstance(value, dict):
+                        items = {}
+                        for key, item in value.items():
+                            if not (key is None or isinstance(key, (str, int, float, bool))):
+                                raise TooBig()
+                            items[str(key)] = summary(item, depth + 1, budget)
+                    else:
+                        items = [summary(item, depth + 1, budget) for item in value]
+                    if depth or len(json.dumps(items)) <= VALUE_CAP:
+                        return items
+                except TooBig:
+                    if depth:
+                        raise
+            if depth:
+                raise TooBig()
+            return '%s(len=%d)' % (type_name(value), size)
+        shape = shape_of(value)
+        if shape is not None:
+            return '%s(%s)' % (type_name(value), ', '.join(map(str, shape)))
+        if isinstance(value, (set, frozenset, bytes, bytearray, range)):
+            return '%s(len=%d)' % (type_name(value), len(value))
+        size = length_of(value)
+        if size is not None:
+            return '%s(len=%d)' % (type_name(value), size)
+        return short_repr(value)
+
+    def is_user_value(name, value, hidden):
+        if name.startswith('_') or name in SKIP:
+            return False
+        if name in hidden and hidden[name] is value:
+            return False
+        if isinstance(value, (types.ModuleType, type, functools.partial)):
+            return False
+        return not inspect.isroutine(value)
+
+    def user_namespace():
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        return shell.user_ns, getattr(shell, 'user_ns_hidden', {})
+
+    def collect_variables():
+        ns, hidden = user_namespace()
+        out = {}
+        used = 2
+        detailed = True
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            for name, value in list(ns.items()):
+                if not is_user_value(name, value, hidden):
+                    continue
+                if detailed:
+                    try:
+                        item = summary(value, 0, [NODE_BUDGET])
+                    except Exception:
+                        item = '<%s>' % type_name(value)
+                    size = len(json.dumps(name)) + len(json.dumps(item)) + 2
+                    if used + size <= TOTAL_CAP:
+                        out[name] = item
+                        used += size
+                        continue
+                    detailed = False
+                if len(out) >= NAMES_CAP:
+                    break
+                out[name] = type_name(value)
+        return Reply(out)
+
+    def as_text(value):
+        to_string = getattr(value, 'to_string', None)
+        text = to_string() if callable(to_string) else repr(value)
+        return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + '\n…(truncated)'
+
+    def first(value, n):
+        head = getattr(value, 'head', None)
+        if callable(head):
+            return as_text(head(n))
+        if isinstance(value, dict):
+            return as_text(dict(item for item, _ in zip(value.items(), range(n))))
+        if isinstance(value, (list, tuple, str, bytes)) or numpy_type(value, 'ndarray'):
+            return as_text(value[:n])
+        return None
+
+    def last(value, n):
+        tail = getattr(value, 'tail', None)
+        if callable(tail):
+            return as_text(tail(n))
+        if isinstance(value, dict):
+            return as_text(dict(list(value.items())[-n:]))
+        if isinstance(value, (list, tuple, str, bytes)) or numpy_type(value, 'ndarray'):
+            return as_text(value[-n:] if n else value[:0])
+        return None
+
+    def apply_strategy(value, strategy):
+        if strategy == 'shape_only':
+            shape = shape_of(value)
+            if shape is not None:
+                return str(shape)
+            size = length_of(value)
+            return None if size is None else '(%d,)' % size
+        if strategy == 'describe_only':
+            describe = getattr(value, 'describe', None)
+            return as_text(describe()) if callable(describe) else None
+        if strategy == 'head_only':
+            return first(value, 5)
+        match = re.fullmatch(r'last_(\d+)_only', strategy)
+        if match:
+            return last(value, int(match.group(1)))
+        raise LookupError()
+
+    def summarize_variables(request_text):
+        ns, _ = user_namespace()
+        out = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            for name, strategy in json.loads(request_text).items():
+                strategy = str(strategy)
+                if name not in ns:
+                    out[name] = '<%s: not available (no variable %s)>' % (strategy, name)
+                    continue
+                value = ns[name]
+                try:
+                    text = apply_strategy(value, strategy)
+                except LookupError:
+                    text = '<%s: not available (unknown strategy)>' % strategy
+                except Exception as error:
+                    text = '<%s: not available (%s: %s)>' % (
+                        strategy, type_name(error), clip(str(error), REPR_CAP))
+                if text is None:
+                    text = '<%s: not available for %s>' % (strategy, type_name(value))
+                out[name] = text
+        return Reply(out)
+
+    builtins.__bcc_collect_variables = collect_variables
+    builtins.__bcc_summarize_variables = summarize_variables
+
+
+try:
+    __bcc_install()
+finally:
+    del __bcc_install
+`;
+
+/** The `user_expressions` expression that collects every user variable's summary. */
+export const COLLECT_EXPRESSION = '__bcc_collect_variables()';
+
+/** The `user_expressions` expression that applies summarize strategies to the names asked. */
+export function summarizeExpression(request: Record<string, string>): string {
+  // A JSON string literal is also a valid Python string literal.
+  return `__bcc_summarize_variables(${JSON.stringify(JSON.stringify(request))})`;
+}
