@@ -26,7 +26,11 @@ export interface IAnswer {
 export const NDJSON_TYPE = 'application/x-ndjson; charset=utf-8';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): IAnswer {
+export function jsonAnswer(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {}
+): IAnswer {
   return {
     status,
     headers: { 'Content-Type': JSON_TYPE, ...headers },
@@ -37,17 +41,32 @@ export function jsonAnswer(status: number, body: unknown, headers: Record<string
   };
 }
 
-export function errorAnswer(status: number, message: string, headers: Record<string, string> = {}): IAnswer {
+export function errorAnswer(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {}
+): IAnswer {
   return jsonAnswer(status, { error: message, status }, headers);
 }
 
 /** One chunk per line; `delays[i]` is the wait before line i. */
-export function ndjsonAnswer(lines: readonly string[], delays: readonly number[], status = 200): IAnswer {
+export function ndjsonAnswer(
+  lines: readonly string[],
+  delays: readonly number[],
+  status = 200
+): IAnswer {
   return {
     status,
-    headers: { 'Content-Type': NDJSON_TYPE, 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' },
+    headers: {
+      'Content-Type': NDJSON_TYPE,
+      'Cache-Control': 'no-cache',
+      'X-Content-Type-Options': 'nosniff'
+    },
     firstByteDelayMs: 0,
-    chunks: lines.map((line, i) => ({ data: Buffer.from(line + '\n'), delayMs: delays[i] ?? 0 })),
+    chunks: lines.map((line, i) => ({
+      data: Buffer.from(line + '\n'),
+      delayMs: delays[i] ?? 0
+    })),
     ending: 'end',
     kind: 'ndjson'
   };
@@ -80,7 +99,13 @@ function injectedActions(fault: IFaultSpec): unknown[] {
       // `exec` without its required `codecell_id`.
       return [{ action: 'exec', need_output: true }];
     case 'oversized-action':
-      return [{ action: 'add', shot_type: 'dialogue', content: oversizedContent(faultValue(fault)) }];
+      return [
+        {
+          action: 'add',
+          shot_type: 'dialogue',
+          content: oversizedContent(faultValue(fault))
+        }
+      ];
     default:
       return [];
   }
@@ -111,7 +136,10 @@ function splitMultibyte(answer: IAnswer): boolean {
 }
 
 /** A JSON answer's body, re-serialized after `edit`; faults on JSON answers work on the parsed body. */
-function editJsonBody(answer: IAnswer, edit: (body: Record<string, unknown>) => void): void {
+function editJsonBody(
+  answer: IAnswer,
+  edit: (body: Record<string, unknown>) => void
+): void {
   const text = Buffer.concat(answer.chunks.map(c => c.data)).toString('utf8');
   let body: unknown;
   try {
@@ -124,19 +152,32 @@ function editJsonBody(answer: IAnswer, edit: (body: Record<string, unknown>) => 
   }
   const record = body as Record<string, unknown>;
   edit(record);
-  answer.chunks = [{ data: Buffer.from(JSON.stringify(record)), delayMs: answer.chunks[0]?.delayMs ?? 0 }];
+  answer.chunks = [
+    {
+      data: Buffer.from(JSON.stringify(record)),
+      delayMs: answer.chunks[0]?.delayMs ?? 0
+    }
+  ];
 }
 
 function halve(answer: IAnswer): void {
   const whole = Buffer.concat(answer.chunks.map(c => c.data));
-  answer.chunks = [{ data: whole.subarray(0, Math.max(1, Math.floor(whole.length / 2))), delayMs: 0 }];
+  answer.chunks = [
+    {
+      data: whole.subarray(0, Math.max(1, Math.floor(whole.length / 2))),
+      delayMs: 0
+    }
+  ];
 }
 
 /**
  * Applies the faults that fired for this request to a successful answer. Status faults
  * (`http-500`, `http-429`) are handled before an answer exists; see `statusFaultAnswer`.
  */
-export function applyFaults(answer: IAnswer, faults: readonly IFaultSpec[]): IAnswer {
+export function applyFaults(
+  answer: IAnswer,
+  faults: readonly IFaultSpec[]
+): IAnswer {
   for (const fault of faults) {
     if (fault.name === 'slow-first-byte') {
       answer.firstByteDelayMs += faultValue(fault);
@@ -161,11 +202,23 @@ function applyStreamFault(answer: IAnswer, fault: IFaultSpec): void {
       }
       return;
     case 'malformed-line':
-      insertChunk(answer, 1, '{"action": {"action": "add", "shot_type": "dialogue", "content": "malformed\n');
+      insertChunk(
+        answer,
+        1,
+        '{"action": {"action": "add", "shot_type": "dialogue", "content": "malformed\n'
+      );
       return;
     case 'split-utf8':
       if (!splitMultibyte(answer)) {
-        insertChunk(answer, 1, actionLine({ action: 'add', shot_type: 'dialogue', content: MULTIBYTE_TEXT }) + '\n');
+        insertChunk(
+          answer,
+          1,
+          actionLine({
+            action: 'add',
+            shot_type: 'dialogue',
+            content: MULTIBYTE_TEXT
+          }) + '\n'
+        );
         splitMultibyte(answer);
       }
       return;
@@ -178,7 +231,10 @@ function applyStreamFault(answer: IAnswer, fault: IFaultSpec): void {
       return;
     }
     case 'reset':
-      answer.chunks = answer.chunks.slice(0, Math.max(1, Math.ceil(answer.chunks.length / 2)));
+      answer.chunks = answer.chunks.slice(
+        0,
+        Math.max(1, Math.ceil(answer.chunks.length / 2))
+      );
       answer.ending = 'reset';
       return;
     case 'stall':
@@ -197,13 +253,21 @@ function applyJsonFault(answer: IAnswer, fault: IFaultSpec): void {
     case 'oversized-action':
       editJsonBody(answer, body => {
         const actions = Array.isArray(body.actions) ? body.actions : [];
-        actions.splice(Math.min(1, actions.length), 0, ...injectedActions(fault));
+        actions.splice(
+          Math.min(1, actions.length),
+          0,
+          ...injectedActions(fault)
+        );
         body.actions = actions;
       });
       return;
     case 'malformed-line': {
-      const text = Buffer.concat(answer.chunks.map(c => c.data)).toString('utf8');
-      answer.chunks = [{ data: Buffer.from(text.replace(/^\{/, '{,,')), delayMs: 0 }];
+      const text = Buffer.concat(answer.chunks.map(c => c.data)).toString(
+        'utf8'
+      );
+      answer.chunks = [
+        { data: Buffer.from(text.replace(/^\{/, '{,,')), delayMs: 0 }
+      ];
       return;
     }
     case 'split-utf8':
@@ -216,7 +280,9 @@ function applyJsonFault(answer: IAnswer, fault: IFaultSpec): void {
       return;
     case 'truncated-line': {
       const whole = Buffer.concat(answer.chunks.map(c => c.data));
-      answer.chunks = [{ data: whole.subarray(0, Math.max(0, whole.length - 1)), delayMs: 0 }];
+      answer.chunks = [
+        { data: whole.subarray(0, Math.max(0, whole.length - 1)), delayMs: 0 }
+      ];
       return;
     }
     case 'reset':
@@ -233,23 +299,31 @@ function applyJsonFault(answer: IAnswer, fault: IFaultSpec): void {
 }
 
 /** `http-500` / `http-429` replace the answer before the planner (or the replay) is consulted. */
-export function statusFaultAnswer(faults: readonly IFaultSpec[]): IAnswer | null {
+export function statusFaultAnswer(
+  faults: readonly IFaultSpec[]
+): IAnswer | null {
   for (const fault of faults) {
     if (fault.name === 'http-500') {
       return errorAnswer(500, 'injected fault: internal server error');
     }
     if (fault.name === 'http-429') {
       const seconds = faultValue(fault);
-      return errorAnswer(429, `injected fault: too many requests, retry after ${seconds} s`, {
-        'Retry-After': String(seconds)
-      });
+      return errorAnswer(
+        429,
+        `injected fault: too many requests, retry after ${seconds} s`,
+        {
+          'Retry-After': String(seconds)
+        }
+      );
     }
   }
   return null;
 }
 
 const sleep = (ms: number): Promise<void> =>
-  new Promise(resolve => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));
+  new Promise(resolve =>
+    ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)
+  );
 
 export interface IWriteHooks {
   /** Awaited before chunk `index` (from 0) is written; tests use it to hold a stream mid-way. */
@@ -257,7 +331,11 @@ export interface IWriteHooks {
 }
 
 /** Resolves when the answer has been written (or the socket is gone); a stalled answer resolves at once. */
-export async function writeAnswer(res: ServerResponse, answer: IAnswer, hooks: IWriteHooks = {}): Promise<void> {
+export async function writeAnswer(
+  res: ServerResponse,
+  answer: IAnswer,
+  hooks: IWriteHooks = {}
+): Promise<void> {
   const gone = (): boolean => res.destroyed || res.writableEnded;
   if (answer.firstByteDelayMs > 0) {
     await sleep(answer.firstByteDelayMs);

@@ -42,14 +42,28 @@ export class UsageError extends Error {}
 export function parseSize(text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(text.trim());
   if (!match) {
-    throw new UsageError(`--max-body "${text}": expected a size like 5mb, 512kb or 1000000`);
+    throw new UsageError(
+      `--max-body "${text}": expected a size like 5mb, 512kb or 1000000`
+    );
   }
   const unit = (match[2] ?? 'b').toLowerCase()[0];
-  const factor = unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1;
+  const factor =
+    unit === 'k'
+      ? 1024
+      : unit === 'm'
+        ? 1024 ** 2
+        : unit === 'g'
+          ? 1024 ** 3
+          : 1;
   return Math.round(Number(match[1]) * factor);
 }
 
-function number(name: string, text: string | undefined, fallback: number, min = 0): number {
+function number(
+  name: string,
+  text: string | undefined,
+  fallback: number,
+  min = 0
+): number {
   if (text === undefined) {
     return fallback;
   }
@@ -100,10 +114,15 @@ export function parseCli(argv: string[]): ICliOptions {
     try {
       text = readFileSync(values.replay, 'utf8');
     } catch (error) {
-      throw new UsageError(`--replay: cannot read ${values.replay}: ${(error as Error).message}`);
+      throw new UsageError(
+        `--replay: cannot read ${values.replay}: ${(error as Error).message}`
+      );
     }
     try {
-      replay = new ReplayScript(parseTrace(text, values.replay), number('replay-speed', values['replay-speed'], 1));
+      replay = new ReplayScript(
+        parseTrace(text, values.replay),
+        number('replay-speed', values['replay-speed'], 1)
+      );
     } catch (error) {
       throw new UsageError(`--replay: ${(error as Error).message}`);
     }
@@ -114,8 +133,14 @@ export function parseCli(argv: string[]): ICliOptions {
       host: values.host ?? DEFAULT_HOST,
       port: number('port', values.port, DEFAULT_PORT),
       token: values.token ?? null,
-      maxBodyBytes: values['max-body'] ? parseSize(values['max-body']) : DEFAULT_MAX_BODY,
-      lineDelayMs: number('line-delay', values['line-delay'], DEFAULT_LINE_DELAY_MS),
+      maxBodyBytes: values['max-body']
+        ? parseSize(values['max-body'])
+        : DEFAULT_MAX_BODY,
+      lineDelayMs: number(
+        'line-delay',
+        values['line-delay'],
+        DEFAULT_LINE_DELAY_MS
+      ),
       maxTries: number('max-tries', values['max-tries'], 3, 1),
       replay,
       faults,

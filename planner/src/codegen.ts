@@ -50,7 +50,11 @@ const LOAD: IApproach[] = [
     id: 'read_csv_sniffed',
     summary:
       'Locate the file if the path is relative to another folder, let the Python engine detect the separator, and replace undecodable bytes.',
-    addresses: [/FileNotFound|No such file/i, /ParserError|Expected \d+ fields|tokeniz/i, /UnicodeDecodeError|codec/i],
+    addresses: [
+      /FileNotFound|No such file/i,
+      /ParserError|Expected \d+ fields|tokeniz/i,
+      /UnicodeDecodeError|codec/i
+    ],
     code: ({ dataPath }) =>
       lines(
         'from pathlib import Path',
@@ -75,7 +79,10 @@ const LOAD: IApproach[] = [
     id: 'read_csv_latin1_skip_bad_lines',
     summary:
       'Read as Latin-1 with a detected separator and skip malformed lines, reporting how many were dropped.',
-    addresses: [/UnicodeDecodeError|codec/i, /ParserError|Expected \d+ fields|tokeniz/i],
+    addresses: [
+      /UnicodeDecodeError|codec/i,
+      /ParserError|Expected \d+ fields|tokeniz/i
+    ],
     code: ({ dataPath }) =>
       lines(
         'import csv',
@@ -119,7 +126,8 @@ const MISSING: IApproach[] = [
   },
   {
     id: 'guarded_column_loop',
-    summary: 'Count column by column inside try/except so one odd column cannot stop the summary.',
+    summary:
+      'Count column by column inside try/except so one odd column cannot stop the summary.',
     addresses: [],
     code: ({ frame }) =>
       lines(
@@ -134,7 +142,7 @@ const MISSING: IApproach[] = [
         '    if count:',
         '        missing_summary[str(column)] = {"count": count, "rate": round(count / row_count, 4)}',
         'for column, info in sorted(missing_summary.items(), key=lambda item: -item[1]["count"]):',
-        '    print(f"{column:<20} {info[\'count\']:>6} ({info[\'rate\']:.1%})")'
+        "    print(f\"{column:<20} {info['count']:>6} ({info['rate']:.1%})\")"
       )
   }
 ];
@@ -149,30 +157,36 @@ const IMPUTE: IApproach[] = [
       lines(
         'import pandas as pd',
         '',
-        `df_clean = ${frame}.copy()`,
-        'imputation_log = {}',
-        'mostly_empty = [column for column in df_clean.columns if df_clean[column].isna().mean() > 0.5]',
-        'df_clean = df_clean.drop(columns=mostly_empty)',
-        'for column in mostly_empty:',
-        '    imputation_log[str(column)] = "dropped (more than 50% missing)"',
-        'for column in df_clean.columns:',
-        '    if "date" in str(column).lower() and not pd.api.types.is_numeric_dtype(df_clean[column]):',
-        '        df_clean[column] = pd.to_datetime(df_clean[column], errors="coerce")',
-        '        imputation_log.setdefault(str(column), "parsed as datetime")',
-        'for column in df_clean.columns:',
-        '    gaps = int(df_clean[column].isna().sum())',
-        '    if not gaps:',
-        '        continue',
-        '    if pd.api.types.is_numeric_dtype(df_clean[column]):',
-        '        median = df_clean[column].median()',
-        '        df_clean[column] = df_clean[column].fillna(median)',
-        '        imputation_log[str(column)] = f"{gaps} filled with median {median:g}"',
-        '    elif pd.api.types.is_datetime64_any_dtype(df_clean[column]):',
-        '        df_clean[column] = df_clean[column].fillna(df_clean[column].median())',
-        '        imputation_log[str(column)] = f"{gaps} filled with the median date"',
-        '    else:',
-        '        df_clean[column] = df_clean[column].astype("object").fillna("Missing")',
-        '        imputation_log[str(column)] = f"{gaps} labelled \'Missing\'"',
+        '',
+        'def impute_missing_values(frame):',
+        '    clean = frame.copy()',
+        '    log = {}',
+        '    mostly_empty = [column for column in clean.columns if clean[column].isna().mean() > 0.5]',
+        '    clean = clean.drop(columns=mostly_empty)',
+        '    for column in mostly_empty:',
+        '        log[str(column)] = "dropped (more than 50% missing)"',
+        '    for column in clean.columns:',
+        '        if "date" in str(column).lower() and not pd.api.types.is_numeric_dtype(clean[column]):',
+        '            clean[column] = pd.to_datetime(clean[column], errors="coerce")',
+        '            log.setdefault(str(column), "parsed as datetime")',
+        '    for column in clean.columns:',
+        '        gaps = int(clean[column].isna().sum())',
+        '        if not gaps:',
+        '            continue',
+        '        if pd.api.types.is_numeric_dtype(clean[column]):',
+        '            median = clean[column].median()',
+        '            clean[column] = clean[column].fillna(median)',
+        '            log[str(column)] = f"{gaps} filled with median {median:g}"',
+        '        elif pd.api.types.is_datetime64_any_dtype(clean[column]):',
+        '            clean[column] = clean[column].fillna(clean[column].median())',
+        '            log[str(column)] = f"{gaps} filled with the median date"',
+        '        else:',
+        '            clean[column] = clean[column].astype("object").fillna("Missing")',
+        '            log[str(column)] = f"{gaps} labelled \'Missing\'"',
+        '    return clean, log',
+        '',
+        '',
+        `df_clean, imputation_log = impute_missing_values(${frame})`,
         'print(f"df_clean: {df_clean.shape[0]} rows x {df_clean.shape[1]} columns, {int(df_clean.isna().sum().sum())} missing values left")',
         'pd.Series(imputation_log, name="action").to_frame()'
       )
@@ -206,7 +220,8 @@ const IMPUTE: IApproach[] = [
   },
   {
     id: 'drop_incomplete',
-    summary: 'Fall back to dropping: remove columns missing over half their values, then rows that still have gaps.',
+    summary:
+      'Fall back to dropping: remove columns missing over half their values, then rows that still have gaps.',
     addresses: [],
     code: ({ frame }) =>
       lines(
@@ -226,7 +241,8 @@ const DROP_IDS = (frame: string): string =>
 const DISTRIBUTIONS: IApproach[] = [
   {
     id: 'describe_numeric',
-    summary: 'Describe every numeric column (quantiles, skew), list the top categories, and plot histograms when matplotlib is available.',
+    summary:
+      'Describe every numeric column (quantiles, skew), list the top categories, and plot histograms when matplotlib is available.',
     addresses: [],
     code: ({ frame }) =>
       lines(
@@ -238,9 +254,11 @@ const DISTRIBUTIONS: IApproach[] = [
         'numeric_summary["skew"] = numeric_frame.skew()',
         'numeric_summary = numeric_summary.round(2)',
         `categorical_columns = [column for column in ${frame}.columns if not pd.api.types.is_numeric_dtype(${frame}[column]) and not pd.api.types.is_datetime64_any_dtype(${frame}[column])]`,
-        'for column in categorical_columns:',
-        `    counts = ${frame}[column].value_counts().head(5)`,
-        '    print(f"{column}: " + ", ".join(f"{value} ({count})" for value, count in counts.items()))',
+        'print("\\n".join(',
+        '    f"{column}: " + ", ".join(f"{value} ({count})" for value, count in ' +
+          `${frame}[column].value_counts().head(5).items())`,
+        '    for column in categorical_columns',
+        '))',
         'try:',
         '    import matplotlib.pyplot as plt',
         'except ImportError:',
@@ -254,7 +272,8 @@ const DISTRIBUTIONS: IApproach[] = [
   },
   {
     id: 'coerce_to_numeric',
-    summary: 'Coerce columns with `pd.to_numeric(errors="coerce")` and describe those that hold numbers.',
+    summary:
+      'Coerce columns with `pd.to_numeric(errors="coerce")` and describe those that hold numbers.',
     addresses: [],
     code: ({ frame }) =>
       lines(
@@ -272,7 +291,8 @@ const DISTRIBUTIONS: IApproach[] = [
 const CORRELATIONS: IApproach[] = [
   {
     id: 'corr_numeric_only',
-    summary: 'Pearson correlations between numeric columns (`numeric_only=True`), strongest pairs first.',
+    summary:
+      'Pearson correlations between numeric columns (`numeric_only=True`), strongest pairs first.',
     addresses: [],
     code: ({ frame }) =>
       lines(
@@ -289,7 +309,8 @@ const CORRELATIONS: IApproach[] = [
   },
   {
     id: 'corr_select_dtypes',
-    summary: 'Select numeric columns with `select_dtypes` first, drop constant ones, then correlate.',
+    summary:
+      'Select numeric columns with `select_dtypes` first, drop constant ones, then correlate.',
     addresses: [],
     code: ({ frame }) =>
       lines(
@@ -303,7 +324,8 @@ const CORRELATIONS: IApproach[] = [
   },
   {
     id: 'corr_coerced_spearman',
-    summary: 'Coerce to numbers and use rank (Spearman) correlation with a minimum of 10 paired values.',
+    summary:
+      'Coerce to numbers and use rank (Spearman) correlation with a minimum of 10 paired values.',
     addresses: [],
     code: ({ frame }) =>
       lines(
@@ -334,14 +356,21 @@ const TARGET_DRIVERS: IApproach[] = [
         DROP_IDS(frame),
         `numeric_frame = ${frame}.select_dtypes(include="number").drop(columns=id_columns)`,
         'target_correlations = numeric_frame.corr()[TARGET].drop(TARGET).dropna().sort_values(key=abs, ascending=False)',
-        'category_effects = {}',
-        `for column in ${frame}.columns:`,
-        `    values = ${frame}[column]`,
-        '    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_datetime64_any_dtype(values) or values.nunique() > 30:',
-        '        continue',
-        `    means = ${frame}.groupby(column)[TARGET].mean()`,
-        '    category_effects[str(column)] = round(float(means.max() - means.min()), 2)',
-        'category_effects = pd.Series(category_effects, dtype="float64").sort_values(ascending=False)',
+        '',
+        '',
+        'def is_category(values):',
+        '    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_datetime64_any_dtype(values):',
+        '        return False',
+        '    return values.nunique() <= 30',
+        '',
+        '',
+        'def target_spread(frame, column):',
+        '    means = frame.groupby(column)[TARGET].mean()',
+        '    return round(float(means.max() - means.min()), 2)',
+        '',
+        '',
+        `category_effects = pd.Series({str(column): target_spread(${frame}, column) for column in ${frame}.columns if is_category(${frame}[column])}, dtype="float64")`,
+        'category_effects = category_effects.sort_values(ascending=False)',
         'print(f"Numeric columns most correlated with {TARGET}:")',
         'print(target_correlations.head(8).round(3).to_string())',
         'print(f"\\nCategorical columns with the largest spread of mean {TARGET}:")',
@@ -350,7 +379,8 @@ const TARGET_DRIVERS: IApproach[] = [
   },
   {
     id: 'target_coerced',
-    summary: 'Coerce the target and the features to numbers first, then correlate; skip the categorical comparison.',
+    summary:
+      'Coerce the target and the features to numbers first, then correlate; skip the categorical comparison.',
     addresses: [],
     code: ({ frame, target }) =>
       lines(
@@ -372,7 +402,8 @@ const TARGET_DRIVERS: IApproach[] = [
 const FINDINGS: IApproach[] = [
   {
     id: 'build_report',
-    summary: 'Assemble the findings from the variables the earlier steps produced into a Markdown string.',
+    summary:
+      'Assemble the findings from the variables the earlier steps produced into a Markdown string.',
     addresses: [],
     code: ({ frame, target, task }) =>
       lines(
@@ -381,33 +412,37 @@ const FINDINGS: IApproach[] = [
         '',
         `TASK = ${pyString(task)}`,
         `TARGET = ${pyString(target ?? '')}`,
-        `data = ${frame}`,
-        `report = ["## Findings", "", f"**Task:** {TASK}", "", f"- The analysed data has {data.shape[0]} rows and {data.shape[1]} columns."]`,
-        'missing = globals().get("missing_summary") or {}',
-        'if missing:',
-        '    worst = sorted(missing.items(), key=lambda item: -item[1]["count"])[:3]',
-        '    report.append(f"- {len(missing)} columns had missing values; most affected: " + ", ".join(f"{name} ({info[\'rate\']:.0%})" for name, info in worst) + ".")',
-        'log = globals().get("imputation_log")',
-        'if isinstance(log, dict) and log and "strategy" not in log:',
-        '    report.append(f"- Cleaning touched {len(log)} columns (see `imputation_log`).")',
-        'drivers = globals().get("target_correlations")',
-        'if TARGET and drivers is not None and len(drivers):',
-        '    top = drivers.head(5)',
-        '    report.append(f"- Numeric drivers of {TARGET} (Pearson r): " + ", ".join(f"{name} ({value:+.2f})" for name, value in top.items()) + ".")',
-        'effects = globals().get("category_effects")',
-        'if TARGET and effects is not None and len(effects):',
-        '    top = effects.head(3)',
-        '    report.append(f"- Categories that move the mean {TARGET} most: " + ", ".join(f"{name} (spread {value:,.0f})" for name, value in top.items()) + ".")',
-        'matrix = globals().get("correlations")',
-        'if matrix is not None and matrix.shape[0] > 1:',
-        '    pairs = matrix.where(~pd.DataFrame(np.tril(np.ones(matrix.shape, dtype=bool)), index=matrix.index, columns=matrix.columns)).stack()',
-        '    pairs = pairs.sort_values(key=abs, ascending=False).head(3)',
-        '    report.append("- Strongest pairwise correlations: " + ", ".join(f"{a} / {b} ({value:+.2f})" for (a, b), value in pairs.items()) + ".")',
-        'summary = globals().get("numeric_summary")',
-        'if summary is not None and "skew" in summary.columns:',
-        '    skewed = summary["skew"].abs().sort_values(ascending=False).head(3)',
-        '    report.append("- Most skewed numeric columns: " + ", ".join(f"{name} (skew {summary.loc[name, \'skew\']:+.1f})" for name in skewed.index) + ".")',
-        'findings_report = "\\n".join(report)',
+        '',
+        '',
+        'def build_findings_report(data):',
+        '    results = globals()',
+        '    report = ["## Findings", "", f"**Task:** {TASK}", "", f"- The analysed data has {data.shape[0]} rows and {data.shape[1]} columns."]',
+        '    missing = results.get("missing_summary") or {}',
+        '    if missing:',
+        '        worst = sorted(missing.items(), key=lambda item: -item[1]["count"])[:3]',
+        '        report.append(f"- {len(missing)} columns had missing values; most affected: " + ", ".join(f"{name} ({info[\'rate\']:.0%})" for name, info in worst) + ".")',
+        '    log = results.get("imputation_log")',
+        '    if isinstance(log, dict) and log and "strategy" not in log:',
+        '        report.append(f"- Cleaning touched {len(log)} columns (see `imputation_log`).")',
+        '    drivers = results.get("target_correlations")',
+        '    if TARGET and drivers is not None and len(drivers):',
+        '        report.append(f"- Numeric drivers of {TARGET} (Pearson r): " + ", ".join(f"{name} ({value:+.2f})" for name, value in drivers.head(5).items()) + ".")',
+        '    effects = results.get("category_effects")',
+        '    if TARGET and effects is not None and len(effects):',
+        '        report.append(f"- Categories that move the mean {TARGET} most: " + ", ".join(f"{name} (spread {value:,.0f})" for name, value in effects.head(3).items()) + ".")',
+        '    matrix = results.get("correlations")',
+        '    if matrix is not None and matrix.shape[0] > 1:',
+        '        lower = pd.DataFrame(np.tril(np.ones(matrix.shape, dtype=bool)), index=matrix.index, columns=matrix.columns)',
+        '        pairs = matrix.where(~lower).stack().sort_values(key=abs, ascending=False).head(3)',
+        '        report.append("- Strongest pairwise correlations: " + ", ".join(f"{a} / {b} ({value:+.2f})" for (a, b), value in pairs.items()) + ".")',
+        '    summary = results.get("numeric_summary")',
+        '    if summary is not None and "skew" in summary.columns:',
+        '        skewed = summary["skew"].abs().sort_values(ascending=False).head(3)',
+        '        report.append("- Most skewed numeric columns: " + ", ".join(f"{name} (skew {summary.loc[name, \'skew\']:+.1f})" for name in skewed.index) + ".")',
+        '    return "\\n".join(report)',
+        '',
+        '',
+        `findings_report = build_findings_report(${frame})`,
         'print(findings_report)'
       )
   }

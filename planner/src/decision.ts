@@ -17,5 +17,11 @@ export type Decision =
       frame: string;
     }
   | { kind: 'publish'; step: IStepPlan }
-  | { kind: 'give_up'; step: IStepPlan; reason: string; error: string | null; tried: string[] }
+  | {
+      kind: 'give_up';
+      step: IStepPlan;
+      reason: string;
+      error: string | null;
+      tried: string[];
+    }
   | { kind: 'given_up'; step: IStepPlan };

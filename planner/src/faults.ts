@@ -18,12 +18,20 @@ export const STREAM_FAULTS = [
   'missing-field'
 ] as const;
 
-export const STATUS_FAULTS = ['http-500', 'http-429', 'slow-first-byte'] as const;
+export const STATUS_FAULTS = [
+  'http-500',
+  'http-429',
+  'slow-first-byte'
+] as const;
 
-export type FaultName = (typeof STREAM_FAULTS)[number] | (typeof STATUS_FAULTS)[number];
+export type FaultName =
+  (typeof STREAM_FAULTS)[number] | (typeof STATUS_FAULTS)[number];
 export type FaultScope = 'any' | 'planning' | 'generating';
 
-export const FAULT_NAMES: readonly FaultName[] = [...STREAM_FAULTS, ...STATUS_FAULTS];
+export const FAULT_NAMES: readonly FaultName[] = [
+  ...STREAM_FAULTS,
+  ...STATUS_FAULTS
+];
 
 export interface IFaultSpec {
   name: FaultName;
@@ -45,13 +53,20 @@ function isFaultName(name: string): name is FaultName {
 }
 
 export function parseFault(text: string): IFaultSpec {
-  const match = /^([a-z0-9-]+)(?:=(\d+))?(?:@(?:(planning|generating|any):)?(\d+))?$/.exec(text.trim());
+  const match =
+    /^([a-z0-9-]+)(?:=(\d+))?(?:@(?:(planning|generating|any):)?(\d+))?$/.exec(
+      text.trim()
+    );
   if (!match) {
-    throw new Error(`fault "${text}": expected NAME[=VALUE][@[ENDPOINT:]N], e.g. malformed-line@2`);
+    throw new Error(
+      `fault "${text}": expected NAME[=VALUE][@[ENDPOINT:]N], e.g. malformed-line@2`
+    );
   }
   const [, name, value, endpoint, nth] = match;
   if (!isFaultName(name)) {
-    throw new Error(`fault "${text}": unknown fault "${name}"; known: ${FAULT_NAMES.join(', ')}`);
+    throw new Error(
+      `fault "${text}": unknown fault "${name}"; known: ${FAULT_NAMES.join(', ')}`
+    );
   }
   if (nth !== undefined && Number(nth) < 1) {
     throw new Error(`fault "${text}": N counts from 1`);
@@ -60,7 +75,8 @@ export function parseFault(text: string): IFaultSpec {
   return {
     name,
     ...(value !== undefined ? { value: Number(value) } : {}),
-    scope: (endpoint as FaultScope | undefined) ?? (isStream ? 'generating' : 'any'),
+    scope:
+      (endpoint as FaultScope | undefined) ?? (isStream ? 'generating' : 'any'),
     nth: nth === undefined ? null : Number(nth)
   };
 }
@@ -98,5 +114,9 @@ export class FaultSchedule {
   }
 
   private _pending: IFaultSpec[];
-  private _counts: Record<FaultScope, number> = { any: 0, planning: 0, generating: 0 };
+  private _counts: Record<FaultScope, number> = {
+    any: 0,
+    planning: 0,
+    generating: 0
+  };
 }

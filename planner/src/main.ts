@@ -18,11 +18,15 @@ async function main(): Promise<void> {
     return;
   }
   const server = await startPlannerServer(options.server);
-  const mode = options.server.replay ? `replaying ${options.server.replay.total} recorded requests` : 'planning';
+  const mode = options.server.replay
+    ? `replaying ${options.server.replay.total} recorded requests`
+    : 'planning';
   const faults = options.server.faults?.length
     ? `; faults: ${options.server.faults.map(f => f.name + (f.nth ? `@${f.nth}` : '')).join(', ')}`
     : '';
-  console.log(`Notebook-BCC planner listening on ${server.url} (${mode}${faults})`);
+  console.log(
+    `Notebook-BCC planner listening on ${server.url} (${mode}${faults})`
+  );
   const stop = (): void => {
     void server.close().then(() => process.exit(0));
   };

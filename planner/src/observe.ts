@@ -13,22 +13,39 @@ export function hasVariable(observation: Observation, name: string): boolean {
   return value !== undefined && value !== null;
 }
 
-function stringVariable(observation: Observation, names: string[]): string | null {
+function stringVariable(
+  observation: Observation,
+  names: string[]
+): string | null {
   const variables = variablesOf(observation);
   for (const name of names) {
     const value = variables[name];
     if (typeof value === 'string' && value.trim()) {
       return value.trim();
     }
-    if (Array.isArray(value) && typeof value[0] === 'string' && value[0].trim()) {
+    if (
+      Array.isArray(value) &&
+      typeof value[0] === 'string' &&
+      value[0].trim()
+    ) {
       return value[0].trim();
     }
   }
   return null;
 }
 
-export const TASK_VARIABLES = ['problem_description', 'task', 'task_description'];
-export const DATA_PATH_VARIABLES = ['csv_file_path', 'data_path', 'data_file', 'csv_path', 'data_files'];
+export const TASK_VARIABLES = [
+  'problem_description',
+  'task',
+  'task_description'
+];
+export const DATA_PATH_VARIABLES = [
+  'csv_file_path',
+  'data_path',
+  'data_file',
+  'csv_path',
+  'data_files'
+];
 
 export function taskOf(observation: Observation): string {
   return stringVariable(observation, TASK_VARIABLES) ?? '';
@@ -42,7 +59,20 @@ const TARGET_PATTERN =
   /\b(?:drives?|predicts?|predicting|explains?|affects?|influences?|determines?|target(?:\s+column)?(?:\s+is)?)\s+[`'"]?([A-Za-z_][A-Za-z0-9_]*)/i;
 
 /** Words that follow "drives" in a task without naming a column ("what drives the price"). */
-const NOT_A_COLUMN = new Set(['the', 'a', 'an', 'it', 'this', 'that', 'these', 'those', 'its', 'their', 'what', 'which']);
+const NOT_A_COLUMN = new Set([
+  'the',
+  'a',
+  'an',
+  'it',
+  'this',
+  'that',
+  'these',
+  'those',
+  'its',
+  'their',
+  'what',
+  'which'
+]);
 
 /** The column the task asks about: `target_column` if the client set it, else a name in the task text. */
 export function targetOf(observation: Observation): string | null {
@@ -84,7 +114,10 @@ export function positionOf(observation: Observation): IPosition {
   const current = location.current;
   const progress = location.progress;
   const iteration =
-    current?.behavior_iteration ?? progress?.behaviors?.iteration ?? progress?.behaviors?.completed.length ?? 0;
+    current?.behavior_iteration ??
+    progress?.behaviors?.iteration ??
+    progress?.behaviors?.completed.length ??
+    0;
   return {
     stageId: current?.stage_id ?? idOf(progress?.stages?.current),
     stepId: current?.step_id ?? idOf(progress?.steps?.current),
@@ -92,16 +125,22 @@ export function positionOf(observation: Observation): IPosition {
   };
 }
 
-export function effectTexts(observation: Observation, which: 'current' | 'all'): string[] {
+export function effectTexts(
+  observation: Observation,
+  which: 'current' | 'all'
+): string[] {
   const effects = observation.context?.effects;
   if (!effects) {
     return [];
   }
-  return which === 'current' ? [...effects.current] : [...effects.history, ...effects.current];
+  return which === 'current'
+    ? [...effects.current]
+    : [...effects.history, ...effects.current];
 }
 
 const TRACEBACK = /Traceback \(most recent call last\)/;
-const ERROR_LINE = /^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:?.*$/gm;
+const ERROR_LINE =
+  /^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:?.*$/gm;
 
 /** The most telling error line of the latest effect that holds an error, e.g. `KeyError: 'SalePrice'`. */
 export function lastErrorIn(texts: readonly string[]): string | null {
@@ -119,7 +158,10 @@ export function lastErrorIn(texts: readonly string[]): string | null {
 }
 
 /** Did the behavior that just ran fail? Only asked when the request carries its feedback. */
-export function behaviorFailed(observation: Observation, feedback: BehaviorFeedback | undefined): boolean {
+export function behaviorFailed(
+  observation: Observation,
+  feedback: BehaviorFeedback | undefined
+): boolean {
   if (!feedback) {
     return false;
   }
@@ -130,7 +172,10 @@ export function behaviorFailed(observation: Observation, feedback: BehaviorFeedb
 }
 
 /** A short description of a variable's kernel summary for the focus text. */
-export function describeVariable(observation: Observation, name: string): string {
+export function describeVariable(
+  observation: Observation,
+  name: string
+): string {
   const value = variablesOf(observation)[name];
   if (value === undefined) {
     return 'not present';

@@ -30,8 +30,21 @@ import {
   TASK_VARIABLES,
   variablesOf
 } from './observe';
-import { emptyStepMemory, INotebookSession, IStepMemory, SessionStore, stepMemory } from './session';
-import { baseName, exploratorySteps, IStepPlan, stageOf, STEPS, workflowTemplate } from './workflow';
+import {
+  emptyStepMemory,
+  INotebookSession,
+  IStepMemory,
+  SessionStore,
+  stepMemory
+} from './session';
+import {
+  baseName,
+  exploratorySteps,
+  IStepPlan,
+  stageOf,
+  STEPS,
+  workflowTemplate
+} from './workflow';
 
 export type ActionInput = z.input<typeof ActionSchema>;
 export type PlanningAnswer = z.input<typeof PlanningResponseSchema>;
@@ -73,17 +86,38 @@ export class ReferencePlanner {
       session.steps.set(stepId, emptyStepMemory());
     }
     const memory = stepMemory(session, stepId);
+    if (!memory.planned && position.iteration > 0) {
+      // Mid-step without memory (the planner restarted, the client resumed): the behaviors before
+      // the one just reported count as failed attempts, made in the usual order.
+      const earlier = feedback ? position.iteration - 1 : position.iteration;
+      memory.failedBehaviors = Array.from(
+        { length: earlier },
+        (_, i) => `iteration_${i + 1}`
+      );
+      memory.tried = (APPROACHES[step.id] ?? [])
+        .slice(0, position.iteration)
+        .map(a => a.id);
+    }
+    memory.planned = true;
     const failed = behaviorFailed(observation, feedback);
     const error = failed
-      ? (lastErrorIn(effectTexts(observation, 'current')) ?? 'the last action reported an error')
+      ? (lastErrorIn(effectTexts(observation, 'current')) ??
+        'the last action reported an error')
       : null;
     if (feedback && !failed) {
       this._rememberOutputs(session, memory, step, observation);
     }
-    if (feedback && failed) {
+    if (feedback) {
       memory.lastError = error;
     }
-    let decision = this._decide(observation, session, step, memory, failed, position);
+    let decision = this._decide(
+      observation,
+      session,
+      step,
+      memory,
+      failed,
+      position
+    );
     if (
       feedback &&
       (decision.kind === 'attempt' || decision.kind === 'give_up') &&
@@ -91,15 +125,23 @@ export class ReferencePlanner {
       !(memory.published && step.id === FINDINGS_STEP)
     ) {
       const behaviorId =
-        feedback.behavior_id ?? observation.location.current?.behavior_id ?? `iteration_${position.iteration}`;
+        feedback.behavior_id ??
+        observation.location.current?.behavior_id ??
+        `iteration_${position.iteration}`;
       if (!memory.failedBehaviors.includes(behaviorId)) {
         memory.failedBehaviors.push(behaviorId);
-        decision = this._decide(observation, session, step, memory, failed, position);
+        decision = this._decide(
+          observation,
+          session,
+          step,
+          memory,
+          failed,
+          position
+        );
       }
     }
-    memory.planned = true;
     memory.next = decision;
-    return this._answer(observation, session, decision, position, !feedback);
+    return this._answer(observation, decision, position, !feedback);
   }
 
   generate(request: GeneratingRequest, notebookId: string): ActionInput[] {
@@ -113,7 +155,9 @@ export class ReferencePlanner {
     }
     const memory = stepMemory(session, stepId);
     const decision =
-      memory.planned && memory.next ? memory.next : this._decide(observation, session, step, memory, false, position);
+      memory.planned && memory.next
+        ? memory.next
+        : this._decide(observation, session, step, memory, false, position);
     return this._actions(observation, session, memory, decision, position);
   }
 
@@ -128,17 +172,35 @@ export class ReferencePlanner {
     if (memory.gaveUp || skippedSteps(observation).includes(step.id)) {
       return { kind: 'given_up', step };
     }
-    const produced = step.expectedOutputs.every(name => hasVariable(observation, name));
-    if (produced && !failed) {
-      if (step.id === FINDINGS_STEP && !memory.published) {
-        return { kind: 'publish', step };
-      }
+    const produced = step.expectedOutputs.every(name =>
+      hasVariable(observation, name)
+    );
+    // The findings step is done only once the report is also a Markdown cell; without the printed
+    // text (e.g. a kernel kept from an earlier run) the report is built again, which prints it.
+    const report =
+      step.id === FINDINGS_STEP
+        ? (memory.report ?? findReport(effectTexts(observation, 'all')))
+        : null;
+    if (
+      produced &&
+      !failed &&
+      (step.id !== FINDINGS_STEP || memory.published)
+    ) {
       return { kind: 'achieved', step };
     }
-    const failures = memory.planned ? memory.failedBehaviors.length : Math.max(0, position.iteration - 1);
+    if (produced && !failed && report !== null) {
+      return { kind: 'publish', step };
+    }
+    const failures = memory.planned
+      ? memory.failedBehaviors.length
+      : Math.max(0, position.iteration - 1);
     const approaches = APPROACHES[step.id] ?? [];
-    const tried = memory.planned ? memory.tried : approaches.slice(0, failures).map(a => a.id);
-    const error = memory.lastError ?? (failures > 0 ? lastErrorIn(effectTexts(observation, 'all')) : null);
+    const tried = memory.planned
+      ? memory.tried
+      : approaches.slice(0, failures).map(a => a.id);
+    const error =
+      memory.lastError ??
+      (failures > 0 ? lastErrorIn(effectTexts(observation, 'all')) : null);
     if (!dataPathOf(observation) && !hasVariable(observation, 'df')) {
       return {
         kind: 'give_up',
@@ -153,7 +215,8 @@ export class ReferencePlanner {
       return {
         kind: 'give_up',
         step,
-        reason: 'The task does not name a target column, so there is nothing to relate the columns to.',
+        reason:
+          'The task does not name a target column, so there is nothing to relate the columns to.',
         error: null,
         tried
       };
@@ -164,25 +227,55 @@ export class ReferencePlanner {
       return {
         kind: 'give_up',
         step,
-        reason: `${failures} attempt${failures === 1 ? '' : 's'} failed; every approach I know for this step has been tried.`,
+        reason: approach
+          ? `${failures} attempts failed, the limit for one step.`
+          : `${failures} attempt${failures === 1 ? '' : 's'} failed and every approach I know for this step has been tried.`,
         error,
         tried
       };
     }
     const rebuild = this._rebuildPlan(observation, session, step);
-    const frame = hasVariable(observation, 'df_clean') || rebuild.includes('impute') ? 'df_clean' : 'df';
+    if (
+      rebuild.length &&
+      (session.steps.get(FIRST_STEP)?.gaveUp ||
+        skippedSteps(observation).includes(FIRST_STEP))
+    ) {
+      return {
+        kind: 'give_up',
+        step,
+        reason:
+          'It needs the data as `df`, which the load step could not produce.',
+        error: null,
+        tried
+      };
+    }
+    const frame =
+      hasVariable(observation, 'df_clean') || rebuild.includes('impute')
+        ? 'df_clean'
+        : 'df';
     return { kind: 'attempt', step, failures, approach, error, rebuild, frame };
   }
 
   /** Inputs a step reads that the kernel no longer has (e.g. the kernel was restarted and the run resumed). */
-  private _rebuildPlan(observation: Observation, session: INotebookSession, step: IStepPlan): Array<'load' | 'impute'> {
-    const needsFrame = step.inputs.includes('df') || step.inputs.includes('frame');
-    if (!needsFrame || hasVariable(observation, 'df') || hasVariable(observation, 'df_clean')) {
+  private _rebuildPlan(
+    observation: Observation,
+    session: INotebookSession,
+    step: IStepPlan
+  ): Array<'load' | 'impute'> {
+    const needsFrame =
+      step.inputs.includes('df') || step.inputs.includes('frame');
+    if (
+      !needsFrame ||
+      hasVariable(observation, 'df') ||
+      hasVariable(observation, 'df_clean')
+    ) {
       return [];
     }
     const impute = session.steps.get('impute_missing');
     const afterCleaning = step.inputs.includes('frame');
-    return afterCleaning && !impute?.gaveUp && !skippedSteps(observation).includes('impute_missing')
+    return afterCleaning &&
+      !impute?.gaveUp &&
+      !skippedSteps(observation).includes('impute_missing')
       ? ['load', 'impute']
       : ['load'];
   }
@@ -204,19 +297,26 @@ export class ReferencePlanner {
 
   private _answer(
     observation: Observation,
-    session: INotebookSession,
     decision: Decision,
     position: IPosition,
     stepStart: boolean
   ): PlanningAnswer {
-    const runStart = position.stepId === null || (decision.kind !== 'unknown_step' && isRunStart(decision, position, stepStart));
+    const runStart =
+      position.stepId === null ||
+      (decision.kind !== 'unknown_step' &&
+        isRunStart(decision, position, stepStart));
     const variables: Record<string, unknown> = {};
     const target = targetOf(observation);
     if (runStart && target) {
       variables.target_column = target;
     }
     const workflowUpdate = runStart
-      ? { workflowTemplate: workflowTemplate(taskOf(observation), dataPathOf(observation)) }
+      ? {
+          workflowTemplate: workflowTemplate(
+            taskOf(observation),
+            dataPathOf(observation)
+          )
+        }
       : undefined;
     switch (decision.kind) {
       case 'unknown_step':
@@ -245,18 +345,31 @@ export class ReferencePlanner {
           }
         };
       case 'give_up': {
-        const skipped = [...new Set([...skippedSteps(observation), decision.step.id])];
+        const skipped = [
+          ...new Set([...skippedSteps(observation), decision.step.id])
+        ];
         return {
           targetAchieved: false,
           transition: { continue_behaviors: true, target_achieved: false },
           context_update: {
             variables: { ...variables, [SKIPPED_STEPS_VARIABLE]: skipped },
             ...(workflowUpdate ? { workflow_update: workflowUpdate } : {}),
-            progress_update: { level: 'behaviors', focus: giveUpFocus(observation, decision) }
+            progress_update: {
+              level: 'behaviors',
+              focus: giveUpFocus(observation, decision)
+            }
           },
           context_filter: {
-            variables_to_include: existing(observation, [...TASK_VARIABLES, ...DATA_PATH_VARIABLES]),
-            effects_config: { include_current: true, current_limit: 3, include_history: true, history_limit: 3 },
+            variables_to_include: existing(observation, [
+              ...TASK_VARIABLES,
+              ...DATA_PATH_VARIABLES
+            ]),
+            effects_config: {
+              include_current: true,
+              current_limit: 3,
+              include_history: true,
+              history_limit: 3
+            },
             focus_to_include: ['behaviors', 'steps'],
             outputs_tracking: { expected_variables: [] }
           }
@@ -284,8 +397,16 @@ export class ReferencePlanner {
             }
           },
           context_filter: {
-            variables_to_include: existing(observation, ['findings_report', ...TASK_VARIABLES]),
-            effects_config: { include_current: true, current_limit: 3, include_history: true, history_limit: 5 },
+            variables_to_include: existing(observation, [
+              'findings_report',
+              ...TASK_VARIABLES
+            ]),
+            effects_config: {
+              include_current: true,
+              current_limit: 3,
+              include_history: true,
+              history_limit: 5
+            },
             focus_to_include: ['behaviors'],
             outputs_tracking: { expected_variables: ['findings_report'] }
           }
@@ -299,7 +420,7 @@ export class ReferencePlanner {
             ...(workflowUpdate ? { workflow_update: workflowUpdate } : {}),
             progress_update: {
               level: decision.failures === 0 ? 'steps' : 'behaviors',
-              focus: attemptFocus(observation, session, decision, this._maxTries)
+              focus: attemptFocus(observation, decision, this._maxTries)
             }
           },
           context_filter: attemptFilter(observation, decision)
@@ -329,7 +450,12 @@ export class ReferencePlanner {
       case 'given_up':
       case 'give_up':
         memory.gaveUp = true;
-        return giveUpActions(observation, decision.kind === 'give_up' ? decision : null, decision.step, memory);
+        return giveUpActions(
+          decision.kind === 'give_up' ? decision : null,
+          decision.step,
+          memory,
+          position.iteration <= 1
+        );
       case 'publish':
         memory.published = true;
         return publishActions(observation, memory, decision.step);
@@ -345,8 +471,17 @@ export class ReferencePlanner {
   private readonly _sessions: SessionStore;
 }
 
-function isRunStart(decision: Decision, position: IPosition, stepStart: boolean): boolean {
-  return stepStart && position.iteration === 0 && 'step' in decision && decision.step.id === FIRST_STEP;
+function isRunStart(
+  decision: Decision,
+  position: IPosition,
+  stepStart: boolean
+): boolean {
+  return (
+    stepStart &&
+    position.iteration === 0 &&
+    'step' in decision &&
+    decision.step.id === FIRST_STEP
+  );
 }
 
 function code(name: string): string {
@@ -355,17 +490,25 @@ function code(name: string): string {
 
 function skippedSteps(observation: Observation): string[] {
   const value = variablesOf(observation)[SKIPPED_STEPS_VARIABLE];
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  return Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === 'string')
+    : [];
 }
 
 function existing(observation: Observation, names: string[]): string[] {
   return [...new Set(names)].filter(name => hasVariable(observation, name));
 }
 
-function chooseApproach(approaches: IApproach[], tried: string[], error: string | null): IApproach | undefined {
+function chooseApproach(
+  approaches: IApproach[],
+  tried: string[],
+  error: string | null
+): IApproach | undefined {
   const untried = approaches.filter(a => !tried.includes(a.id));
   if (error) {
-    const fitting = untried.find(a => a.addresses.some(pattern => pattern.test(error)));
+    const fitting = untried.find(a =>
+      a.addresses.some(pattern => pattern.test(error))
+    );
     if (fitting) {
       return fitting;
     }
@@ -393,7 +536,10 @@ function codeContext(observation: Observation, frame: string): ICodeContext {
 }
 
 /** A target is used once the load step's output shows the column, or when nothing says otherwise. */
-function targetConfirmed(observation: Observation, session: INotebookSession): string | null {
+function targetConfirmed(
+  observation: Observation,
+  session: INotebookSession
+): string | null {
   const target = targetOf(observation);
   if (!target) {
     return null;
@@ -411,10 +557,16 @@ function notebookTitle(observation: Observation): string {
     return title.length > 100 ? `${title.slice(0, 97)}...` : title;
   }
   const path = dataPathOf(observation);
-  return path ? `Exploratory analysis of ${baseName(path)}` : 'Exploratory data analysis';
+  return path
+    ? `Exploratory analysis of ${baseName(path)}`
+    : 'Exploratory data analysis';
 }
 
-function stateLines(observation: Observation, step: IStepPlan, frame: string | null): string[] {
+function stateLines(
+  observation: Observation,
+  step: IStepPlan,
+  frame: string | null
+): string[] {
   const lines: string[] = [];
   const task = taskOf(observation);
   if (task) {
@@ -422,7 +574,9 @@ function stateLines(observation: Observation, step: IStepPlan, frame: string | n
   }
   const path = dataPathOf(observation);
   lines.push(path ? `- Data file: \`${path}\`` : '- Data file: not given');
-  const inputs = step.inputs.map(name => (name === 'frame' ? (frame ?? 'df') : name));
+  const inputs = step.inputs.map(name =>
+    name === 'frame' ? (frame ?? 'df') : name
+  );
   for (const name of [...new Set(inputs)]) {
     lines.push(`- ${code(name)}: ${describeVariable(observation, name)}`);
   }
@@ -435,22 +589,27 @@ function stateLines(observation: Observation, step: IStepPlan, frame: string | n
 
 function attemptFocus(
   observation: Observation,
-  session: INotebookSession,
   decision: Extract<Decision, { kind: 'attempt' }>,
   maxTries: number
 ): string {
   const { step, failures, approach, error, rebuild, frame } = decision;
   const limit = Math.min(maxTries, (APPROACHES[step.id] ?? []).length);
   const heading =
-    failures === 0 ? `## Step: ${step.name}` : `## Step: ${step.name}, attempt ${failures + 1} of ${limit}`;
+    failures === 0
+      ? `## Step: ${step.name}`
+      : `## Step: ${step.name}, attempt ${failures + 1} of ${limit}`;
   const state = stateLines(observation, step, frame);
   if (rebuild.length) {
-    state.push(`- The kernel lacks the inputs of this step; they are rebuilt first (${rebuild.join(', ')}).`);
+    state.push(
+      `- The kernel lacks the inputs of this step; they are rebuilt first (${rebuild.join(', ')}).`
+    );
   }
   if (error) {
     state.push(`- The previous attempt failed with: \`${error}\``);
   }
-  const targets = step.expectedOutputs.map(name => `- ${code(name)}: ${step.outputNotes[name] ?? ''}`);
+  const targets = step.expectedOutputs.map(
+    name => `- ${code(name)}: ${step.outputNotes[name] ?? ''}`
+  );
   return [
     heading,
     '',
@@ -463,7 +622,9 @@ function attemptFocus(
     ...targets,
     '',
     '### Suggested method',
-    failures === 0 ? approach.summary : `A different approach than before: ${approach.summary}`
+    failures === 0
+      ? approach.summary
+      : `A different approach than before: ${approach.summary}`
   ].join('\n');
 }
 
@@ -471,11 +632,16 @@ function achievedFocus(observation: Observation, step: IStepPlan): string {
   return [
     `## Step: ${step.name}: done`,
     '',
-    ...step.expectedOutputs.map(name => `- ${code(name)}: ${describeVariable(observation, name)}`)
+    ...step.expectedOutputs.map(
+      name => `- ${code(name)}: ${describeVariable(observation, name)}`
+    )
   ].join('\n');
 }
 
-function giveUpFocus(observation: Observation, decision: Extract<Decision, { kind: 'give_up' }>): string {
+function giveUpFocus(
+  observation: Observation,
+  decision: Extract<Decision, { kind: 'give_up' }>
+): string {
   return [
     `## Step: ${decision.step.name}: giving up`,
     '',
@@ -487,15 +653,30 @@ function giveUpFocus(observation: Observation, decision: Extract<Decision, { kin
   ].join('\n');
 }
 
-function attemptFilter(observation: Observation, decision: Extract<Decision, { kind: 'attempt' }>): ContextFilterInput {
+function attemptFilter(
+  observation: Observation,
+  decision: Extract<Decision, { kind: 'attempt' }>
+): ContextFilterInput {
   const { step, failures, frame } = decision;
   const named = step.inputs.filter(name => name !== 'frame' && name !== 'df');
-  const include = existing(observation, [...TASK_VARIABLES, ...DATA_PATH_VARIABLES, 'target_column', ...named]);
+  const include = existing(observation, [
+    ...TASK_VARIABLES,
+    ...DATA_PATH_VARIABLES,
+    'target_column',
+    ...named
+  ]);
   const summarize: Record<string, string> = {};
-  const frames = step.inputs.includes('frame') ? [frame] : step.inputs.includes('df') ? ['df'] : [];
+  const frames = step.inputs.includes('frame')
+    ? [frame]
+    : step.inputs.includes('df')
+      ? ['df']
+      : [];
   for (const name of frames) {
     if (hasVariable(observation, name)) {
-      summarize[name] = step.stageId === 'exploratory_analysis' ? 'describe_only' : 'shape_only';
+      summarize[name] =
+        step.stageId === 'exploratory_analysis'
+          ? 'describe_only'
+          : 'shape_only';
     }
   }
   if (step.id === FINDINGS_STEP) {
@@ -513,12 +694,27 @@ function attemptFilter(observation: Observation, decision: Extract<Decision, { k
   const firstOfStage = stageOf(step.stageId)?.steps[0] === step.id;
   return {
     variables_to_include: include,
-    ...(Object.keys(summarize).length ? { variables_to_summarize: summarize } : {}),
+    ...(Object.keys(summarize).length
+      ? { variables_to_summarize: summarize }
+      : {}),
     effects_config:
       failures === 0
-        ? { include_current: true, current_limit: 3, include_history: false, history_limit: 0 }
-        : { include_current: true, current_limit: 5, include_history: true, history_limit: 3 },
-    focus_to_include: failures === 0 && firstOfStage ? ['stages', 'steps', 'behaviors'] : ['behaviors', 'steps'],
+        ? {
+            include_current: true,
+            current_limit: 3,
+            include_history: false,
+            history_limit: 0
+          }
+        : {
+            include_current: true,
+            current_limit: 5,
+            include_history: true,
+            history_limit: 3
+          },
+    focus_to_include:
+      failures === 0 && firstOfStage
+        ? ['stages', 'steps', 'behaviors']
+        : ['behaviors', 'steps'],
     outputs_tracking: { expected_variables: [...step.expectedOutputs] }
   };
 }
@@ -536,22 +732,27 @@ function attemptActions(
   const { step, failures, approach, error, rebuild, frame } = decision;
   const context = codeContext(observation, frame);
   const actions: ActionInput[] = [];
-  const stage = stageOf(step.stageId);
   if (failures === 0) {
     if (step.id === FIRST_STEP) {
-      actions.push({ action: 'update_title', title: notebookTitle(observation) });
+      actions.push({
+        action: 'update_title',
+        title: notebookTitle(observation)
+      });
       // Also carried here so that a client started in generation mode, without a planning answer, gets it.
       actions.push({
         action: 'update_workflow',
         shot_type: 'action',
-        updated_workflow: workflowTemplate(taskOf(observation), dataPathOf(observation))
+        updated_workflow: workflowTemplate(
+          taskOf(observation),
+          dataPathOf(observation)
+        )
       });
     }
-    if (stage && stage.steps[0] === step.id) {
-      actions.push({ action: 'new_chapter', content: stage.name, metadata: { is_chapter: true } });
+    const [chapter, section] = headingActions(step);
+    if (chapter) {
+      actions.push(chapter);
     }
-    const target = targetConfirmed(observation, session);
-    if (step.id === 'distributions' && target) {
+    if (step.id === 'distributions' && targetConfirmed(observation, session)) {
       actions.push({
         action: 'update_stage_steps',
         shot_type: 'action',
@@ -559,7 +760,7 @@ function attemptActions(
         updated_steps: exploratorySteps(true)
       });
     }
-    actions.push({ action: 'new_section', content: step.name, metadata: { is_section: true } });
+    actions.push(section);
     actions.push({
       action: 'is_thinking',
       shot_type: 'dialogue',
@@ -594,25 +795,82 @@ function attemptActions(
     });
   }
   if (rebuild.length) {
-    const parts = [APPROACHES.load_data[0].code(codeContext(observation, 'df'))];
+    const parts = [
+      approachThatWorked(session, FIRST_STEP).code(
+        codeContext(observation, 'df')
+      )
+    ];
     if (rebuild.includes('impute')) {
-      parts.push(APPROACHES.impute_missing[0].code(codeContext(observation, 'df')));
+      parts.push(
+        approachThatWorked(session, 'impute_missing').code(
+          codeContext(observation, 'df')
+        )
+      );
     }
     actions.push({
       action: 'add',
       shot_type: 'dialogue',
       content: `The kernel does not hold the inputs of this step (was it restarted?). Rebuilding ${rebuild.includes('impute') ? '`df` and `df_clean`' : '`df`'} first.`
     });
-    actions.push({ action: 'add', shot_type: 'action', content: parts.join('\n\n'), store_id: `${step.id}.rebuild` });
-    actions.push({ action: 'exec', codecell_id: 'lastAddedCellId', need_output: true });
+    actions.push({
+      action: 'add',
+      shot_type: 'action',
+      content: parts.join('\n\n'),
+      store_id: `${step.id}.rebuild`
+    });
+    actions.push({
+      action: 'exec',
+      codecell_id: 'lastAddedCellId',
+      need_output: true
+    });
   }
   const id = storeId(step, approach);
-  actions.push({ action: 'add', shot_type: 'action', content: approach.code(context), store_id: id });
+  actions.push({
+    action: 'add',
+    shot_type: 'action',
+    content: approach.code(context),
+    store_id: id
+  });
   actions.push({ action: 'exec', codecell_id: id, need_output: true });
   return actions;
 }
 
-function publishActions(observation: Observation, memory: IStepMemory, step: IStepPlan): ActionInput[] {
+/** The approach a completed step succeeded with (its last one), so a rebuild repeats what worked. */
+function approachThatWorked(
+  session: INotebookSession,
+  stepId: string
+): IApproach {
+  const approaches = APPROACHES[stepId];
+  const last = session.steps.get(stepId)?.tried.slice(-1)[0];
+  return approaches.find(a => a.id === last) ?? approaches[0];
+}
+
+/** The step's `###` heading, preceded by its stage's `##` heading when it opens the stage. */
+function headingActions(step: IStepPlan): [ActionInput | null, ActionInput] {
+  const stage = stageOf(step.stageId);
+  const chapter: ActionInput | null =
+    stage && stage.steps[0] === step.id
+      ? {
+          action: 'new_chapter',
+          content: stage.name,
+          metadata: { is_chapter: true }
+        }
+      : null;
+  return [
+    chapter,
+    {
+      action: 'new_section',
+      content: step.name,
+      metadata: { is_section: true }
+    }
+  ];
+}
+
+function publishActions(
+  observation: Observation,
+  memory: IStepMemory,
+  step: IStepPlan
+): ActionInput[] {
   const report = memory.report ?? findReport(effectTexts(observation, 'all'));
   const content =
     report ??
@@ -622,7 +880,8 @@ function publishActions(observation: Observation, memory: IStepMemory, step: ISt
     {
       action: 'add',
       shot_type: 'dialogue',
-      content: 'The analysis is complete. The report above is also available as `findings_report` in the kernel.'
+      content:
+        'The analysis is complete. The report above is also available as `findings_report` in the kernel.'
     },
     { action: 'end_phase', step_id: step.id },
     { action: 'next_event', event_type: 'report_published' }
@@ -630,17 +889,23 @@ function publishActions(observation: Observation, memory: IStepMemory, step: ISt
 }
 
 function giveUpActions(
-  observation: Observation,
   decision: Extract<Decision, { kind: 'give_up' }> | null,
   step: IStepPlan,
-  memory: IStepMemory
+  memory: IStepMemory,
+  firstBehavior: boolean
 ): ActionInput[] {
   const tried = decision?.tried ?? memory.tried;
   const error = decision?.error ?? memory.lastError;
   const approaches = APPROACHES[step.id] ?? [];
-  const triedLines = tried.map(id => `- ${approaches.find(a => a.id === id)?.summary ?? id}`);
+  const triedLines = tried.map(
+    id => `- ${approaches.find(a => a.id === id)?.summary ?? id}`
+  );
   const dependents = Object.values(STEPS)
-    .filter(other => other.id !== step.id && step.expectedOutputs.some(out => other.inputs.includes(out)))
+    .filter(
+      other =>
+        other.id !== step.id &&
+        step.expectedOutputs.some(out => other.inputs.includes(out))
+    )
     .map(other => other.name);
   const content = [
     `**Skipping "${step.name}".** ${decision?.reason ?? 'This step could not be completed.'}`,
@@ -648,10 +913,16 @@ function giveUpActions(
     ...(error ? ['', 'Last error:', '', '```', error, '```'] : []),
     '',
     `${step.expectedOutputs.map(code).join(', ')} will not be available.` +
-      (dependents.length ? ` Later steps that use them (${dependents.join(', ')}) work without them where they can.` : ''),
+      (dependents.length
+        ? ` Later steps that use them (${dependents.join(', ')}) work without them where they can.`
+        : ''),
     'Fix the cause and run the workflow again from this step to retry it.'
   ].join('\n');
+  const headings = firstBehavior
+    ? headingActions(step).filter((a): a is ActionInput => a !== null)
+    : [];
   return [
+    ...headings,
     { action: 'add', shot_type: 'dialogue', content },
     { action: 'end_phase', step_id: step.id }
   ];

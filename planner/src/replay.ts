@@ -24,7 +24,13 @@ const TraceRecordSchema: z.ZodType<TraceRecord> = z.discriminatedUnion('kind', [
     body: z.unknown().optional(),
     stream: z.boolean().optional()
   }),
-  z.object({ kind: z.literal('line'), seq: z.number(), t: z.number(), endpoint: z.string(), line: z.string() }),
+  z.object({
+    kind: z.literal('line'),
+    seq: z.number(),
+    t: z.number(),
+    endpoint: z.string(),
+    line: z.string()
+  }),
   z.object({
     kind: z.literal('end'),
     seq: z.number(),
@@ -40,14 +46,24 @@ export interface IRecordedExchange {
   seq: number;
   endpoint: Endpoint;
   requestT: number;
-  response: { t: number; status: number; body?: unknown; stream?: boolean } | null;
+  response: {
+    t: number;
+    status: number;
+    body?: unknown;
+    stream?: boolean;
+  } | null;
   lines: Array<{ t: number; line: string }>;
   end: { t: number; error?: string } | null;
 }
 
 /** `/generate`, `http://host/generating` and `generating` all name the same endpoint. */
 export function endpointOf(text: string): Endpoint | null {
-  const last = text.replace(/[?#].*$/, '').replace(/\/+$/, '').split('/').pop() ?? '';
+  const last =
+    text
+      .replace(/[?#].*$/, '')
+      .replace(/\/+$/, '')
+      .split('/')
+      .pop() ?? '';
   if (last === 'planning') {
     return 'planning';
   }
@@ -57,7 +73,10 @@ export function endpointOf(text: string): Endpoint | null {
   return null;
 }
 
-export function parseTrace(text: string, source = 'trace'): IRecordedExchange[] {
+export function parseTrace(
+  text: string,
+  source = 'trace'
+): IRecordedExchange[] {
   const bySeq = new Map<number, IRecordedExchange>();
   const lines = text.split('\n');
   lines.forEach((raw, index) => {
@@ -73,7 +92,9 @@ export function parseTrace(text: string, source = 'trace'): IRecordedExchange[] 
     }
     const parsed = TraceRecordSchema.safeParse(json);
     if (!parsed.success) {
-      throw new Error(`${where}: not a trace record (${parsed.error.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')})`);
+      throw new Error(
+        `${where}: not a trace record (${parsed.error.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')})`
+      );
     }
     const record = parsed.data;
     if (record.kind === 'request') {
@@ -81,7 +102,14 @@ export function parseTrace(text: string, source = 'trace'): IRecordedExchange[] 
       if (!endpoint) {
         throw new Error(`${where}: unknown endpoint "${record.endpoint}"`);
       }
-      bySeq.set(record.seq, { seq: record.seq, endpoint, requestT: record.t, response: null, lines: [], end: null });
+      bySeq.set(record.seq, {
+        seq: record.seq,
+        endpoint,
+        requestT: record.t,
+        response: null,
+        lines: [],
+        end: null
+      });
       return;
     }
     const exchange = bySeq.get(record.seq);
@@ -90,11 +118,19 @@ export function parseTrace(text: string, source = 'trace'): IRecordedExchange[] 
       return;
     }
     if (record.kind === 'response') {
-      exchange.response = { t: record.t, status: record.status, body: record.body, stream: record.stream };
+      exchange.response = {
+        t: record.t,
+        status: record.status,
+        body: record.body,
+        stream: record.stream
+      };
     } else if (record.kind === 'line') {
       exchange.lines.push({ t: record.t, line: record.line });
     } else {
-      exchange.end = { t: record.t, ...(record.error !== undefined ? { error: record.error } : {}) };
+      exchange.end = {
+        t: record.t,
+        ...(record.error !== undefined ? { error: record.error } : {})
+      };
     }
   });
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
@@ -119,7 +155,10 @@ export class ReplayScript {
   answer(endpoint: Endpoint): IAnswer {
     const exchange = this._exchanges[this._next];
     if (!exchange) {
-      return errorAnswer(410, `replay finished: all ${this._exchanges.length} recorded requests have been answered`);
+      return errorAnswer(
+        410,
+        `replay finished: all ${this._exchanges.length} recorded requests have been answered`
+      );
     }
     if (exchange.endpoint !== endpoint) {
       return errorAnswer(
@@ -139,7 +178,14 @@ export class ReplayScript {
     const response = exchange.response;
     if (!response) {
       // The recorded request got no answer at all (network error, timeout): neither does this one.
-      return { status: 0, headers: {}, firstByteDelayMs: 0, chunks: [], ending: 'abort', kind: 'none' };
+      return {
+        status: 0,
+        headers: {},
+        firstByteDelayMs: 0,
+        chunks: [],
+        ending: 'abort',
+        kind: 'none'
+      };
     }
     const firstByteDelayMs = this._scale(response.t - exchange.requestT);
     let answer: IAnswer;

@@ -6,7 +6,10 @@
 import { createServer, IncomingMessage, ServerResponse } from 'http';
 import type { AddressInfo, Socket } from 'net';
 
-import { normalizeGeneratingRequest, normalizePlanningRequest } from '../../src/protocol';
+import {
+  normalizeGeneratingRequest,
+  normalizePlanningRequest
+} from '../../src/protocol';
 import {
   actionLine,
   applyFaults,
@@ -70,7 +73,8 @@ const ROUTES: Record<string, { name: RouteName; methods: string[] }> = {
 
 const CORS_HEADERS = {
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
-  'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, X-Notebook-Id',
+  'Access-Control-Allow-Headers':
+    'Authorization, Content-Type, Accept, X-Notebook-Id',
   'Access-Control-Expose-Headers': 'Retry-After',
   'Access-Control-Max-Age': '600'
 };
@@ -87,7 +91,12 @@ class BodyError extends Error {
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit * DRAIN_FACTOR) {
-    return Promise.reject(new BodyError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+    return Promise.reject(
+      new BodyError(
+        413,
+        `request body of ${declared} bytes exceeds the limit of ${limit} bytes`
+      )
+    );
   }
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
@@ -102,7 +111,12 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     });
     req.on('end', () => {
       if (size > limit) {
-        reject(new BodyError(413, `request body of ${size} bytes exceeds the limit of ${limit} bytes`));
+        reject(
+          new BodyError(
+            413,
+            `request body of ${size} bytes exceeds the limit of ${limit} bytes`
+          )
+        );
       } else {
         resolve(Buffer.concat(parts));
       }
@@ -119,10 +133,18 @@ export function notebookIdOf(req: IncomingMessage, body: unknown): string {
     return fromHeader.trim();
   }
   const record = (value: unknown): Record<string, unknown> =>
-    typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   const top = record(body);
   const notebook = record(record(record(top.observation).context).notebook);
-  for (const candidate of [top.notebook_id, top.notebookId, notebook.id, notebook.notebook_id, notebook.path]) {
+  for (const candidate of [
+    top.notebook_id,
+    top.notebookId,
+    notebook.id,
+    notebook.notebook_id,
+    notebook.path
+  ]) {
     if (typeof candidate === 'string' && candidate.trim()) {
       return candidate.trim();
     }
@@ -136,29 +158,46 @@ function bearerOk(req: IncomingMessage, token: string): boolean {
   return match !== null && match[1] === token;
 }
 
-export function startPlannerServer(options: IPlannerServerOptions = {}): Promise<IRunningPlannerServer> {
+export function startPlannerServer(
+  options: IPlannerServerOptions = {}
+): Promise<IRunningPlannerServer> {
   const host = options.host ?? DEFAULT_HOST;
   const token = options.token || null;
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const lineDelay = options.lineDelayMs ?? DEFAULT_LINE_DELAY_MS;
   const replay = options.replay ?? null;
-  const planner = new ReferencePlanner({ maxTries: options.maxTries, sessions: new SessionStore() });
+  const planner = new ReferencePlanner({
+    maxTries: options.maxTries,
+    sessions: new SessionStore()
+  });
   const schedule = new FaultSchedule(options.faults ?? []);
-  const log = options.log === undefined ? (line: string) => console.log(line) : options.log;
+  const log =
+    options.log === undefined
+      ? (line: string) => console.log(line)
+      : options.log;
   const sockets = new Set<Socket>();
 
-  async function answerApi(route: Endpoint, req: IncomingMessage): Promise<IAnswer> {
+  async function answerApi(
+    route: Endpoint,
+    req: IncomingMessage
+  ): Promise<IAnswer> {
     if (token && !bearerOk(req, token)) {
-      return errorAnswer(401, 'missing or wrong bearer token (send Authorization: Bearer <token>)', {
-        'WWW-Authenticate': 'Bearer'
-      });
+      return errorAnswer(
+        401,
+        'missing or wrong bearer token (send Authorization: Bearer <token>)',
+        {
+          'WWW-Authenticate': 'Bearer'
+        }
+      );
     }
     let raw: Buffer;
     try {
       raw = await readBody(req, maxBody);
     } catch (error) {
       if (error instanceof BodyError) {
-        return errorAnswer(error.status, error.message, { Connection: 'close' });
+        return errorAnswer(error.status, error.message, {
+          Connection: 'close'
+        });
       }
       throw error;
     }
@@ -166,7 +205,14 @@ export function startPlannerServer(options: IPlannerServerOptions = {}): Promise
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch (error) {
-      return errorAnswer(400, `request body is not valid JSON: ${(error as Error).message}`);
+      return errorAnswer(
+        400,
+        `request body is not valid JSON: ${(error as Error).message}`
+      );
+    }
+    if (typeof body === 'object' && body !== null && !('observation' in body)) {
+      // The shared normalizer words this case as "got undefined undefined"; say it plainly.
+      return errorAnswer(400, 'observation: missing (expected an object)');
     }
     const notebookId = notebookIdOf(req, body);
     if (route === 'planning') {
@@ -179,7 +225,9 @@ export function startPlannerServer(options: IPlannerServerOptions = {}): Promise
       if (failed) {
         return failed;
       }
-      const answer = replay ? replay.answer(route) : jsonAnswer(200, planner.plan(parsed.request, notebookId));
+      const answer = replay
+        ? replay.answer(route)
+        : jsonAnswer(200, planner.plan(parsed.request, notebookId));
       return applyFaults(answer, faults);
     }
     const parsed = normalizeGeneratingRequest(body);
@@ -206,26 +254,48 @@ export function startPlannerServer(options: IPlannerServerOptions = {}): Promise
     return applyFaults(answer, faults);
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<IAnswer> {
-    const path = new URL(req.url ?? '/', 'http://planner').pathname.replace(/(.)\/+$/, '$1');
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse
+  ): Promise<IAnswer> {
+    const path = new URL(req.url ?? '/', 'http://planner').pathname.replace(
+      /(.)\/+$/,
+      '$1'
+    );
     const method = req.method ?? 'GET';
     if (method === 'OPTIONS') {
-      return { status: 204, headers: {}, firstByteDelayMs: 0, chunks: [], ending: 'end', kind: 'none' };
+      return {
+        status: 204,
+        headers: {},
+        firstByteDelayMs: 0,
+        chunks: [],
+        ending: 'end',
+        kind: 'none'
+      };
     }
     const route = ROUTES[path];
     if (!route) {
-      return errorAnswer(404, `no such endpoint: ${path} (try POST /planning, POST /generating, GET /health)`);
+      return errorAnswer(
+        404,
+        `no such endpoint: ${path} (try POST /planning, POST /generating, GET /health)`
+      );
     }
     if (!route.methods.includes(method)) {
-      return errorAnswer(405, `${method} is not allowed on ${path}; use ${route.methods.join(' or ')}`, {
-        Allow: [...route.methods, 'OPTIONS'].join(', ')
-      });
+      return errorAnswer(
+        405,
+        `${method} is not allowed on ${path}; use ${route.methods.join(' or ')}`,
+        {
+          Allow: [...route.methods, 'OPTIONS'].join(', ')
+        }
+      );
     }
     if (route.name === 'health') {
       return jsonAnswer(200, {
         status: 'ok',
         mode: replay ? 'replay' : 'planner',
-        ...(replay ? { replay: { total: replay.total, remaining: replay.remaining } } : {}),
+        ...(replay
+          ? { replay: { total: replay.total, remaining: replay.remaining } }
+          : {}),
         faults_pending: schedule.pending.map(f => f.name)
       });
     }
@@ -243,7 +313,9 @@ export function startPlannerServer(options: IPlannerServerOptions = {}): Promise
     let status = 0;
     res.on('close', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const outcome = res.writableFinished ? String(status) : `${status || '-'} (closed early)`;
+      const outcome = res.writableFinished
+        ? String(status)
+        : `${status || '-'} (closed early)`;
       log?.(`${req.method} ${req.url} ${outcome} ${ms.toFixed(0)}ms`);
     });
     handle(req, res)
@@ -255,7 +327,10 @@ export function startPlannerServer(options: IPlannerServerOptions = {}): Promise
         status = 500;
         const message = error instanceof Error ? error.message : String(error);
         if (!res.headersSent) {
-          return writeAnswer(res, errorAnswer(500, `planner error: ${message}`));
+          return writeAnswer(
+            res,
+            errorAnswer(500, `planner error: ${message}`)
+          );
         }
         res.destroy();
       });

@@ -28,7 +28,6 @@ export interface INotebookSession {
   steps: Map<string, IStepMemory>;
   /** The data file's column listing, once the load step printed it. */
   loadOutput: string | null;
-  lastSeen: number;
 }
 
 export function emptyStepMemory(): IStepMemory {
@@ -53,9 +52,12 @@ export class SessionStore {
       // Re-insert so the Map's order is least recently used first.
       this._sessions.delete(notebookId);
     } else {
-      session = { id: notebookId, steps: new Map(), loadOutput: null, lastSeen: 0 };
+      session = {
+        id: notebookId,
+        steps: new Map(),
+        loadOutput: null
+      };
     }
-    session.lastSeen = ++this._clock;
     this._sessions.set(notebookId, session);
     while (this._sessions.size > this._limit) {
       const oldest = this._sessions.keys().next().value;
@@ -67,15 +69,13 @@ export class SessionStore {
     return session;
   }
 
-  get size(): number {
-    return this._sessions.size;
-  }
-
   private _sessions = new Map<string, INotebookSession>();
-  private _clock = 0;
 }
 
-export function stepMemory(session: INotebookSession, stepId: string): IStepMemory {
+export function stepMemory(
+  session: INotebookSession,
+  stepId: string
+): IStepMemory {
   let memory = session.steps.get(stepId);
   if (!memory) {
     memory = emptyStepMemory();

@@ -5,7 +5,10 @@
  */
 import type { z } from 'zod';
 
-import type { WorkflowStepSchema, WorkflowTemplateSchema } from '../../src/protocol';
+import type {
+  WorkflowStepSchema,
+  WorkflowTemplateSchema
+} from '../../src/protocol';
 
 export type StepInput = z.input<typeof WorkflowStepSchema>;
 export type TemplateInput = z.input<typeof WorkflowTemplateSchema>;
@@ -71,7 +74,8 @@ export const STEPS: Record<string, IStepPlan> = {
     expectedOutputs: ['numeric_summary'],
     inputs: ['frame'],
     outputNotes: {
-      numeric_summary: 'DataFrame of count/mean/std/quantiles/skew per numeric column'
+      numeric_summary:
+        'DataFrame of count/mean/std/quantiles/skew per numeric column'
     }
   },
   correlations: {
@@ -91,8 +95,10 @@ export const STEPS: Record<string, IStepPlan> = {
     expectedOutputs: ['target_correlations', 'category_effects'],
     inputs: ['frame'],
     outputNotes: {
-      target_correlations: 'Series: correlation of each numeric column with the target, strongest first',
-      category_effects: 'Series: spread of the target mean across the levels of each categorical column'
+      target_correlations:
+        'Series: correlation of each numeric column with the target, strongest first',
+      category_effects:
+        'Series: spread of the target mean across the levels of each categorical column'
     }
   },
   findings_report: {
@@ -101,7 +107,15 @@ export const STEPS: Record<string, IStepPlan> = {
     name: 'Report the findings',
     goal: 'Write the findings as Markdown, both as the variable `findings_report` and as a notebook cell.',
     expectedOutputs: ['findings_report'],
-    inputs: ['frame', 'missing_summary', 'imputation_log', 'numeric_summary', 'correlations', 'target_correlations', 'category_effects'],
+    inputs: [
+      'frame',
+      'missing_summary',
+      'imputation_log',
+      'numeric_summary',
+      'correlations',
+      'target_correlations',
+      'category_effects'
+    ],
     outputNotes: { findings_report: 'the findings as a Markdown string' }
   }
 };
@@ -133,14 +147,9 @@ export const STAGES: IStagePlan[] = [
   }
 ];
 
-/** The ordered step ids of the whole workflow, with the target step when the task names a target. */
-export function stepOrder(withTarget: boolean): string[] {
-  return STAGES.flatMap(stage =>
-    stage.id === 'exploratory_analysis' && withTarget ? [...stage.steps, 'target_drivers'] : stage.steps
-  );
-}
-
-export function stageOf(stageId: string | null | undefined): IStagePlan | undefined {
+export function stageOf(
+  stageId: string | null | undefined
+): IStagePlan | undefined {
   return STAGES.find(stage => stage.id === stageId);
 }
 
@@ -164,10 +173,15 @@ export function exploratorySteps(withTarget: boolean): StepInput[] {
   return ids.map(id => stepTemplate(STEPS[id]));
 }
 
-export function workflowTemplate(task: string, dataPath: string | null): TemplateInput {
+export function workflowTemplate(
+  task: string,
+  dataPath: string | null
+): TemplateInput {
   const subject = dataPath ? baseName(dataPath) : 'the data';
   return {
-    name: task ? `Exploratory analysis: ${task}` : `Exploratory analysis of ${subject}`,
+    name: task
+      ? `Exploratory analysis: ${task}`
+      : `Exploratory analysis of ${subject}`,
     stages: STAGES.map(stage => {
       const steps = stage.steps.map(id => stepTemplate(STEPS[id]));
       return {

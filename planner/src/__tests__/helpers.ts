@@ -17,7 +17,9 @@ export interface IObservationOptions {
 }
 
 /** A request body as a client would send it, with the task and data file in the variables. */
-export function requestBody(options: IObservationOptions = {}): PlanningRequestInput {
+export function requestBody(
+  options: IObservationOptions = {}
+): PlanningRequestInput {
   const iteration = options.iteration ?? 0;
   const body: PlanningRequestInput = {
     observation: {
@@ -25,7 +27,9 @@ export function requestBody(options: IObservationOptions = {}): PlanningRequestI
         current: {
           stage_id: options.stageId ?? null,
           step_id: options.stepId ?? null,
-          behavior_id: iteration ? `behavior_${String(iteration).padStart(3, '0')}` : null,
+          behavior_id: iteration
+            ? `behavior_${String(iteration).padStart(3, '0')}`
+            : null,
           behavior_iteration: iteration
         }
       },
@@ -35,7 +39,10 @@ export function requestBody(options: IObservationOptions = {}): PlanningRequestI
           csv_file_path: DATA_PATH,
           ...(options.variables ?? {})
         },
-        effects: { current: options.effects ?? [], history: options.history ?? [] }
+        effects: {
+          current: options.effects ?? [],
+          history: options.history ?? []
+        }
       }
     },
     options: { stream: options.stream ?? false }
@@ -90,7 +97,15 @@ export function rawRequest(
       settled = true;
       clearTimeout(idle);
       const body = Buffer.concat(chunks);
-      resolve({ status, headers, chunks, headersAfterMs, outcome, body, text: body.toString('utf8') });
+      resolve({
+        status,
+        headers,
+        chunks,
+        headersAfterMs,
+        outcome,
+        body,
+        text: body.toString('utf8')
+      });
     };
     const armIdle = (): void => {
       if (options.idleMs) {
@@ -106,7 +121,9 @@ export function rawRequest(
       {
         method: options.method ?? 'POST',
         headers: {
-          ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+          ...(options.body !== undefined
+            ? { 'Content-Type': 'application/json' }
+            : {}),
           ...(options.headers ?? {})
         }
       },
@@ -126,7 +143,9 @@ export function rawRequest(
         res.on('close', () => finish(res.complete ? 'end' : 'error'));
       }
     );
-    req.on('error', error => (settled ? undefined : status ? finish('error') : reject(error)));
+    req.on('error', error =>
+      settled ? undefined : status ? finish('error') : reject(error)
+    );
     if (options.body !== undefined) {
       req.write(options.body);
     }
@@ -134,7 +153,11 @@ export function rawRequest(
   });
 }
 
-export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<IRawResponse> {
+export function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {}
+): Promise<IRawResponse> {
   return rawRequest(url, { body: JSON.stringify(body), headers });
 }
 

@@ -5,18 +5,41 @@ import {
   PlannerClient
 } from '../../../src/protocol';
 import { parseFault } from '../faults';
-import { IPlannerServerOptions, IRunningPlannerServer, startPlannerServer } from '../server';
-import { actionsOf, deferred, linesOf, postJson, rawRequest, requestBody } from './helpers';
+import {
+  IPlannerServerOptions,
+  IRunningPlannerServer,
+  startPlannerServer
+} from '../server';
+import {
+  actionsOf,
+  deferred,
+  linesOf,
+  postJson,
+  rawRequest,
+  requestBody
+} from './helpers';
 
-const LOAD_STEP = { stageId: 'data_loading', stepId: 'load_data', iteration: 1, stream: true };
+const LOAD_STEP = {
+  stageId: 'data_loading',
+  stepId: 'load_data',
+  iteration: 1,
+  stream: true
+};
 
 describe('planner HTTP service', () => {
   let server: IRunningPlannerServer;
   let logLines: string[];
 
-  async function start(options: IPlannerServerOptions = {}): Promise<IRunningPlannerServer> {
+  async function start(
+    options: IPlannerServerOptions = {}
+  ): Promise<IRunningPlannerServer> {
     logLines = [];
-    server = await startPlannerServer({ port: 0, lineDelayMs: 0, log: line => logLines.push(line), ...options });
+    server = await startPlannerServer({
+      port: 0,
+      lineDelayMs: 0,
+      log: line => logLines.push(line),
+      ...options
+    });
     return server;
   }
 
@@ -34,7 +57,10 @@ describe('planner HTTP service', () => {
     });
 
     it('answers 404 for an unknown path and 405 for a wrong method', async () => {
-      const missing = await fetch(`${server.url}/nowhere`, { method: 'POST', body: '{}' });
+      const missing = await fetch(`${server.url}/nowhere`, {
+        method: 'POST',
+        body: '{}'
+      });
       expect(missing.status).toBe(404);
       expect((await missing.json()).error).toMatch(/\/nowhere/);
 
@@ -44,23 +70,48 @@ describe('planner HTTP service', () => {
     });
 
     it('answers 400 naming the field for a body that does not match the schema', async () => {
-      const notJson = await fetch(`${server.url}/planning`, { method: 'POST', body: '{"observation":' });
+      const notJson = await fetch(`${server.url}/planning`, {
+        method: 'POST',
+        body: '{"observation":'
+      });
       expect(notJson.status).toBe(400);
       expect((await notJson.json()).error).toMatch(/not valid JSON/);
 
-      const noLocation = await postJson(`${server.url}/planning`, { observation: { context: {} } });
-      expect(noLocation.status).toBe(400);
-      expect(JSON.parse(noLocation.text).error).toMatch(/observation\.location/);
+      const empty = await postJson(`${server.url}/planning`, {});
+      expect(empty.status).toBe(400);
+      expect(JSON.parse(empty.text).error).toBe(
+        'observation: missing (expected an object)'
+      );
 
-      const badFeedback = requestBody({ stepId: 'load_data', iteration: 1, feedback: 'success' });
-      (badFeedback.behavior_feedback as Record<string, unknown>).actions_executed = 'five';
+      const noLocation = await postJson(`${server.url}/planning`, {
+        observation: { context: {} }
+      });
+      expect(noLocation.status).toBe(400);
+      expect(JSON.parse(noLocation.text).error).toMatch(
+        /observation\.location/
+      );
+
+      const badFeedback = requestBody({
+        stepId: 'load_data',
+        iteration: 1,
+        feedback: 'success'
+      });
+      (
+        badFeedback.behavior_feedback as Record<string, unknown>
+      ).actions_executed = 'five';
       const res = await postJson(`${server.url}/planning`, badFeedback);
       expect(res.status).toBe(400);
-      expect(JSON.parse(res.text).error).toMatch(/behavior_feedback\.actions_executed/);
+      expect(JSON.parse(res.text).error).toMatch(
+        /behavior_feedback\.actions_executed/
+      );
 
-      const badGenerating = await postJson(`${server.url}/generating`, { observation: { location: 'here' } });
+      const badGenerating = await postJson(`${server.url}/generating`, {
+        observation: { location: 'here' }
+      });
       expect(badGenerating.status).toBe(400);
-      expect(JSON.parse(badGenerating.text).error).toMatch(/observation\.location/);
+      expect(JSON.parse(badGenerating.text).error).toMatch(
+        /observation\.location/
+      );
     });
 
     it('logs one line per request with method, path, status and time', async () => {
@@ -85,14 +136,24 @@ describe('planner HTTP service', () => {
         }
       });
       expect(preflight.status).toBe(204);
-      expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:8888');
-      expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
-      const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase();
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(
+        'http://localhost:8888'
+      );
+      expect(preflight.headers.get('access-control-allow-methods')).toContain(
+        'POST'
+      );
+      const allowed = (
+        preflight.headers.get('access-control-allow-headers') ?? ''
+      ).toLowerCase();
       expect(allowed).toContain('authorization');
       expect(allowed).toContain('content-type');
 
-      const denied = await fetch(`${server.url}/health`, { headers: { Origin: 'http://localhost:8888' } });
-      expect(denied.headers.get('access-control-allow-origin')).toBe('http://localhost:8888');
+      const denied = await fetch(`${server.url}/health`, {
+        headers: { Origin: 'http://localhost:8888' }
+      });
+      expect(denied.headers.get('access-control-allow-origin')).toBe(
+        'http://localhost:8888'
+      );
     });
 
     it('requires the bearer token when one is set', async () => {
@@ -100,9 +161,13 @@ describe('planner HTTP service', () => {
       const missing = await postJson(`${server.url}/planning`, requestBody());
       expect(missing.status).toBe(401);
       expect(missing.headers['www-authenticate']).toBe('Bearer');
-      const wrong = await postJson(`${server.url}/planning`, requestBody(), { Authorization: 'Bearer nope' });
+      const wrong = await postJson(`${server.url}/planning`, requestBody(), {
+        Authorization: 'Bearer nope'
+      });
       expect(wrong.status).toBe(401);
-      const right = await postJson(`${server.url}/planning`, requestBody(), { Authorization: 'Bearer secret' });
+      const right = await postJson(`${server.url}/planning`, requestBody(), {
+        Authorization: 'Bearer secret'
+      });
       expect(right.status).toBe(200);
     });
 
@@ -128,7 +193,10 @@ describe('planner HTTP service', () => {
     });
 
     it('streams /generating as NDJSON, one valid {"action": ...} per line', async () => {
-      const res = await postJson(`${server.url}/generating`, requestBody(LOAD_STEP));
+      const res = await postJson(
+        `${server.url}/generating`,
+        requestBody(LOAD_STEP)
+      );
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
       const lines = linesOf(res.text);
@@ -141,11 +209,17 @@ describe('planner HTTP service', () => {
     });
 
     it('answers {"actions": [...]} when stream is false, and under /generate too', async () => {
-      const batch = await postJson(`${server.url}/generating`, requestBody({ ...LOAD_STEP, stream: false }));
+      const batch = await postJson(
+        `${server.url}/generating`,
+        requestBody({ ...LOAD_STEP, stream: false })
+      );
       expect(batch.headers['content-type']).toMatch(/application\/json/);
       const { actions } = JSON.parse(batch.text) as { actions: unknown[] };
       expect(actions.length).toBeGreaterThan(3);
-      const alias = await postJson(`${server.url}/generate`, requestBody({ ...LOAD_STEP, stream: false }));
+      const alias = await postJson(
+        `${server.url}/generate`,
+        requestBody({ ...LOAD_STEP, stream: false })
+      );
       expect(alias.status).toBe(200);
       expect(JSON.parse(alias.text)).toEqual({ actions });
     });
@@ -184,9 +258,15 @@ describe('planner HTTP service', () => {
   });
 
   describe('faults on the wire', () => {
-    async function generatingWith(fault: string, extra: IPlannerServerOptions = {}) {
+    async function generatingWith(
+      fault: string,
+      extra: IPlannerServerOptions = {}
+    ) {
       await start({ faults: [parseFault(fault)], ...extra });
-      return rawRequest(`${server.url}/generating`, { body: JSON.stringify(requestBody(LOAD_STEP)), idleMs: 500 });
+      return rawRequest(`${server.url}/generating`, {
+        body: JSON.stringify(requestBody(LOAD_STEP)),
+        idleMs: 500
+      });
     }
 
     it('malformed-line: one line is not JSON, the others are', async () => {
@@ -244,26 +324,36 @@ describe('planner HTTP service', () => {
     it('oversized-action: one action of about 2 MB', async () => {
       const res = await generatingWith('oversized-action');
       const actions = actionsOf(res.text);
-      const big = actions.filter(a => typeof a.content === 'string' && (a.content as string).length >= 2 * 1024 * 1024);
+      const big = actions.filter(
+        a =>
+          typeof a.content === 'string' &&
+          (a.content as string).length >= 2 * 1024 * 1024
+      );
       expect(big).toHaveLength(1);
     });
 
     it('unknown-action: an action type the protocol does not define', async () => {
       const actions = actionsOf((await generatingWith('unknown-action')).text);
-      const unknown = actions.filter(a => a.action === 'bcc_fault_unknown_action');
+      const unknown = actions.filter(
+        a => a.action === 'bcc_fault_unknown_action'
+      );
       expect(unknown).toHaveLength(1);
       expect(normalizeAction(unknown[0]).ok).toBe(true);
     });
 
     it('missing-field: an exec without its required codecell_id', async () => {
       const actions = actionsOf((await generatingWith('missing-field')).text);
-      const broken = actions.filter(a => a.action === 'exec' && !('codecell_id' in a));
+      const broken = actions.filter(
+        a => a.action === 'exec' && !('codecell_id' in a)
+      );
       expect(broken).toHaveLength(1);
       expect(normalizeAction(broken[0]).ok).toBe(false);
     });
 
     it('http-500 and http-429 with Retry-After, on the Nth request only', async () => {
-      await start({ faults: [parseFault('http-500@2'), parseFault('http-429=7@3')] });
+      await start({
+        faults: [parseFault('http-500@2'), parseFault('http-429=7@3')]
+      });
       const statuses: number[] = [];
       let retryAfter: unknown;
       for (let i = 0; i < 4; i++) {
@@ -288,13 +378,21 @@ describe('planner HTTP service', () => {
 
     it('a stream fault on a non-streamed answer breaks the JSON body', async () => {
       await start({ faults: [parseFault('truncated-line')] });
-      const res = await postJson(`${server.url}/generating`, requestBody({ ...LOAD_STEP, stream: false }));
+      const res = await postJson(
+        `${server.url}/generating`,
+        requestBody({ ...LOAD_STEP, stream: false })
+      );
       expect(() => JSON.parse(res.text)).toThrow();
     });
 
     it('the shared PlannerClient reads a split character intact and reports the unknown action', async () => {
-      await start({ faults: [parseFault('split-utf8'), parseFault('unknown-action')] });
-      const client = new PlannerClient({ baseUrl: server.url, logger: { warn: () => undefined } });
+      await start({
+        faults: [parseFault('split-utf8'), parseFault('unknown-action')]
+      });
+      const client = new PlannerClient({
+        baseUrl: server.url,
+        logger: { warn: () => undefined }
+      });
       const texts: string[] = [];
       const types: string[] = [];
       for await (const event of client.generating(requestBody(LOAD_STEP))) {
@@ -306,7 +404,9 @@ describe('planner HTTP service', () => {
           }
         }
       }
-      expect(texts.some(text => text.includes('Données chargées — ✓'))).toBe(true);
+      expect(texts.some(text => text.includes('Données chargées — ✓'))).toBe(
+        true
+      );
       expect(types).toContain('bcc_fault_unknown_action');
       expect(types).toContain('exec');
     });
@@ -314,9 +414,22 @@ describe('planner HTTP service', () => {
 
   describe('fault specs', () => {
     it('parses NAME[=VALUE][@[ENDPOINT:]N] and rejects unknown names', () => {
-      expect(parseFault('http-429=3@2')).toEqual({ name: 'http-429', value: 3, scope: 'any', nth: 2 });
-      expect(parseFault('reset')).toEqual({ name: 'reset', scope: 'generating', nth: null });
-      expect(parseFault('malformed-line@planning:4')).toEqual({ name: 'malformed-line', scope: 'planning', nth: 4 });
+      expect(parseFault('http-429=3@2')).toEqual({
+        name: 'http-429',
+        value: 3,
+        scope: 'any',
+        nth: 2
+      });
+      expect(parseFault('reset')).toEqual({
+        name: 'reset',
+        scope: 'generating',
+        nth: null
+      });
+      expect(parseFault('malformed-line@planning:4')).toEqual({
+        name: 'malformed-line',
+        scope: 'planning',
+        nth: 4
+      });
       expect(() => parseFault('explode')).toThrow(/unknown fault/);
       expect(() => parseFault('reset@0')).toThrow(/counts from 1/);
     });
