@@ -210,10 +210,6 @@ export function startPlannerServer(
         `request body is not valid JSON: ${(error as Error).message}`
       );
     }
-    if (typeof body === 'object' && body !== null && !('observation' in body)) {
-      // The shared normalizer words this case as "got undefined undefined"; say it plainly.
-      return errorAnswer(400, 'observation: missing (expected an object)');
-    }
     const notebookId = notebookIdOf(req, body);
     if (route === 'planning') {
       const parsed = normalizePlanningRequest(body);

@@ -81,6 +81,9 @@ export function describeValue(value: unknown): string {
   if (value === null) {
     return 'null';
   }
+  if (value === undefined) {
+    return 'nothing (the field is missing)';
+  }
   if (Array.isArray(value)) {
     return 'an array';
   }

@@ -80,7 +80,7 @@ describe('planner HTTP service', () => {
       const empty = await postJson(`${server.url}/planning`, {});
       expect(empty.status).toBe(400);
       expect(JSON.parse(empty.text).error).toBe(
-        'observation: missing (expected an object)'
+        'observation: expected an object, got nothing (the field is missing)'
       );
 
       const noLocation = await postJson(`${server.url}/planning`, {
