@@ -1,6 +1,20 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { commandsPlugin } from './plugins/commands';
+import { notificationsPlugin } from './plugins/notifications';
+import { actionsPlugin, modelsPlugin, runnersPlugin } from './plugins/runners';
 import { sidebarPlugin } from './plugins/sidebar';
+import { statusbarPlugin } from './plugins/statusbar';
 
-const plugins: JupyterFrontEndPlugin<unknown>[] = [sidebarPlugin];
+export * from './tokens';
+
+const plugins: JupyterFrontEndPlugin<unknown>[] = [
+  actionsPlugin,
+  runnersPlugin,
+  modelsPlugin,
+  sidebarPlugin,
+  commandsPlugin,
+  statusbarPlugin,
+  notificationsPlugin
+];
 
 export default plugins;

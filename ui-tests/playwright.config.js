@@ -1,10 +1,20 @@
 /**
  * Galata drives a real JupyterLab (started below as Playwright's webServer) in Debian's Chromium.
- * No browser is downloaded: the executable is the system one.
+ * No browser is downloaded: the executable is the system one. The reference planner runs beside it:
+ * one instance as it is, one that fails its first /generating request (HTTP 500) and one that streams
+ * slowly, so that pause and step can be seen while a stream is still going.
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+const { PLANNERS } = require('./planners');
 
 const LAB_PORT = Number(process.env.BCC_LAB_PORT || 8888);
+
+const planner = ({ port, flags }) => ({
+  command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
+  url: `http://127.0.0.1:${port}/health`,
+  timeout: 30 * 1000,
+  reuseExistingServer: false
+});
 
 module.exports = {
   ...baseConfig,
@@ -42,6 +52,7 @@ module.exports = {
       url: `http://localhost:${LAB_PORT}/lab`,
       timeout: 120 * 1000,
       reuseExistingServer: !process.env.CI
-    }
+    },
+    ...Object.values(PLANNERS).map(planner)
   ]
 };

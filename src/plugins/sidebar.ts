@@ -4,28 +4,42 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { CommandIDs, PluginIDs, TRANSLATION_DOMAIN } from '../tokens';
+import {
+  CommandIDs,
+  IRunModelRegistry,
+  PluginIDs,
+  TRANSLATION_DOMAIN
+} from '../tokens';
 import { bccIcon } from '../ui/icons';
+import { CurrentRun } from '../ui/model';
 import { WorkflowSidebar } from '../ui/sidebar';
 
-/** Registers the workflow sidebar in the right area and the command that opens it. */
+/** The workflow sidebar in the right area, bound to the active notebook, and the command that opens it. */
 export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
-  id: PluginIDs.plugin,
+  id: PluginIDs.sidebar,
   description: 'The Notebook-BCC workflow sidebar.',
   autoStart: true,
-  requires: [ISettingRegistry],
+  requires: [INotebookTracker, IRunModelRegistry, IRenderMimeRegistry],
   optional: [ICommandPalette, ILayoutRestorer, ITranslator],
   activate: (
     app: JupyterFrontEnd,
-    settingRegistry: ISettingRegistry,
+    tracker: INotebookTracker,
+    models: IRunModelRegistry,
+    rendermime: IRenderMimeRegistry,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
     translator: ITranslator | null
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
-    const sidebar = new WorkflowSidebar(translator ?? undefined);
+    const sidebar = new WorkflowSidebar({
+      current: new CurrentRun(tracker, models),
+      commands: app.commands,
+      rendermime,
+      translator: translator ?? undefined
+    });
     app.shell.add(sidebar, 'right', { rank: 900 });
     restorer?.add(sidebar, sidebar.id);
 
@@ -38,10 +52,6 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     palette?.addItem({
       command: CommandIDs.open,
       category: trans.__('Notebook-BCC')
-    });
-
-    void settingRegistry.load(PluginIDs.plugin).catch(reason => {
-      console.error('Notebook-BCC: failed to load settings.', reason);
     });
   }
 };

@@ -1,0 +1,82 @@
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { Notification } from '@jupyterlab/apputils';
+import { PathExt } from '@jupyterlab/coreutils';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import type { IRunFinished } from '../engine/types';
+import {
+  CommandIDs,
+  IRunnerEntry,
+  IWorkflowRunnerRegistry,
+  PluginIDs,
+  TRANSLATION_DOMAIN
+} from '../tokens';
+
+/** A notification when a run completes, fails or reaches its step limit (not for every step). */
+export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
+  id: PluginIDs.notifications,
+  description: 'Notifications of finished workflow runs.',
+  autoStart: true,
+  requires: [IWorkflowRunnerRegistry],
+  optional: [ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    runners: IWorkflowRunnerRegistry,
+    translator: ITranslator | null
+  ) => {
+    const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    const showPanel = {
+      label: trans.__('Show'),
+      caption: trans.__('Open the workflow panel'),
+      callback: () => {
+        void app.commands.execute(CommandIDs.open);
+      }
+    };
+    const watch = ({ panel, runner }: IRunnerEntry) => {
+      runner.finished.connect((_, finished: IRunFinished) => {
+        const name = PathExt.basename(panel.context.localPath);
+        switch (finished.reason) {
+          case 'completed':
+            Notification.success(trans.__('Workflow completed in %1', name), {
+              autoClose: 5000,
+              actions: [showPanel]
+            });
+            break;
+          case 'error':
+            Notification.error(
+              trans.__('Workflow failed in %1: %2', name, finished.message),
+              {
+                autoClose: false,
+                actions: [
+                  {
+                    label: trans.__('Retry'),
+                    caption: trans.__('Send the failed request again'),
+                    displayType: 'accent',
+                    callback: () => {
+                      void app.commands.execute(CommandIDs.retry, {
+                        notebook: panel.id
+                      });
+                    }
+                  },
+                  showPanel
+                ]
+              }
+            );
+            break;
+          case 'max_steps':
+            Notification.warning(
+              trans.__('Workflow paused in %1: %2', name, finished.message),
+              { autoClose: 8000, actions: [showPanel] }
+            );
+            break;
+          default:
+            break;
+        }
+      });
+    };
+    runners.runnerAdded.connect((_, entry) => watch(entry));
+    runners.entries().forEach(watch);
+  }
+};

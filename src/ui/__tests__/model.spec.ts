@@ -1,0 +1,190 @@
+import { Signal } from '@lumino/signaling';
+import type { IEffectsState } from '../../engine/effects';
+import type { IFsmTransition } from '../../engine/fsm';
+import { ActionRegistry } from '../../engine/registry';
+import type { ISavedRunState } from '../../engine/runner';
+import { DEFAULT_SETTINGS } from '../../engine/settings';
+import { RunTrace } from '../../engine/trace';
+import type {
+  IRunError,
+  IRunFinished,
+  IRunSnapshot,
+  IRunWarning,
+  IWorkflowRunner
+} from '../../engine/types';
+import { ISavedRunSource, RunModel } from '../model';
+import { progressInImputeStep, runningSnapshot, snapshot } from './snapshots';
+
+/** The signals and state of a runner, driven by the test. */
+class FakeRunner {
+  stateChanged = new Signal<IWorkflowRunner, IFsmTransition>(this as never);
+  progressChanged = new Signal<IWorkflowRunner, IRunSnapshot>(this as never);
+  effectsChanged = new Signal<IWorkflowRunner, IEffectsState>(this as never);
+  warning = new Signal<IWorkflowRunner, IRunWarning>(this as never);
+  errorOccurred = new Signal<IWorkflowRunner, IRunError>(this as never);
+  cellAdded = new Signal<IWorkflowRunner, never>(this as never);
+  actionApplied = new Signal<IWorkflowRunner, never>(this as never);
+  finished = new Signal<IWorkflowRunner, IRunFinished>(this as never);
+  snapshot: IRunSnapshot = snapshot();
+  isRunning = false;
+  registry = new ActionRegistry();
+  trace = new RunTrace();
+  effects: IEffectsState = { current: [], history: [] };
+
+  asRunner(): IWorkflowRunner {
+    return this as unknown as IWorkflowRunner;
+  }
+
+  /** The runner reports a new snapshot. */
+  progress(next: IRunSnapshot): void {
+    this.snapshot = next;
+    this.isRunning = next.running;
+    this.progressChanged.emit(next);
+  }
+}
+
+class FakeSaved implements ISavedRunSource {
+  value: unknown = undefined;
+  changed = new Signal<unknown, void>(this);
+  read(): unknown {
+    return this.value;
+  }
+}
+
+function savedRun(): ISavedRunState {
+  return {
+    format: 'notebook-bcc-run',
+    version: 1,
+    savedAt: '2024-01-01T00:00:06.000Z',
+    task: 'What drives prices?',
+    dataFiles: ['housing.csv'],
+    phase: 'plan',
+    pendingFeedback: null,
+    openBehavior: null,
+    endStepRequested: false,
+    fsm: {
+      state: 'PAUSED',
+      returnTo: 'BEHAVIOR_COMPLETED',
+      history: [
+        {
+          event: 'PAUSE',
+          from: 'BEHAVIOR_COMPLETED',
+          to: 'PAUSED',
+          timestamp: '2024-01-01T00:00:06.000Z'
+        }
+      ]
+    },
+    progress: progressInImputeStep(),
+    effects: { current: ['newest effect'], history: ['older effect'] },
+    contextVariables: {},
+    kernelVariables: {},
+    cells: { storeIds: {}, lastAddedCellId: null } as never,
+    filter: null,
+    legacy: {},
+    timings: runningSnapshot().timings,
+    stepMode: false
+  };
+}
+
+function setup() {
+  const runner = new FakeRunner();
+  const saved = new FakeSaved();
+  const model = new RunModel({
+    runner: runner.asRunner(),
+    saved,
+    settings: () => DEFAULT_SETTINGS
+  });
+  let changes = 0;
+  model.changed.connect(() => changes++);
+  return { runner, saved, model, changes: () => changes };
+}
+
+describe('RunModel', () => {
+  it('knows nothing of a notebook without a run', () => {
+    const { model } = setup();
+    expect(model.source).toBe('none');
+    expect(model.tree).toEqual([]);
+    expect(model.availability.run).toBe(true);
+    expect(model.availability.resume).toBe(false);
+  });
+
+  it('shows where a saved run stands and offers to resume it', () => {
+    const { saved, model, changes } = setup();
+    saved.value = savedRun();
+    saved.changed.emit();
+    expect(changes()).toBe(1);
+    expect(model.source).toBe('saved');
+    expect(model.snapshot.task).toBe('What drives prices?');
+    expect(model.snapshot.step.name).toBe('Handle missing values');
+    expect(model.snapshot.running).toBe(false);
+    expect(model.availability).toMatchObject({ run: true, resume: true });
+    expect(model.canResumeSaved).toBe(true);
+    const stages = model.tree;
+    expect(stages.map(s => s.status)).toEqual([
+      'completed',
+      'current',
+      'remaining'
+    ]);
+    expect(stages[1].steps[1].focus).toBe(
+      'Impute the *numeric* columns with the median.'
+    );
+    expect(model.effects).toEqual(['newest effect', 'older effect']);
+  });
+
+  it('ignores metadata that is not a saved run', () => {
+    const { saved, model } = setup();
+    saved.value = { something: 'else' };
+    saved.changed.emit();
+    expect(model.source).toBe('none');
+  });
+
+  it('follows the live run once the runner reports', () => {
+    const { runner, saved, model, changes } = setup();
+    saved.value = savedRun();
+    saved.changed.emit();
+    runner.progress(runningSnapshot());
+    expect(model.source).toBe('live');
+    expect(model.snapshot.running).toBe(true);
+    expect(model.availability).toMatchObject({ pause: true, run: false });
+    expect(changes()).toBe(2);
+    // The saved progress (same run) still gives goals and focus.
+    expect(model.tree[1].steps[1].goal).toBe('Fill the gaps.');
+    expect(model.outputs).toEqual([
+      { name: 'missing_summary', status: 'produced' },
+      { name: 'df_clean', status: 'in_progress' }
+    ]);
+  });
+
+  it('keeps warnings newest first, and how the run ended', () => {
+    const { runner, model } = setup();
+    runner.warning.emit({ message: 'first', source: 'planner' });
+    runner.warning.emit({ message: 'second', source: 'action' });
+    expect(model.warnings.map(w => w.message)).toEqual(['second', 'first']);
+    runner.finished.emit({ reason: 'max_steps', message: 'limit' });
+    expect(model.finished?.reason).toBe('max_steps');
+    runner.stateChanged.emit({
+      event: 'START_WORKFLOW',
+      from: 'IDLE',
+      to: 'STAGE_RUNNING',
+      timestamp: '2024-01-01T00:00:00.000Z'
+    });
+    expect(model.finished).toBeNull();
+  });
+
+  it('shows the effects newest first', () => {
+    const { runner, model } = setup();
+    runner.progress(runningSnapshot());
+    runner.effectsChanged.emit({
+      current: ['c1', 'c2'],
+      history: ['h1', 'h2']
+    });
+    expect(model.effects).toEqual(['c2', 'c1', 'h2', 'h1']);
+  });
+
+  it('stops listening once disposed', () => {
+    const { runner, model, changes } = setup();
+    model.dispose();
+    runner.progress(runningSnapshot());
+    expect(changes()).toBe(0);
+  });
+});

@@ -1,0 +1,343 @@
+import { WORKFLOW_STATES } from '../../engine/fsm';
+import { RunTrace } from '../../engine/trace';
+import {
+  buildTree,
+  commandAvailability,
+  CompletedItems,
+  describeRun,
+  focusFromTrace,
+  formatDuration,
+  trackOutputs
+} from '../present';
+import {
+  progressInImputeStep,
+  progressInMissingStep,
+  runningSnapshot,
+  snapshot,
+  trans
+} from './snapshots';
+
+describe('describeRun: the state in plain words', () => {
+  it('says a run that never started is not started', () => {
+    expect(describeRun(snapshot(), trans)).toBe('Not started');
+  });
+
+  it('names the behavior and the step while an action runs', () => {
+    expect(describeRun(runningSnapshot(), trans)).toBe(
+      'Running behavior 3 of step Handle missing values'
+    );
+  });
+
+  it('says the same between two actions of a behavior', () => {
+    for (const state of ['BEHAVIOR_RUNNING', 'ACTION_COMPLETED'] as const) {
+      expect(describeRun(runningSnapshot({ state }), trans)).toBe(
+        'Running behavior 3 of step Handle missing values'
+      );
+    }
+  });
+
+  it('waits for the planner between behaviors and steps', () => {
+    for (const state of [
+      'STAGE_RUNNING',
+      'STEP_RUNNING',
+      'BEHAVIOR_COMPLETED',
+      'STEP_COMPLETED',
+      'STAGE_COMPLETED'
+    ] as const) {
+      expect(describeRun(runningSnapshot({ state }), trans)).toBe(
+        'Waiting for the planner…'
+      );
+    }
+  });
+
+  it('tells pauses apart: step mode, the user, an action', () => {
+    const paused = (pauseReason: string) =>
+      describeRun(
+        runningSnapshot({ state: 'PAUSED', paused: true, pauseReason }),
+        trans
+      );
+    expect(paused('Step mode: paused after one behavior')).toBe(
+      'Paused (step mode)'
+    );
+    expect(paused('Paused by the user')).toBe('Paused');
+    expect(paused('The kernel restarted')).toBe('Paused: The kernel restarted');
+  });
+
+  it('says a pause is coming at the next action boundary', () => {
+    expect(
+      describeRun(
+        runningSnapshot({ pausing: true, pauseReason: 'Paused by the user' }),
+        trans
+      )
+    ).toBe('Pausing after the current action…');
+  });
+
+  it('asks for approval in interactive mode once a behavior is received', () => {
+    const waiting = runningSnapshot({
+      state: 'BEHAVIOR_RUNNING',
+      bufferedActions: 4
+    });
+    expect(describeRun(waiting, trans, { awaitingApproval: true })).toBe(
+      'Waiting for your approval of behavior 3'
+    );
+  });
+
+  it('names the pending updates', () => {
+    expect(
+      describeRun(runningSnapshot({ state: 'WORKFLOW_UPDATE_PENDING' }), trans)
+    ).toBe('Waiting for you to confirm a workflow update');
+    expect(
+      describeRun(runningSnapshot({ state: 'STEP_UPDATE_PENDING' }), trans)
+    ).toBe('Updating the steps of stage Data cleaning');
+  });
+
+  it('says completed and shows errors with their message', () => {
+    expect(
+      describeRun(
+        runningSnapshot({ state: 'WORKFLOW_COMPLETED', running: false }),
+        trans
+      )
+    ).toBe('Completed');
+    expect(
+      describeRun(
+        runningSnapshot({
+          state: 'ERROR',
+          running: false,
+          error: {
+            message: '/generating failed: HTTP 500',
+            endpoint: 'generating',
+            retryable: true
+          }
+        }),
+        trans
+      )
+    ).toBe('Error: the planner could not generate the next actions');
+  });
+
+  it('says where a stopped run stands, and why it stopped at the step limit', () => {
+    const stopped = runningSnapshot({ state: 'IDLE', running: false });
+    expect(describeRun(stopped, trans)).toBe(
+      'Stopped at step Handle missing values'
+    );
+    expect(
+      describeRun({ ...stopped, behaviorsRun: 5 }, trans, {
+        finished: { reason: 'max_steps', message: '' }
+      })
+    ).toBe('Stopped after 5 behaviors (maximum execution steps)');
+  });
+
+  it('has words for every state, running or not', () => {
+    for (const state of WORKFLOW_STATES) {
+      for (const running of [true, false]) {
+        const text = describeRun(runningSnapshot({ state, running }), trans);
+        expect(text.length).toBeGreaterThan(3);
+        expect(text).not.toContain('%');
+      }
+    }
+  });
+});
+
+describe('commandAvailability', () => {
+  it('offers only Run before a run', () => {
+    expect(commandAvailability(snapshot())).toEqual({
+      run: true,
+      pause: false,
+      resume: false,
+      step: false,
+      stop: false,
+      retry: false
+    });
+  });
+
+  it('offers Pause, Step and Stop while running, Resume while paused', () => {
+    const running = commandAvailability(runningSnapshot());
+    expect(running).toMatchObject({
+      run: false,
+      pause: true,
+      resume: false,
+      step: true,
+      stop: true
+    });
+    const paused = commandAvailability(
+      runningSnapshot({ state: 'PAUSED', paused: true })
+    );
+    expect(paused).toMatchObject({ pause: false, resume: true, step: true });
+  });
+
+  it('offers Retry after a retryable error and Resume after a stop', () => {
+    const failed = runningSnapshot({
+      state: 'ERROR',
+      running: false,
+      error: { message: 'x', endpoint: 'generating', retryable: true }
+    });
+    expect(commandAvailability(failed)).toMatchObject({
+      retry: true,
+      resume: false,
+      stop: true,
+      run: true
+    });
+    const stopped = runningSnapshot({ state: 'IDLE', running: false });
+    expect(commandAvailability(stopped)).toMatchObject({
+      resume: true,
+      retry: false,
+      stop: false
+    });
+  });
+
+  it('offers nothing without a notebook', () => {
+    expect(Object.values(commandAvailability(null))).not.toContain(true);
+  });
+});
+
+describe('buildTree: stages > steps > behaviors', () => {
+  const completed = new CompletedItems();
+  completed.observe(progressInMissingStep());
+  const progress = progressInImputeStep();
+  completed.observe(progress);
+  const tree = buildTree(runningSnapshot(), progress, completed);
+
+  it('tells a running behavior from one a stopped run left unfinished', () => {
+    const current = tree[1].steps[1].behaviors[2];
+    expect(current.running).toBe(true);
+    const stopped = buildTree(
+      runningSnapshot({ state: 'IDLE', running: false }),
+      progress,
+      completed
+    );
+    expect(stopped[1].steps[1].behaviors[2]).toMatchObject({
+      status: 'current',
+      running: false
+    });
+  });
+
+  it('marks stages and steps completed, current or remaining, with their goals', () => {
+    expect(tree.map(s => [s.id, s.status, s.goal])).toEqual([
+      ['loading', 'completed', 'Get the data in.'],
+      ['cleaning', 'current', 'Clean it.'],
+      ['findings', 'remaining', null]
+    ]);
+    expect(tree[1].steps.map(s => [s.id, s.status, s.goal])).toEqual([
+      ['missing', 'completed', 'Count the gaps.'],
+      ['impute', 'current', 'Fill the gaps.']
+    ]);
+    expect(tree[2].steps[0].status).toBe('remaining');
+  });
+
+  it('gives the focus text of the current stage and step only', () => {
+    expect(tree[1].focus).toBe('Clean **carefully**.');
+    expect(tree[1].steps[1].focus).toBe(
+      'Impute the *numeric* columns with the median.'
+    );
+    expect(tree[0].focus).toBeNull();
+    expect(tree[1].steps[0].focus).toBeNull();
+  });
+
+  it('keeps the completed behaviors of earlier steps with goal, outputs and time', () => {
+    const [behavior] = tree[1].steps[0].behaviors;
+    expect(behavior).toMatchObject({
+      id: 'behavior_001',
+      iteration: 1,
+      status: 'completed',
+      goal: 'Count the missing values per column',
+      produced: ['missing_summary'],
+      durationMs: 2500
+    });
+  });
+
+  it('lists the current step behaviors in order, the running one current with its goal', () => {
+    const behaviors = tree[1].steps[1].behaviors;
+    expect(behaviors.map(b => [b.iteration, b.status])).toEqual([
+      [1, 'completed'],
+      [2, 'completed'],
+      [3, 'current']
+    ]);
+    expect(behaviors[0].goal).toBe('Try the median');
+    expect(behaviors[2].goal).toBe('Try the mode for categories');
+    expect(behaviors[2].durationMs).toBeNull();
+  });
+
+  it('records what completed stages and steps produced', () => {
+    expect(tree[0].produced).toEqual(['df']);
+    expect(tree[1].steps[0].produced).toEqual(['missing_summary']);
+  });
+
+  it('lists the latest artifact of each variable the behaviors seen produced', () => {
+    expect(completed.artifacts().map(a => a.artifact_id)).toEqual([
+      'missing_summary@behavior_001'
+    ]);
+  });
+
+  it('is empty before a template is known', () => {
+    expect(buildTree(snapshot(), null, new CompletedItems())).toEqual([]);
+  });
+});
+
+describe('trackOutputs', () => {
+  it('marks each expected variable produced, in progress or missing', () => {
+    expect(trackOutputs(runningSnapshot())).toEqual([
+      { name: 'missing_summary', status: 'produced' },
+      { name: 'df_clean', status: 'in_progress' }
+    ]);
+    const later = runningSnapshot();
+    later.outputs.steps.expected.push('imputation_log');
+    expect(trackOutputs(later)).toContainEqual({
+      name: 'imputation_log',
+      status: 'missing'
+    });
+  });
+});
+
+describe('formatDuration', () => {
+  it('reads like a person would say it', () => {
+    expect(formatDuration(420, trans)).toBe('420 ms');
+    expect(formatDuration(2500, trans)).toBe('2.5 s');
+    expect(formatDuration(75000, trans)).toBe('1 min 15 s');
+  });
+});
+
+describe('focusFromTrace', () => {
+  const at = (stage: string, step: string) => ({
+    observation: { location: { current: { stage_id: stage, step_id: step } } }
+  });
+  const answer = (level: string, focus: string) => ({
+    targetAchieved: false,
+    context_update: { progress_update: { level, focus } }
+  });
+
+  function trace(): RunTrace {
+    const recorded = new RunTrace({ now: () => 0 });
+    let seq = recorded.request('/planning', at('cleaning', 'missing'));
+    recorded.response(seq, '/planning', 200, {
+      body: answer('stages', 'Clean **carefully**.')
+    });
+    seq = recorded.request('/planning', at('cleaning', 'missing'));
+    recorded.response(seq, '/planning', 200, {
+      body: answer('steps', 'Count the gaps per column.')
+    });
+    seq = recorded.request('/generating', at('cleaning', 'missing'));
+    recorded.response(seq, '/generating', 200, { stream: true });
+    seq = recorded.request('/planning', at('cleaning', 'impute'));
+    recorded.response(seq, '/planning', 200, {
+      body: { targetAchieved: false, transition: { continue_behaviors: true } }
+    });
+    return recorded;
+  }
+
+  it('takes the latest focus of the current stage and step', () => {
+    expect(focusFromTrace(trace().records, 'cleaning', 'missing')).toEqual({
+      stage: 'Clean **carefully**.',
+      step: 'Count the gaps per column.'
+    });
+  });
+
+  it('ignores the focus of another step or stage', () => {
+    expect(focusFromTrace(trace().records, 'cleaning', 'impute')).toEqual({
+      stage: 'Clean **carefully**.',
+      step: null
+    });
+    expect(focusFromTrace(trace().records, 'findings', 'report')).toEqual({
+      stage: null,
+      step: null
+    });
+  });
+});

@@ -1,0 +1,330 @@
+/**
+ * The dialogs of a run: start (task, data files, step mode), stop (interrupt the kernel?), approve a
+ * behavior's code (interactive mode) and confirm a workflow update. Untrusted text (code, names from
+ * the planner) is only ever set as text content.
+ */
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { PathExt } from '@jupyterlab/coreutils';
+import type { IDocumentManager } from '@jupyterlab/docmanager';
+import { FileDialog } from '@jupyterlab/filebrowser';
+import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+import type { WorkflowTemplate } from '../protocol';
+import type {
+  BehaviorDecision,
+  IBehaviorApproval,
+  IStartOptions
+} from '../engine/types';
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+/** `data/housing.csv` picked from the file browser -> relative to the notebook's directory. */
+export function relativeToNotebook(
+  notebookPath: string,
+  filePath: string
+): string {
+  const relative = PathExt.relative(PathExt.dirname(notebookPath), filePath);
+  return relative || PathExt.basename(filePath);
+}
+
+interface IRunDialogState {
+  task: string;
+  dataFiles: string[];
+  stepMode: boolean;
+  error: string | null;
+}
+
+/** The body of the Run Workflow dialog; edits `state` in place. */
+class RunDialogBody extends Widget {
+  constructor(state: IRunDialogState, trans: TranslationBundle) {
+    super();
+    this.addClass('jp-bcc-run-dialog');
+    const taskId = `jp-bcc-task-${++RunDialogBody._count}`;
+    const taskLabel = element('label', 'jp-bcc-field-label', trans.__('Task'));
+    taskLabel.htmlFor = taskId;
+    const task = element('textarea', 'jp-mod-styled jp-bcc-task-input');
+    task.id = taskId;
+    task.rows = 4;
+    task.required = true;
+    task.placeholder = trans.__(
+      'What should the analysis find out? e.g. What drives house prices in housing.csv?'
+    );
+    task.value = state.task;
+    task.addEventListener('input', () => {
+      state.task = task.value;
+    });
+    this.node.append(taskLabel, task);
+    if (state.error) {
+      const error = element('p', 'jp-bcc-field-error', state.error);
+      error.setAttribute('role', 'alert');
+      this.node.append(error);
+    }
+
+    const filesLabel = element(
+      'div',
+      'jp-bcc-field-label',
+      trans.__('Data files (optional)')
+    );
+    const files = element('ul', 'jp-bcc-file-list');
+    files.setAttribute('aria-label', trans.__('Data files'));
+    const renderFiles = () => {
+      files.replaceChildren();
+      if (state.dataFiles.length === 0) {
+        files.append(
+          element(
+            'li',
+            'jp-bcc-file-empty',
+            trans.__('None: use "Add data files…" to pick them.')
+          )
+        );
+      }
+      for (const path of state.dataFiles) {
+        const item = element('li', 'jp-bcc-file');
+        const name = element('span', 'jp-bcc-file-name', path);
+        const remove = element('button', 'jp-Button jp-bcc-file-remove', '×');
+        remove.type = 'button';
+        remove.title = trans.__('Remove %1', path);
+        remove.setAttribute('aria-label', trans.__('Remove %1', path));
+        remove.addEventListener('click', () => {
+          state.dataFiles = state.dataFiles.filter(p => p !== path);
+          renderFiles();
+        });
+        item.append(name, remove);
+        files.append(item);
+      }
+    };
+    renderFiles();
+    this.node.append(filesLabel, files);
+
+    const stepLabel = element('label', 'jp-bcc-checkbox');
+    const step = element('input', 'jp-bcc-step-mode');
+    step.type = 'checkbox';
+    step.checked = state.stepMode;
+    step.addEventListener('change', () => {
+      state.stepMode = step.checked;
+    });
+    stepLabel.append(
+      step,
+      document.createTextNode(
+        ' ' + trans.__('Step mode: pause after every behavior')
+      )
+    );
+    this.node.append(stepLabel);
+  }
+
+  private static _count = 0;
+}
+
+/**
+ * Asks for the task, data files and step mode. Resolves null when cancelled. Files are picked from the
+ * file browser and given relative to the notebook's directory, where the kernel runs.
+ */
+export async function showRunDialog(options: {
+  notebookPath: string;
+  docManager: IDocumentManager | null;
+  translator: ITranslator;
+  trans: TranslationBundle;
+  label: string;
+}): Promise<IStartOptions | null> {
+  const { trans } = options;
+  const state: IRunDialogState = {
+    task: '',
+    dataFiles: [],
+    stepMode: false,
+    error: null
+  };
+  const addFiles = Dialog.createButton({
+    label: trans.__('Add data files…'),
+    caption: trans.__('Pick data files from the file browser'),
+    displayType: 'default',
+    actions: ['add-files']
+  });
+  for (;;) {
+    const body = new RunDialogBody(state, trans);
+    const buttons = [
+      Dialog.cancelButton({ label: trans.__('Cancel') }),
+      ...(options.docManager ? [addFiles] : []),
+      Dialog.okButton({ label: trans.__('Run') })
+    ];
+    const result = await showDialog({
+      title: trans.__('Run Workflow in %1', options.label),
+      body,
+      buttons,
+      focusNodeSelector: 'textarea',
+      defaultButton: buttons.length - 1
+    });
+    state.error = null;
+    if (result.button.actions.includes('add-files') && options.docManager) {
+      const picked = await FileDialog.getOpenFiles({
+        manager: options.docManager,
+        title: trans.__('Data files for the workflow'),
+        defaultPath: PathExt.dirname(options.notebookPath),
+        translator: options.translator,
+        filter: model => (model.type === 'notebook' ? null : {})
+      });
+      for (const file of picked.button.accept ? (picked.value ?? []) : []) {
+        if (file.type === 'directory') {
+          continue;
+        }
+        const path = relativeToNotebook(options.notebookPath, file.path);
+        if (!state.dataFiles.includes(path)) {
+          state.dataFiles.push(path);
+        }
+      }
+      continue;
+    }
+    if (!result.button.accept) {
+      return null;
+    }
+    const task = state.task.trim();
+    if (!task) {
+      state.error = trans.__('Describe the task before running.');
+      continue;
+    }
+    return { task, dataFiles: state.dataFiles, stepMode: state.stepMode };
+  }
+}
+
+/** Asks to confirm Stop; resolves null when cancelled. */
+export async function showStopDialog(
+  trans: TranslationBundle,
+  label: string
+): Promise<{ interruptKernel: boolean } | null> {
+  const result = await showDialog({
+    title: trans.__('Stop the workflow in %1?', label),
+    body: trans.__(
+      'The run stops after saving its progress; Resume continues it from the current step.'
+    ),
+    checkbox: {
+      label: trans.__('Also interrupt the kernel (stops the running cell)'),
+      checked: false
+    },
+    buttons: [
+      Dialog.cancelButton({ label: trans.__('Cancel') }),
+      Dialog.warnButton({ label: trans.__('Stop') })
+    ]
+  });
+  if (!result.button.accept) {
+    return null;
+  }
+  return { interruptKernel: result.isChecked === true };
+}
+
+/** Interactive mode: shows a behavior's code; the user runs it, skips the behavior, or stops. */
+export async function showApprovalDialog(
+  request: IBehaviorApproval,
+  trans: TranslationBundle,
+  context: { label: string; stepName: string | null; iteration: number }
+): Promise<BehaviorDecision> {
+  const body = new Widget();
+  body.addClass('jp-bcc-approval');
+  body.node.append(
+    element(
+      'p',
+      'jp-bcc-approval-intro',
+      trans.__(
+        'Behavior %1 of step "%2" wants to add and run this code:',
+        context.iteration,
+        context.stepName ?? request.stepId ?? '?'
+      )
+    )
+  );
+  const cells = request.codeCells.length
+    ? request.codeCells
+    : [trans.__('(no new code: it runs cells already in the notebook)')];
+  cells.forEach((code, index) => {
+    const pre = element('pre', 'jp-bcc-approval-code');
+    pre.setAttribute(
+      'aria-label',
+      trans.__('Code cell %1 of %2', index + 1, cells.length)
+    );
+    pre.tabIndex = 0;
+    pre.append(element('code', '', code));
+    body.node.append(pre);
+  });
+  const stop = Dialog.warnButton({
+    label: trans.__('Stop'),
+    caption: trans.__('Stop the run'),
+    actions: ['stop']
+  });
+  const skip = Dialog.cancelButton({
+    label: trans.__('Skip'),
+    caption: trans.__('Skip this behavior: nothing is added or run'),
+    actions: ['skip']
+  });
+  const run = Dialog.okButton({
+    label: trans.__('Run'),
+    caption: trans.__('Add and run this code'),
+    actions: ['run']
+  });
+  const result = await showDialog({
+    title: trans.__(
+      'Approve behavior %1 in %2',
+      context.iteration,
+      context.label
+    ),
+    body,
+    buttons: [stop, skip, run],
+    defaultButton: 2
+  });
+  if (result.button.actions.includes('stop')) {
+    return 'stop';
+  }
+  return result.button.accept ? 'run' : 'skip';
+}
+
+/** A major workflow update from the planner: apply it, or keep the current workflow. */
+export async function showWorkflowUpdateDialog(
+  template: WorkflowTemplate,
+  current: WorkflowTemplate | null,
+  trans: TranslationBundle,
+  label: string
+): Promise<boolean> {
+  const body = new Widget();
+  body.addClass('jp-bcc-workflow-update');
+  const describe = (title: string, workflow: WorkflowTemplate | null) => {
+    const section = element('section', 'jp-bcc-workflow-update-part');
+    section.append(element('h3', 'jp-bcc-workflow-update-title', title));
+    const list = element('ol', 'jp-bcc-workflow-update-stages');
+    for (const stage of workflow?.stages ?? []) {
+      const item = element('li', '', stage.name);
+      const steps = element('ul', '');
+      for (const step of stage.steps) {
+        steps.append(element('li', '', step.name));
+      }
+      item.append(steps);
+      list.append(item);
+    }
+    section.append(list);
+    return section;
+  };
+  body.node.append(
+    element(
+      'p',
+      '',
+      trans.__('The planner proposes a different workflow for this run.')
+    ),
+    describe(trans.__('Proposed'), template),
+    describe(trans.__('Current'), current)
+  );
+  const result = await showDialog({
+    title: trans.__('Update the workflow of %1?', label),
+    body,
+    buttons: [
+      Dialog.cancelButton({ label: trans.__('Keep current') }),
+      Dialog.okButton({ label: trans.__('Apply update') })
+    ]
+  });
+  return result.button.accept;
+}

@@ -1,0 +1,431 @@
+/**
+ * The view model of one notebook's run: it listens to the runner's signals (and to the run state
+ * saved in the notebook) and tells its views when to render. One per notebook, shared by the sidebar,
+ * the status bar item and the commands.
+ */
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { ISignal, Signal } from '@lumino/signaling';
+import type { Artifact } from '../protocol';
+import type { IEffectsState } from '../engine/effects';
+import type { IFsmTransition } from '../engine/fsm';
+import type { IProgressState } from '../engine/progress';
+import type { IRunSettings } from '../engine/settings';
+import type {
+  IRunError,
+  IRunFinished,
+  IRunSnapshot,
+  IRunWarning,
+  IWorkflowRunner
+} from '../engine/types';
+import { RUN_STATE_METADATA_KEY } from '../notebook/driver';
+import type {
+  IRunModelEntry,
+  IRunModelRegistry,
+  IRunnerEntry,
+  IWorkflowRunnerRegistry
+} from '../tokens';
+import {
+  buildTree,
+  commandAvailability,
+  CompletedItems,
+  focusFromTrace,
+  ICommandAvailability,
+  IOutputItem,
+  IStageNode,
+  isResumable,
+  trackOutputs
+} from './present';
+import { RunHooks } from './hooks';
+import { isSavedRunState, ISavedRunState, snapshotFromSaved } from './saved';
+
+/** Where the run state saved in a notebook is read, and when it changes. */
+export interface ISavedRunSource {
+  read(): unknown;
+  readonly changed: ISignal<unknown, void>;
+}
+
+/** The run state saved in a notebook panel's metadata. */
+export class NotebookRunStateSource implements ISavedRunSource {
+  constructor(private _panel: NotebookPanel) {
+    _panel.model?.metadataChanged.connect((_, change) => {
+      if (change.key === RUN_STATE_METADATA_KEY) {
+        this._changed.emit();
+      }
+    }, this);
+  }
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  read(): unknown {
+    const model = this._panel.isDisposed ? null : this._panel.model;
+    return model?.sharedModel.getMetadata(RUN_STATE_METADATA_KEY);
+  }
+
+  dispose(): void {
+    Signal.clearData(this);
+  }
+
+  private _changed = new Signal<this, void>(this);
+}
+
+export interface IWarningEntry extends IRunWarning {
+  /** ISO 8601. */
+  time: string;
+}
+
+/** How many warnings a notebook's run keeps for the view. */
+const MAX_WARNINGS = 30;
+
+/** The progress state when the snapshot carries one (newer engines); else the saved one is used. */
+function liveProgress(snapshot: IRunSnapshot): IProgressState | null {
+  const candidate = (snapshot as IRunSnapshot & { progress?: unknown })
+    .progress;
+  if (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    (candidate as Partial<IProgressState>).version === 1 &&
+    typeof (candidate as Partial<IProgressState>).stages === 'object'
+  ) {
+    return candidate as IProgressState;
+  }
+  return null;
+}
+
+export class RunModel {
+  constructor(options: RunModel.IOptions) {
+    this.runner = options.runner;
+    this._saved = options.saved;
+    this._settings = options.settings;
+    const runner = this.runner;
+    runner.progressChanged.connect(this._onProgress, this);
+    runner.stateChanged.connect(this._onState, this);
+    runner.effectsChanged.connect(this._onEffects, this);
+    runner.warning.connect(this._onWarning, this);
+    runner.errorOccurred.connect(this._onError, this);
+    runner.finished.connect(this._onFinished, this);
+    this._saved.changed.connect(this._onSaved, this);
+    this._hooks = options.hooks ?? null;
+    this._hooks?.pendingChanged.connect(this._onApproval, this);
+    this._snapshot = runner.snapshot;
+    this._effects = runner.effects;
+    this._readSaved();
+  }
+
+  readonly runner: IWorkflowRunner;
+
+  /** Something the views show changed. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** `live`: the runner ran in this session; `saved`: only a run saved in the notebook is known. */
+  get source(): 'live' | 'saved' | 'none' {
+    if (this._isLive()) {
+      return 'live';
+    }
+    return this._savedState ? 'saved' : 'none';
+  }
+
+  get snapshot(): IRunSnapshot {
+    if (!this._isLive() && this._savedSnapshot) {
+      return this._savedSnapshot;
+    }
+    return this._snapshot;
+  }
+
+  /** The richest progress state known: the live one, else the one saved with the run. */
+  get progress(): IProgressState | null {
+    return liveProgress(this._snapshot) ?? this._savedState?.progress ?? null;
+  }
+
+  /** Interactive mode: the running behavior waits for the user's approval. */
+  get awaitingApproval(): boolean {
+    return (this._hooks?.pending ?? null) !== null;
+  }
+
+  get tree(): IStageNode[] {
+    this._completed.observe(this.progress);
+    const snapshot = this.snapshot;
+    // The saved progress lags behind a live run; its focus texts are read from the trace instead.
+    const focus =
+      this.source === 'live' && !liveProgress(snapshot)
+        ? focusFromTrace(
+            this.runner.trace.records,
+            snapshot.stage.id,
+            snapshot.step.id
+          )
+        : undefined;
+    return buildTree(snapshot, this.progress, this._completed, focus);
+  }
+
+  get outputs(): IOutputItem[] {
+    return trackOutputs(this.snapshot);
+  }
+
+  get artifacts(): Artifact[] {
+    this._completed.observe(this.progress);
+    return this._completed.artifacts();
+  }
+
+  /** Effects, newest first: the running behavior's, then earlier ones. */
+  get effects(): string[] {
+    const effects =
+      this.source === 'saved' && this._savedState
+        ? this._savedState.effects
+        : this._effects;
+    return [...effects.current]
+      .reverse()
+      .concat([...effects.history].reverse());
+  }
+
+  /** Warnings of this notebook's runs, newest first. */
+  get warnings(): IWarningEntry[] {
+    return [...this._warnings].reverse();
+  }
+
+  get error(): IRunError | null {
+    return this.snapshot.error;
+  }
+
+  /** How the last run ended in this session; null while one runs. */
+  get finished(): IRunFinished | null {
+    return this._finished;
+  }
+
+  get availability(): ICommandAvailability {
+    if (this.source === 'saved') {
+      const snapshot = this.snapshot;
+      return {
+        ...commandAvailability(null),
+        run: true,
+        resume: snapshot.state !== 'WORKFLOW_COMPLETED'
+      };
+    }
+    return commandAvailability(this.snapshot);
+  }
+
+  /** There is a stopped or saved run that Resume continues. */
+  get canResumeSaved(): boolean {
+    if (this.runner.isRunning) {
+      return false;
+    }
+    if (this.source === 'saved') {
+      return this.snapshot.state !== 'WORKFLOW_COMPLETED';
+    }
+    return isResumable(this.snapshot);
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    Signal.disconnectReceiver(this);
+    Signal.clearData(this);
+  }
+
+  private _isLive(): boolean {
+    const snapshot = this._snapshot;
+    return (
+      this.runner.isRunning ||
+      snapshot.task !== null ||
+      snapshot.state !== 'IDLE'
+    );
+  }
+
+  private _readSaved(): void {
+    const saved = this._saved.read();
+    this._savedState = isSavedRunState(saved) ? saved : null;
+    this._savedSnapshot = this._savedState
+      ? snapshotFromSaved(this._savedState, this._settings().maxExecutionSteps)
+      : null;
+  }
+
+  private _onProgress(_: IWorkflowRunner, snapshot: IRunSnapshot): void {
+    this._snapshot = snapshot;
+    this._changed.emit();
+  }
+
+  private _onState(_: IWorkflowRunner, transition: IFsmTransition): void {
+    if (transition.event === 'START_WORKFLOW') {
+      // A run starts (or resumes): what the previous one ended with no longer applies.
+      this._finished = null;
+      this._completed.clear();
+    }
+    this._snapshot = this.runner.snapshot;
+    this._changed.emit();
+  }
+
+  private _onEffects(_: IWorkflowRunner, effects: IEffectsState): void {
+    this._effects = effects;
+    this._changed.emit();
+  }
+
+  private _onWarning(_: IWorkflowRunner, warning: IRunWarning): void {
+    this._warnings.push({ ...warning, time: new Date().toISOString() });
+    if (this._warnings.length > MAX_WARNINGS) {
+      this._warnings.splice(0, this._warnings.length - MAX_WARNINGS);
+    }
+    this._changed.emit();
+  }
+
+  private _onError(): void {
+    this._snapshot = this.runner.snapshot;
+    this._changed.emit();
+  }
+
+  private _onFinished(_: IWorkflowRunner, finished: IRunFinished): void {
+    this._finished = finished;
+    this._snapshot = this.runner.snapshot;
+    this._changed.emit();
+  }
+
+  private _onApproval(): void {
+    this._changed.emit();
+  }
+
+  private _onSaved(): void {
+    this._readSaved();
+    if (this._isLive()) {
+      // Saved mid-transition: the runner's own snapshot is fresher than the last one it emitted.
+      this._snapshot = this.runner.snapshot;
+    }
+    this._changed.emit();
+  }
+
+  private _saved: ISavedRunSource;
+  private _hooks: RunHooks | null;
+  private _settings: () => IRunSettings;
+  private _snapshot: IRunSnapshot;
+  private _effects: IEffectsState;
+  private _savedState: ISavedRunState | null = null;
+  private _savedSnapshot: IRunSnapshot | null = null;
+  private _warnings: IWarningEntry[] = [];
+  private _finished: IRunFinished | null = null;
+  private _completed = new CompletedItems();
+  private _changed = new Signal<this, void>(this);
+  private _disposed = false;
+}
+
+export namespace RunModel {
+  export interface IOptions {
+    runner: IWorkflowRunner;
+    saved: ISavedRunSource;
+    settings: () => IRunSettings;
+    /** The runner's hooks, to know when it waits for the user. */
+    hooks?: RunHooks | null;
+  }
+}
+
+/** One run model per notebook with a runner (`IRunModelRegistry`). */
+export class RunModelRegistry implements IRunModelRegistry {
+  constructor(private _runners: IWorkflowRunnerRegistry) {
+    _runners.runnerAdded.connect((_, entry) => this._add(entry), this);
+    _runners.runnerRemoved.connect((_, entry) => this._remove(entry), this);
+    for (const entry of _runners.entries()) {
+      this._add(entry);
+    }
+  }
+
+  get modelAdded(): ISignal<IRunModelRegistry, IRunModelEntry> {
+    return this._modelAdded;
+  }
+
+  model(panel: NotebookPanel): RunModel | null {
+    return this._models.get(panel)?.model ?? null;
+  }
+
+  private _add({ panel, runner }: IRunnerEntry): void {
+    if (this._models.has(panel)) {
+      return;
+    }
+    const source = new NotebookRunStateSource(panel);
+    const model = new RunModel({
+      runner,
+      saved: source,
+      settings: () => this._runners.settings,
+      hooks: RunHooks.of(runner)
+    });
+    this._models.set(panel, { model, source });
+    this._modelAdded.emit({ panel, model });
+  }
+
+  private _remove({ panel }: IRunnerEntry): void {
+    const entry = this._models.get(panel);
+    if (entry) {
+      this._models.delete(panel);
+      entry.model.dispose();
+      entry.source.dispose();
+    }
+  }
+
+  private _models = new Map<
+    NotebookPanel,
+    { model: RunModel; source: NotebookRunStateSource }
+  >();
+  private _modelAdded = new Signal<IRunModelRegistry, IRunModelEntry>(this);
+}
+
+/**
+ * The run of the active notebook: follows the notebook tracker and the current notebook's run model.
+ * `changed` fires when the active notebook changes or its run does.
+ */
+export class CurrentRun {
+  constructor(
+    private _tracker: INotebookTracker,
+    private _models: IRunModelRegistry
+  ) {
+    _tracker.currentChanged.connect(this._bind, this);
+    _models.modelAdded.connect(this._onModelAdded, this);
+    this._bind();
+  }
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** The active notebook, or null. */
+  get panel(): NotebookPanel | null {
+    return this._panel;
+  }
+
+  /** Its run model; null while the notebook loads. */
+  get model(): RunModel | null {
+    return this._model;
+  }
+
+  private _bind(): void {
+    const panel = this._tracker.currentWidget;
+    const model = panel ? this._models.model(panel) : null;
+    if (panel === this._panel && model === this._model) {
+      return;
+    }
+    this._model?.changed.disconnect(this._onChanged, this);
+    this._panel?.context.pathChanged.disconnect(this._onChanged, this);
+    this._panel = panel;
+    this._model = model;
+    this._model?.changed.connect(this._onChanged, this);
+    this._panel?.context.pathChanged.connect(this._onChanged, this);
+    this._changed.emit();
+  }
+
+  private _onModelAdded(_: IRunModelRegistry, entry: IRunModelEntry): void {
+    if (entry.panel === this._tracker.currentWidget) {
+      this._bind();
+    }
+  }
+
+  private _onChanged(): void {
+    this._changed.emit();
+  }
+
+  private _panel: NotebookPanel | null = null;
+  private _model: RunModel | null = null;
+  private _changed = new Signal<this, void>(this);
+}

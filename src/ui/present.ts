@@ -1,0 +1,523 @@
+/**
+ * How a run is shown: its state in plain words, the progress tree (stages > steps > behaviors), the
+ * outputs tracking and which commands apply. Pure functions of a snapshot, so they are tested without
+ * a notebook.
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import {
+  Artifact,
+  CompletedItem,
+  CurrentOutputs,
+  isRecord,
+  normalizePlanningResponse
+} from '../protocol';
+import type { TraceRecord } from '../engine/traceFormat';
+import type { IProgressState } from '../engine/progress';
+import type {
+  IBehaviorTiming,
+  IRunFinished,
+  IRunSnapshot,
+  ItemStatus
+} from '../engine/types';
+
+/** What the view knows beyond the snapshot. */
+export interface IRunContext {
+  /** Interactive mode: the running behavior waits for the user's approval. */
+  awaitingApproval?: boolean;
+  /** How the last run of this notebook ended, in this session. */
+  finished?: IRunFinished | null;
+}
+
+const STEP_MODE_PREFIX = 'Step mode';
+const USER_PAUSE = 'Paused by the user';
+
+function stepLabel(snapshot: IRunSnapshot): string {
+  return snapshot.step.name ?? snapshot.step.id ?? '?';
+}
+
+/** The run's state in one short sentence, e.g. "Running behavior 3 of step Handle missing values". */
+export function describeRun(
+  snapshot: IRunSnapshot,
+  trans: TranslationBundle,
+  context: IRunContext = {}
+): string {
+  if (snapshot.state === 'ERROR' || snapshot.error) {
+    switch (snapshot.error?.endpoint) {
+      case 'generating':
+        return trans.__(
+          'Error: the planner could not generate the next actions'
+        );
+      case 'planning':
+        return trans.__('Error: the planner could not plan the next step');
+      default:
+        return trans.__('Error: the run failed');
+    }
+  }
+  if (snapshot.state === 'WORKFLOW_COMPLETED') {
+    return trans.__('Completed');
+  }
+  if (snapshot.running) {
+    if (snapshot.paused) {
+      const reason = snapshot.pauseReason ?? USER_PAUSE;
+      if (reason.startsWith(STEP_MODE_PREFIX)) {
+        return trans.__('Paused (step mode)');
+      }
+      return reason === USER_PAUSE
+        ? trans.__('Paused')
+        : trans.__('Paused: %1', reason);
+    }
+    if (snapshot.pausing) {
+      return trans.__('Pausing after the current action…');
+    }
+    switch (snapshot.state) {
+      case 'WORKFLOW_UPDATE_PENDING':
+        return trans.__('Waiting for you to confirm a workflow update');
+      case 'STEP_UPDATE_PENDING':
+        return trans.__('Updating the steps of stage %1', snapshot.stage.name);
+      case 'ACTION_RUNNING':
+      case 'ACTION_COMPLETED':
+        return trans.__(
+          'Running behavior %1 of step %2',
+          snapshot.behavior.iteration,
+          stepLabel(snapshot)
+        );
+      case 'BEHAVIOR_RUNNING':
+        if (context.awaitingApproval) {
+          return trans.__(
+            'Waiting for your approval of behavior %1',
+            snapshot.behavior.iteration
+          );
+        }
+        return trans.__(
+          'Running behavior %1 of step %2',
+          snapshot.behavior.iteration,
+          stepLabel(snapshot)
+        );
+      default:
+        break;
+    }
+    return trans.__('Waiting for the planner…');
+  }
+  if (context.finished?.reason === 'max_steps') {
+    return trans.__(
+      'Stopped after %1 behaviors (maximum execution steps)',
+      snapshot.behaviorsRun
+    );
+  }
+  if (snapshot.task !== null && snapshot.stages.length > 0) {
+    return trans.__('Stopped at step %1', stepLabel(snapshot));
+  }
+  if (snapshot.task !== null) {
+    return trans.__('Stopped');
+  }
+  return trans.__('Not started');
+}
+
+/** The run has something to resume: it stopped (or the page was reloaded) before completing. */
+export function isResumable(snapshot: IRunSnapshot): boolean {
+  return (
+    !snapshot.running &&
+    snapshot.task !== null &&
+    snapshot.state !== 'WORKFLOW_COMPLETED' &&
+    snapshot.state !== 'ERROR' &&
+    snapshot.error === null
+  );
+}
+
+/** Which run commands apply to a notebook whose run is in this state. */
+export interface ICommandAvailability {
+  run: boolean;
+  pause: boolean;
+  resume: boolean;
+  step: boolean;
+  stop: boolean;
+  retry: boolean;
+}
+
+export function commandAvailability(
+  snapshot: IRunSnapshot | null
+): ICommandAvailability {
+  if (!snapshot) {
+    return {
+      run: false,
+      pause: false,
+      resume: false,
+      step: false,
+      stop: false,
+      retry: false
+    };
+  }
+  const { running, paused, pausing } = snapshot;
+  const failed = snapshot.state === 'ERROR' || snapshot.error !== null;
+  return {
+    run: !running,
+    pause: running && !paused && !pausing,
+    resume: (running && (paused || pausing)) || isResumable(snapshot),
+    step: running,
+    stop: running || failed,
+    retry: !running && failed && (snapshot.error?.retryable ?? true)
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The progress tree
+// ---------------------------------------------------------------------------------------------
+
+export interface IBehaviorNode {
+  /** Unique in the tree: `<step>/<behavior>`. */
+  key: string;
+  id: string;
+  iteration: number;
+  status: ItemStatus;
+  /** Current and the run is active (a current behavior of a stopped run was interrupted). */
+  running: boolean;
+  goal: string | null;
+  produced: string[];
+  durationMs: number | null;
+}
+
+export interface IStepNode {
+  id: string;
+  name: string;
+  status: ItemStatus;
+  goal: string | null;
+  /** The planner's guidance for the current step (markdown). */
+  focus: string | null;
+  produced: string[];
+  behaviors: IBehaviorNode[];
+}
+
+export interface IStageNode {
+  id: string;
+  name: string;
+  status: ItemStatus;
+  goal: string | null;
+  focus: string | null;
+  produced: string[];
+  steps: IStepNode[];
+}
+
+export interface IOutputItem {
+  name: string;
+  status: 'produced' | 'in_progress' | 'missing';
+}
+
+/**
+ * Completed items remembered for the whole run: the engine keeps completed behaviors for the current
+ * step only and completed steps for the current stage only, but the tree shows all of them.
+ */
+export class CompletedItems {
+  /** Remembers what a progress state says is completed. */
+  observe(progress: IProgressState | null): void {
+    if (!progress) {
+      return;
+    }
+    const stageId = progress.stages.current;
+    const stepId = progress.steps.current;
+    for (const item of progress.behaviors.completed) {
+      if (item.behavior_id) {
+        this._items.set(behaviorKey(stepId, item.behavior_id), item);
+      }
+    }
+    for (const item of progress.steps.completed) {
+      if (item.step_id) {
+        this._items.set(stepKey(stageId, item.step_id), item);
+      }
+    }
+    for (const item of progress.stages.completed) {
+      if (item.stage_id) {
+        this._items.set(stageKey(item.stage_id), item);
+      }
+    }
+  }
+
+  behavior(stepId: string | null, behaviorId: string): CompletedItem | null {
+    return this._items.get(behaviorKey(stepId, behaviorId)) ?? null;
+  }
+
+  step(stageId: string | null, stepId: string): CompletedItem | null {
+    return this._items.get(stepKey(stageId, stepId)) ?? null;
+  }
+
+  stage(stageId: string): CompletedItem | null {
+    return this._items.get(stageKey(stageId)) ?? null;
+  }
+
+  /** The latest artifact of each variable produced by the run's completed behaviors. */
+  artifacts(): Artifact[] {
+    const latest = new Map<string, Artifact>();
+    for (const [key, item] of this._items) {
+      if (!key.startsWith('b:')) {
+        continue;
+      }
+      for (const artifact of item.outputs_produced?.artifacts ?? []) {
+        latest.delete(artifact.variable_name);
+        latest.set(artifact.variable_name, artifact);
+      }
+    }
+    return [...latest.values()];
+  }
+
+  clear(): void {
+    this._items.clear();
+  }
+
+  private _items = new Map<string, CompletedItem>();
+}
+
+function behaviorKey(stepId: string | null, behaviorId: string): string {
+  return `b:${stepId ?? ''}/${behaviorId}`;
+}
+
+function stepKey(stageId: string | null, stepId: string): string {
+  return `s:${stageId ?? ''}/${stepId}`;
+}
+
+function stageKey(stageId: string): string {
+  return `g:${stageId}`;
+}
+
+/** `behavior_003` -> 3. */
+export function behaviorIteration(behaviorId: string): number {
+  const match = /(\d+)\s*$/.exec(behaviorId);
+  return match ? Number(match[1]) : 0;
+}
+
+function produced(item: CompletedItem | null): string[] {
+  return item?.outputs_produced?.variables ?? [];
+}
+
+function behaviorsOf(
+  stepId: string,
+  stepStatus: ItemStatus,
+  snapshot: IRunSnapshot,
+  progress: IProgressState | null,
+  completed: CompletedItems
+): IBehaviorNode[] {
+  const timings = snapshot.timings.filter(t => t.stepId === stepId);
+  const byId = new Map<string, IBehaviorTiming>();
+  for (const timing of timings) {
+    byId.set(timing.behaviorId, timing);
+  }
+  const ids = [...byId.keys()];
+  const currentId = snapshot.behavior.id;
+  const isCurrentStep = stepStatus === 'current';
+  if (isCurrentStep) {
+    for (const item of progress?.steps.current === stepId
+      ? progress.behaviors.completed
+      : []) {
+      if (item.behavior_id && !ids.includes(item.behavior_id)) {
+        ids.push(item.behavior_id);
+      }
+    }
+    if (currentId && !ids.includes(currentId)) {
+      ids.push(currentId);
+    }
+  }
+  ids.sort((a, b) => behaviorIteration(a) - behaviorIteration(b));
+  const running = snapshot.running || snapshot.state === 'ERROR';
+  return ids.map(id => {
+    const item = completed.behavior(stepId, id);
+    const timing = byId.get(id) ?? null;
+    const open = timing ? timing.endedAt === null : id === currentId;
+    const status: ItemStatus =
+      isCurrentStep && id === currentId && open && running
+        ? 'current'
+        : item || (timing && timing.endedAt !== null) || !isCurrentStep
+          ? 'completed'
+          : 'current';
+    const goal =
+      item?.goal ??
+      (status === 'current' && progress?.behaviors.current === id
+        ? progress.behaviors.goal
+        : null);
+    // The engine names a behavior without a goal `Behavior <id>`: nothing the row does not say.
+    const shownGoal = goal === `Behavior ${id}` ? null : goal;
+    return {
+      key: `${stepId}/${id}`,
+      id,
+      iteration: behaviorIteration(id),
+      status,
+      running: status === 'current' && snapshot.running,
+      goal: shownGoal,
+      produced: produced(item),
+      durationMs: timing?.durationMs ?? null
+    };
+  });
+}
+
+function templateGoal(item: {
+  goal?: string;
+  description?: string;
+}): string | null {
+  return item.goal ?? item.description ?? null;
+}
+
+/**
+ * Stages > steps > behaviors, each completed, current or remaining. Goals and focus come from the
+ * progress state (saved with the run), names and statuses from the snapshot.
+ */
+export function buildTree(
+  snapshot: IRunSnapshot,
+  progress: IProgressState | null,
+  completed: CompletedItems,
+  focus?: IFocus
+): IStageNode[] {
+  const template = progress?.template ?? null;
+  return snapshot.stages.map(stage => {
+    const stageTemplate = template?.stages.find(s => s.id === stage.id);
+    const stageItem = completed.stage(stage.id);
+    const isCurrentStage = stage.status === 'current';
+    return {
+      id: stage.id,
+      name: stage.name,
+      status: stage.status,
+      goal: stageTemplate ? templateGoal(stageTemplate) : null,
+      focus: !isCurrentStage
+        ? null
+        : (focus?.stage ??
+          (progress?.stages.current === stage.id
+            ? progress.stages.focus
+            : null)),
+      produced: produced(stageItem),
+      steps: stage.steps.map(step => {
+        const stepTemplate = stageTemplate?.steps.find(s => s.id === step.id);
+        const isCurrentStep = step.status === 'current';
+        return {
+          id: step.id,
+          name: step.name,
+          status: step.status,
+          goal: stepTemplate ? templateGoal(stepTemplate) : null,
+          focus: !isCurrentStep
+            ? null
+            : (focus?.step ??
+              (progress?.steps.current === step.id
+                ? progress.steps.focus
+                : null)),
+          produced: produced(completed.step(stage.id, step.id)),
+          behaviors: behaviorsOf(
+            step.id,
+            step.status,
+            snapshot,
+            progress,
+            completed
+          )
+        };
+      })
+    };
+  });
+}
+
+/**
+ * The expected variables of the current stage and step, each produced, in progress (present in the
+ * kernel while its level runs) or missing.
+ */
+export function trackOutputs(snapshot: IRunSnapshot): IOutputItem[] {
+  const levels: CurrentOutputs[] = [
+    snapshot.outputs.stages,
+    snapshot.outputs.steps,
+    snapshot.outputs.behaviors
+  ];
+  const names: string[] = [];
+  for (const level of levels) {
+    for (const name of level.expected) {
+      if (!names.includes(name)) {
+        names.push(name);
+      }
+    }
+  }
+  return names.map(name => {
+    if (levels.some(level => level.produced.includes(name))) {
+      return { name, status: 'produced' };
+    }
+    if (levels.some(level => level.in_progress.includes(name))) {
+      return { name, status: 'in_progress' };
+    }
+    return { name, status: 'missing' };
+  });
+}
+
+/** `1234` -> `1.2 s`, `75000` -> `1 min 15 s`. */
+export function formatDuration(ms: number, trans: TranslationBundle): string {
+  if (ms < 1000) {
+    return trans.__('%1 ms', Math.round(ms));
+  }
+  const seconds = ms / 1000;
+  if (seconds < 60) {
+    return trans.__('%1 s', seconds.toFixed(1));
+  }
+  const minutes = Math.floor(seconds / 60);
+  return trans.__('%1 min %2 s', minutes, Math.round(seconds - minutes * 60));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Focus texts
+// ---------------------------------------------------------------------------------------------
+
+/** The planner's focus texts for the current stage and step. */
+export interface IFocus {
+  stage: string | null;
+  step: string | null;
+}
+
+function locationOf(body: unknown): { stage: unknown; step: unknown } {
+  const current = isRecord(body)
+    ? (body as { observation?: { location?: { current?: unknown } } })
+        .observation?.location?.current
+    : undefined;
+  return isRecord(current)
+    ? { stage: current.stage_id, step: current.step_id }
+    : { stage: undefined, step: undefined };
+}
+
+/**
+ * The latest focus the planner gave (`context_update.progress_update`) for the current stage and
+ * step, read from the run trace: /planning answers about other steps or stages do not count.
+ */
+export function focusFromTrace(
+  records: readonly TraceRecord[],
+  stageId: string | null,
+  stepId: string | null
+): IFocus {
+  const focus: IFocus = { stage: null, step: null };
+  const requests = new Map<number, unknown>();
+  for (const record of records) {
+    if (record.kind === 'request' && record.endpoint === '/planning') {
+      requests.set(record.seq, record.body);
+    }
+  }
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record = records[i];
+    if (
+      record.kind !== 'response' ||
+      record.endpoint !== '/planning' ||
+      record.status !== 200
+    ) {
+      continue;
+    }
+    const where = locationOf(requests.get(record.seq));
+    if (where.stage !== stageId) {
+      break;
+    }
+    const normalized = normalizePlanningResponse(record.body);
+    const update = normalized.ok
+      ? normalized.response.context_update?.progress_update
+      : undefined;
+    if (!update?.focus) {
+      continue;
+    }
+    if (update.level === 'stages' && focus.stage === null) {
+      focus.stage = update.focus;
+    } else if (
+      update.level === 'steps' &&
+      focus.step === null &&
+      where.step === stepId
+    ) {
+      focus.step = update.focus;
+    }
+    if (focus.stage !== null && focus.step !== null) {
+      break;
+    }
+  }
+  return focus;
+}

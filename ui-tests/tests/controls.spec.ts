@@ -1,0 +1,132 @@
+import {
+  behaviorsRun,
+  clickControl,
+  command,
+  expect,
+  expectStreamOrder,
+  insertions,
+  modelCellCount,
+  newNotebook,
+  provenances,
+  recordInsertions,
+  settingsFor,
+  startRun,
+  stateLine,
+  test,
+  uploadHousing
+} from './helpers';
+
+const TASK = 'What drives the sale price of houses (SalePrice)?';
+
+test.describe('Pause and resume', () => {
+  test.use({
+    mockSettings: settingsFor('slow'),
+    viewport: { width: 1400, height: 900 }
+  });
+
+  test('no new cell while paused though the stream goes on; resume applies the rest in order', async ({
+    page,
+    tmpPath
+  }) => {
+    await uploadHousing(page, tmpPath);
+    await newNotebook(page, 'pause.ipynb');
+    await recordInsertions(page);
+    await startRun(page, TASK);
+    await expect
+      .poll(async () => (await insertions(page)).length, { timeout: 60000 })
+      .toBeGreaterThanOrEqual(2);
+
+    // The slow planner is still streaming this behavior; pause with the keyboard shortcut.
+    const streamEnds = page.waitForEvent('requestfinished', {
+      predicate: request => request.url().endsWith('/generating'),
+      timeout: 30000
+    });
+    await page.keyboard.press('Control+Alt+P');
+    await expect(stateLine(page)).toHaveText('Paused');
+    const paused = await modelCellCount(page);
+    await streamEnds;
+    expect(await modelCellCount(page)).toBe(paused);
+    await expect(stateLine(page)).toHaveText('Paused');
+
+    await clickControl(page, 'Resume');
+    await expect
+      .poll(() => modelCellCount(page), { timeout: 30000 })
+      .toBeGreaterThan(paused + 1);
+    expectStreamOrder(await provenances(page));
+
+    await command(page, 'notebook-bcc:stop', { interruptKernel: false });
+    await expect(stateLine(page)).toHaveText(/^Stopped at step /);
+  });
+});
+
+test.describe('Step and stop', () => {
+  test.use({
+    mockSettings: settingsFor('normal'),
+    viewport: { width: 1400, height: 900 }
+  });
+
+  test('step mode pauses after each behavior; Step runs exactly one more', async ({
+    page,
+    tmpPath
+  }) => {
+    await uploadHousing(page, tmpPath);
+    await newNotebook(page, 'step.ipynb');
+    await page
+      .locator('.jp-NotebookPanel-toolbar [data-command="notebook-bcc:run"]')
+      .click();
+    const dialog = page.locator('.jp-Dialog');
+    await dialog.locator('textarea').fill(TASK);
+    await dialog.getByLabel('Step mode: pause after every behavior').check();
+    await dialog.getByRole('button', { name: 'Run' }).click();
+
+    await expect(stateLine(page)).toHaveText('Paused (step mode)', {
+      timeout: 60000
+    });
+    expect(await behaviorsRun(page)).toBe(1);
+    const afterOne = await modelCellCount(page);
+
+    await clickControl(page, 'Step');
+    await expect.poll(() => behaviorsRun(page), { timeout: 60000 }).toBe(2);
+    await expect(stateLine(page)).toHaveText('Paused (step mode)');
+    expect(await modelCellCount(page)).toBeGreaterThan(afterOne);
+    expect(await behaviorsRun(page)).toBe(2);
+
+    await command(page, 'notebook-bcc:stop', { interruptKernel: false });
+    await expect(stateLine(page)).toHaveText(/^Stopped at step /);
+  });
+
+  test('Stop asks whether to interrupt the kernel, stops adding cells, and Resume goes on', async ({
+    page,
+    tmpPath
+  }) => {
+    await uploadHousing(page, tmpPath);
+    await newNotebook(page, 'stop.ipynb');
+    await startRun(page, TASK);
+    await expect
+      .poll(() => modelCellCount(page), { timeout: 60000 })
+      .toBeGreaterThan(5);
+
+    await clickControl(page, 'Stop');
+    const dialog = page.locator('.jp-Dialog');
+    await expect(dialog).toContainText('Stop the workflow');
+    await dialog.getByLabel('Also interrupt the kernel').check();
+    await dialog.getByRole('button', { name: 'Stop' }).click();
+    await expect(stateLine(page)).toHaveText(/^Stopped at step /);
+    const stopped = await modelCellCount(page);
+    await expect(
+      page.locator('.jp-bcc-controls').getByRole('button', { name: 'Resume' })
+    ).toBeEnabled();
+    // Saved with the notebook: the kernel idles and no cell is added any more.
+    await expect(
+      page.locator('.jp-Notebook-ExecutionIndicator')
+    ).toHaveAttribute('data-status', 'idle');
+    expect(await modelCellCount(page)).toBe(stopped);
+
+    await clickControl(page, 'Resume');
+    await expect
+      .poll(() => modelCellCount(page), { timeout: 60000 })
+      .toBeGreaterThan(stopped);
+    await command(page, 'notebook-bcc:stop', { interruptKernel: true });
+    await expect(stateLine(page)).toHaveText(/^Stopped at step /);
+  });
+});
