@@ -1128,8 +1128,13 @@ export class WorkflowRunner implements IWorkflowRunner {
     const toSummarize = filter?.variables_to_summarize;
     if (toSummarize && Object.keys(toSummarize).length > 0) {
       try {
-        summaries = await this._driver.summarizeVariables(toSummarize);
+        summaries = await this._untilStopped(
+          this._driver.summarizeVariables(toSummarize)
+        );
       } catch (error) {
+        if (error instanceof RunStopped) {
+          throw error;
+        }
         this._warn(
           `Summarizing variables in the kernel failed: ${errorMessage(error)}`,
           'driver'
@@ -1302,8 +1307,13 @@ export class WorkflowRunner implements IWorkflowRunner {
       return;
     }
     try {
-      this._kernelVariables = await this._driver.collectVariables();
+      this._kernelVariables = await this._untilStopped(
+        this._driver.collectVariables()
+      );
     } catch (error) {
+      if (error instanceof RunStopped) {
+        throw error;
+      }
       this._warn(
         `Kernel variables could not be collected: ${errorMessage(error)}`,
         'driver'

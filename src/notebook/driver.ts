@@ -65,6 +65,7 @@ export class NotebookDriver implements INotebookDriver {
     this._executor = options.executor ?? { runCell };
     this._followNewCells = options.followNewCells ?? false;
     this._interruptGraceMs = options.interruptGraceMs ?? 10000;
+    this._inspectTimeoutMs = options.inspectTimeoutMs ?? 30000;
     this._translator = options.translator ?? nullTranslator;
     this._trans = this._translator.load(TRANSLATION_DOMAIN);
   }
@@ -597,7 +598,24 @@ export class NotebookDriver implements INotebookDriver {
       },
       true
     );
-    const reply = await future.done;
+    // An interrupt that lands while this silent request runs can leave it without a reply
+    // (ipykernel 7): never wait for it longer than the inspection timeout.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<null>(resolve => {
+      timer = setTimeout(() => resolve(null), this._inspectTimeoutMs);
+    });
+    const reply = await Promise.race([future.done, timedOut]).finally(() =>
+      clearTimeout(timer)
+    );
+    if (reply === null) {
+      future.dispose();
+      throw new Error(
+        this._trans.__(
+          'The kernel did not answer the variable inspection within %1 s.',
+          Math.round(this._inspectTimeoutMs / 1000)
+        )
+      );
+    }
     const content = reply.content;
     if (content.status !== 'ok') {
       const detail =
@@ -625,6 +643,7 @@ export class NotebookDriver implements INotebookDriver {
   private _executor: INotebookCellExecutor;
   private _followNewCells: boolean;
   private _interruptGraceMs: number;
+  private _inspectTimeoutMs: number;
   private _translator: ITranslator;
   private _trans: TranslationBundle;
 }
@@ -642,6 +661,8 @@ export namespace NotebookDriver {
     followNewCells?: boolean;
     /** How long a cell may take to stop after an interrupt or a kernel restart, in ms. Default 10 s. */
     interruptGraceMs?: number;
+    /** How long a silent variable inspection may wait for the kernel's reply, in ms. Default 30 s. */
+    inspectTimeoutMs?: number;
     translator?: ITranslator;
   }
 }

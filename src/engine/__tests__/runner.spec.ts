@@ -730,6 +730,35 @@ describe('WorkflowRunner', () => {
     expect(later.runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
   });
 
+  it('stops even when the kernel never answers the variable inspection', async () => {
+    const driver = new FakeNotebookDriver();
+    const s = setup(
+      {
+        planning: [withTemplate(false), plan(false)],
+        generating: [[code('a = 1'), exec()]]
+      },
+      {},
+      {},
+      driver
+    );
+    let inspections = 0;
+    const hung = new Promise<Record<string, unknown>>(() => undefined);
+    const collect = driver.collectVariables.bind(driver);
+    driver.collectVariables = () => {
+      inspections++;
+      // The first inspection answers; every later one hangs like an interrupted silent request.
+      return inspections === 1 ? collect() : hung;
+    };
+    const run = s.runner.start({ task: 't' });
+    await when(s.runner.stateChanged, t => t.to === 'ACTION_COMPLETED');
+    await settle();
+    expect(inspections).toBeGreaterThan(1);
+    await s.runner.stop();
+    expect((await run).reason).toBe('stopped');
+    expect(s.runner.isRunning).toBe(false);
+    expect(saved(driver).fsm.state).toBe('IDLE');
+  });
+
   it('resumes from nothing saved with null', async () => {
     const s = setup({});
     expect(await s.runner.resumeFromSaved()).toBeNull();
