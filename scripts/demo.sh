@@ -27,8 +27,14 @@ if [ "$PLANNER_PORT" != 28600 ]; then
     >"$JUPYTERLAB_SETTINGS_DIR/jupyterlab-notebook-bcc/plugin.jupyterlab-settings"
 fi
 
+# The run writes into its notebook: work on a copy so the repository's demo stays as shipped.
+# An existing copy is kept, so a run saved there can be resumed after a restart.
+workspace="$PWD/.demo"
+mkdir -p "$workspace"
+cp -rn demo/demo.ipynb demo/data "$workspace"/
+
 echo "Planner: http://127.0.0.1:${PLANNER_PORT}   JupyterLab: http://localhost:${LAB_PORT}/lab/tree/demo.ipynb"
 jupyter lab --no-browser --ServerApp.allow_root=True --port "$LAB_PORT" \
-  --ServerApp.root_dir="$PWD/demo" --LabApp.default_url="/lab/tree/demo.ipynb" &
+  --ServerApp.root_dir="$workspace" --LabApp.default_url="/lab/tree/demo.ipynb" &
 pids+=($!)
 wait -n "${pids[@]}"

@@ -59,6 +59,9 @@ print(wheel, len(names), "files,", len(static), "static js")
 sys.exit(1 if missing or not static else 0)
 PY'
 
+# Benchmarks at a small scale: proves they run (the figures are not judged here; see `make bench`).
+check bench "bench-short runs" make --no-print-directory bench-short
+
 # UI: galata in Chromium against a real JupyterLab; Playwright writes its counts as JSON.
 echo "::: ui: playwright"
 (cd ui-tests && npx playwright test)
