@@ -36,8 +36,8 @@ if [ -f "$RESULTS/jest.json" ]; then
     const r = require(process.argv[1]);
     const broken = r.testResults.filter(s => s.status === "failed" && s.assertionResults.length === 0).length;
     console.log(r.numPassedTests, r.numFailedTests + broken + r.numPendingTests + r.numTodoTests);
-  ' "$RESULTS/jest.json")
-  record unit "$jp" "$jf"
+  ' "$PWD/$RESULTS/jest.json")
+  if [ -n "${jp:-}" ] && [ -n "${jf:-}" ]; then record unit "$jp" "$jf"; else record unit 0 1; fi
 else
   record unit 0 1
 fi
@@ -70,7 +70,7 @@ if [ -f ui-tests/test-results/results.json ]; then
     const s = require(process.argv[1]).stats;
     console.log(s.expected + s.flaky, s.unexpected + s.skipped);
   ' "$PWD/ui-tests/test-results/results.json")
-  record ui "$up" "$uf"
+  if [ -n "${up:-}" ] && [ -n "${uf:-}" ]; then record ui "$up" "$uf"; else record ui 0 1; fi
 else
   record ui 0 1
 fi
