@@ -53,5 +53,15 @@ wheel: venv node
 	rm -rf dist
 	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
 
+## bench: the five figures of the Performance section, side by side in one run (bench/results/bench.json)
+bench: build
+	$(BIN)/jlpm tsc -p bench/tsconfig.json
+	node bench/lib/bench/src/main.js
+
+## bench-short: the same benchmarks at a small scale, to prove they run (bench/results/bench-short.json)
+bench-short: build
+	$(BIN)/jlpm tsc -p bench/tsconfig.json
+	node bench/lib/bench/src/main.js --short
+
 clean:
 	rm -rf lib planner/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo

@@ -1,0 +1,10 @@
+/**
+ * The bench harness is its own TypeScript project (CommonJS, run by Node): lint it against it. Both
+ * entries are given because ESLint merges this list with the root one index by index.
+ */
+module.exports = {
+  parserOptions: {
+    project: ['./tsconfig.json', '../planner/tsconfig.json'],
+    tsconfigRootDir: __dirname
+  }
+};

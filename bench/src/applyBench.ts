@@ -1,0 +1,320 @@
+/**
+ * Figure 1, apply cost: a replayed stream of N `add` actions (markdown and code, no exec) through the
+ * extension, against inserting the same N cells directly through the notebook's shared model, in the
+ * same page. Per action: from the line's arrival in the planner client to the cell's node in the DOM.
+ */
+import type { Page } from '@playwright/test';
+import * as path from 'path';
+import type { IBenchWindow } from './page';
+import {
+  closeNotebook,
+  newNotebook,
+  setSettings,
+  startRun,
+  waitFinished
+} from './page';
+import { startPlanner } from './processes';
+import {
+  achievedAnswer,
+  ReplayTraceBuilder,
+  startAnswer,
+  workflow
+} from './replayTrace';
+import { quantile, round } from './stats';
+
+export interface IApplyOptions {
+  actions: number;
+  rounds: number;
+  workDir: string;
+}
+
+interface ICellSpec {
+  kind: 'markdown' | 'code';
+  source: string;
+}
+
+interface ITimings {
+  /** From the first insert (direct) or the first line's arrival (extension) to the last cell in the DOM plus one frame. */
+  totalMs: number;
+  /** Per cell: line arrival to node in the DOM (extension only). */
+  latencies: number[];
+  cells: number;
+}
+
+export interface IApplyRound {
+  directMs: number;
+  extensionMs: number;
+  ratio: number;
+}
+
+export interface IApplyResult {
+  actions: number;
+  rounds: IApplyRound[];
+  /** Of the last round. */
+  ratio: number;
+  directMs: number;
+  extensionMs: number;
+  latencyP50Ms: number;
+  latencyP95Ms: number;
+  target: number;
+  met: boolean;
+  /** One more pair with the `followNewCells` setting off (the default is on). */
+  withoutFollow:
+    (IApplyRound & { latencyP50Ms: number; latencyP95Ms: number }) | null;
+  method: string;
+}
+
+export const APPLY_METHOD =
+  'Both sides run in one page, each on a fresh notebook, with the workflow panel open. Direct: ' +
+  'sharedModel.insertCell() for each cell, awaiting a microtask in between (as the driver does). ' +
+  'Extension: the reference planner replays one /generating stream of the same actions (--replay, ' +
+  '--replay-speed 0) to a run started with the notebook-bcc:run command. Time runs from the first insert ' +
+  '(direct) or the first line handed to the planner client (the RunTrace observer, patched in the page ' +
+  'to take performance.now()) until a MutationObserver on the notebook viewport has seen every new cell ' +
+  'node, plus one animation frame. Per-action latency pairs the k-th streamed line with the k-th cell node. ' +
+  'The figure uses the default settings (followNewCells on); one more pair is measured with it off.';
+
+function cellSpecs(count: number): ICellSpec[] {
+  return Array.from({ length: count }, (_, i) =>
+    i % 2 === 0
+      ? {
+          kind: 'markdown',
+          source: `Bench note ${i}: what the next cell computes, in **one** sentence.`
+        }
+      : { kind: 'code', source: `value_${i} = ${i} * 2` }
+  );
+}
+
+function applyTrace(cells: ICellSpec[], rounds: number, file: string): string {
+  const trace = new ReplayTraceBuilder();
+  for (let r = 0; r < rounds; r++) {
+    trace
+      .planning(
+        startAnswer(
+          workflow('Apply benchmark', [{ id: 'apply', name: 'Apply' }])
+        )
+      )
+      .actions(
+        cells.map(cell =>
+          cell.kind === 'code'
+            ? { action: 'add', shot_type: 'action', content: cell.source }
+            : { action: 'add', shot_type: 'dialogue', content: cell.source }
+        )
+      )
+      .planning(achievedAnswer());
+  }
+  return trace.write(file);
+}
+
+/** Installs a MutationObserver that records when each new cell node enters the notebook's viewport. */
+async function observeCells(
+  page: Page,
+  key: string,
+  count: number
+): Promise<void> {
+  await page.evaluate(
+    ({ key, count }) => {
+      const w = window as unknown as IBenchWindow & {
+        applyProbe: {
+          domTimes: number[];
+          lineTimes: number[];
+          all: Promise<number>;
+          observer: MutationObserver;
+        };
+      };
+      const { panel } = w.bench.notebooks[key];
+      const domTimes: number[] = [];
+      let done: (t: number) => void = () => undefined;
+      const all = new Promise<number>(resolve => (done = resolve));
+      const observer = new MutationObserver(records => {
+        const now = performance.now();
+        for (const record of records) {
+          record.addedNodes.forEach(node => {
+            if (
+              node instanceof HTMLElement &&
+              node.classList.contains('jp-Cell')
+            ) {
+              domTimes.push(now);
+            }
+          });
+        }
+        if (domTimes.length >= count) {
+          done(domTimes[count - 1]);
+        }
+      });
+      observer.observe(panel.content.viewportNode, { childList: true });
+      w.applyProbe = { domTimes, lineTimes: [], all, observer };
+    },
+    { key, count }
+  );
+}
+
+/** Waits for every cell node and one frame after; returns the probe's times. */
+async function collectProbe(
+  page: Page
+): Promise<{ domTimes: number[]; lineTimes: number[]; end: number }> {
+  return page.evaluate(async () => {
+    const w = window as unknown as {
+      applyProbe: {
+        domTimes: number[];
+        lineTimes: number[];
+        all: Promise<number>;
+        observer: MutationObserver;
+      };
+    };
+    const probe = w.applyProbe;
+    await probe.all;
+    await new Promise(resolve =>
+      requestAnimationFrame(() => setTimeout(resolve, 0))
+    );
+    const end = performance.now();
+    probe.observer.disconnect();
+    return { domTimes: probe.domTimes, lineTimes: probe.lineTimes, end };
+  });
+}
+
+async function measureDirect(
+  page: Page,
+  key: string,
+  cells: ICellSpec[]
+): Promise<ITimings> {
+  await observeCells(page, key, cells.length);
+  const start = await page.evaluate(
+    async ({ key, cells }) => {
+      const w = window as unknown as IBenchWindow;
+      const shared = w.bench.notebooks[key].panel.content.model?.sharedModel;
+      if (!shared) {
+        throw new Error('no notebook model');
+      }
+      const start = performance.now();
+      for (const cell of cells) {
+        shared.insertCell(shared.cells.length, {
+          cell_type: cell.kind,
+          source: cell.source,
+          metadata: {}
+        });
+        await Promise.resolve();
+      }
+      return start;
+    },
+    { key, cells }
+  );
+  const { domTimes, end } = await collectProbe(page);
+  return { totalMs: end - start, latencies: [], cells: domTimes.length };
+}
+
+async function measureExtension(
+  page: Page,
+  key: string,
+  count: number
+): Promise<ITimings> {
+  await observeCells(page, key, count);
+  await page.evaluate(key => {
+    const w = window as unknown as IBenchWindow & {
+      applyProbe: { lineTimes: number[] };
+    };
+    const trace = w.bench.notebooks[key].runner.trace;
+    const lineTimes = w.applyProbe.lineTimes;
+    const onLine = trace.onLine;
+    trace.onLine = (url: string, line: string) => {
+      if (url.endsWith('/generating')) {
+        lineTimes.push(performance.now());
+      }
+      onLine.call(trace, url, line);
+    };
+  }, key);
+  await startRun(page, key, 'Apply benchmark');
+  const { domTimes, lineTimes, end } = await collectProbe(page);
+  const finished = await waitFinished(page, key);
+  if (finished.reason !== 'completed') {
+    throw new Error(
+      `the apply run ended with ${finished.reason}: ${finished.message}`
+    );
+  }
+  if (lineTimes.length < count) {
+    throw new Error(`only ${lineTimes.length} of ${count} lines were seen`);
+  }
+  const latencies = domTimes
+    .slice(0, count)
+    .map((t, i) => Math.max(0, t - lineTimes[i]));
+  return { totalMs: end - lineTimes[0], latencies, cells: domTimes.length };
+}
+
+export async function applyBenchmark(
+  page: Page,
+  options: IApplyOptions
+): Promise<IApplyResult> {
+  const cells = cellSpecs(options.actions);
+  // One more run than rounds: the last one, with `followNewCells` off, tells the scrolling apart.
+  const traceFile = applyTrace(
+    cells,
+    options.rounds + 1,
+    path.join(options.workDir, 'apply.trace.jsonl')
+  );
+  const planner = await startPlanner([
+    '--replay',
+    traceFile,
+    '--replay-speed',
+    '0',
+    '--quiet'
+  ]);
+  const rounds: IApplyRound[] = [];
+  let last: ITimings | null = null;
+  const pair = async (): Promise<{
+    round: IApplyRound;
+    extension: ITimings;
+  }> => {
+    await newNotebook(page, 'direct');
+    const direct = await measureDirect(page, 'direct', cells);
+    await closeNotebook(page, 'direct');
+    await newNotebook(page, 'extension');
+    const extension = await measureExtension(page, 'extension', cells.length);
+    await closeNotebook(page, 'extension');
+    return {
+      round: {
+        directMs: round(direct.totalMs),
+        extensionMs: round(extension.totalMs),
+        ratio: round(extension.totalMs / direct.totalMs)
+      },
+      extension
+    };
+  };
+  let withoutFollow: IApplyResult['withoutFollow'] = null;
+  try {
+    await setSettings(page, { baseUrl: planner.url });
+    await page.evaluate(() =>
+      (window as unknown as IBenchWindow).jupyterapp.commands.execute(
+        'notebook-bcc:open'
+      )
+    );
+    for (let r = 0; r < options.rounds; r++) {
+      const { round: measured, extension } = await pair();
+      rounds.push(measured);
+      last = extension;
+    }
+    await setSettings(page, { followNewCells: false });
+    const { round: measured, extension } = await pair();
+    withoutFollow = {
+      ...measured,
+      latencyP50Ms: round(quantile(extension.latencies, 0.5)),
+      latencyP95Ms: round(quantile(extension.latencies, 0.95))
+    };
+  } finally {
+    await planner.stop();
+  }
+  const final = rounds[rounds.length - 1];
+  const latencies = last?.latencies ?? [];
+  return {
+    actions: options.actions,
+    rounds,
+    ratio: final.ratio,
+    directMs: final.directMs,
+    extensionMs: final.extensionMs,
+    latencyP50Ms: round(quantile(latencies, 0.5)),
+    latencyP95Ms: round(quantile(latencies, 0.95)),
+    target: 1.2,
+    met: final.ratio <= 1.2,
+    withoutFollow,
+    method: APPLY_METHOD
+  };
+}
