@@ -1,30 +1,16 @@
 import { MarkdownCell } from '@jupyterlab/cells';
-import { ServiceManager } from '@jupyterlab/services';
-import { JupyterServer } from '@jupyterlab/testing';
 import type { ICellProvenance } from '../../engine/driver';
 import { CELL_METADATA_KEY, NotebookDriver } from '../driver';
 import {
   IOpenNotebook,
   openNotebook,
   quietConsole,
-  startServer
+  useJupyterServer
 } from './utils';
 
 quietConsole();
 
-const server = new JupyterServer();
-let manager: ServiceManager;
-
-beforeAll(async () => {
-  await startServer(server);
-  manager = new ServiceManager({ standby: 'never' });
-  await manager.ready;
-}, 120000);
-
-afterAll(async () => {
-  manager.dispose();
-  await server.shutdown();
-}, 30000);
+const services = useJupyterServer();
 
 const provenance: ICellProvenance = {
   stage_id: 'data_cleaning',
@@ -39,7 +25,7 @@ describe('NotebookDriver cells', () => {
   let driver: NotebookDriver;
 
   beforeEach(async () => {
-    notebook = await openNotebook(manager, { kernel: false });
+    notebook = await openNotebook(services(), { kernel: false });
     driver = new NotebookDriver({ panel: notebook.panel });
   }, 60000);
 
@@ -277,7 +263,7 @@ describe('NotebookDriver cells', () => {
   });
 
   it('stays pinned to its own notebook', async () => {
-    const other = await openNotebook(manager, { kernel: false });
+    const other = await openNotebook(services(), { kernel: false });
     try {
       const before = other.panel.model!.sharedModel.cells.length;
       other.panel.activate();

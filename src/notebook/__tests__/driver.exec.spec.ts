@@ -1,31 +1,17 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
-import { ServiceManager } from '@jupyterlab/services';
 import { runCell } from '@jupyterlab/notebook';
-import { JupyterServer } from '@jupyterlab/testing';
 import type { ICellProvenance } from '../../engine/driver';
 import { NotebookDriver } from '../driver';
 import {
   IOpenNotebook,
   openNotebook,
   quietConsole,
-  startServer
+  useJupyterServer
 } from './utils';
 
 quietConsole();
 
-const server = new JupyterServer();
-let manager: ServiceManager;
-
-beforeAll(async () => {
-  await startServer(server);
-  manager = new ServiceManager({ standby: 'never' });
-  await manager.ready;
-}, 120000);
-
-afterAll(async () => {
-  manager.dispose();
-  await server.shutdown();
-}, 30000);
+const services = useJupyterServer();
 
 const provenance: ICellProvenance = {
   stage_id: 's1',
@@ -45,7 +31,7 @@ describe('NotebookDriver execution', () => {
 
   beforeAll(async () => {
     // JupyterLab's own execution tests use no windowing: its deferred rendering races in jsdom.
-    notebook = await openNotebook(manager, { windowingMode: 'none' });
+    notebook = await openNotebook(services(), { windowingMode: 'none' });
     driver = new NotebookDriver({
       panel: notebook.panel,
       interruptGraceMs: 20000
@@ -249,7 +235,7 @@ describe('NotebookDriver execution', () => {
   }, 60000);
 
   it('starts the default kernel when the notebook has none', async () => {
-    const bare = await openNotebook(manager, {
+    const bare = await openNotebook(services(), {
       kernel: false,
       windowingMode: 'none'
     });

@@ -1,31 +1,17 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import type { KernelMessage } from '@jupyterlab/services';
-import { ServiceManager } from '@jupyterlab/services';
-import { JupyterServer } from '@jupyterlab/testing';
 import type { ICellProvenance } from '../../engine/driver';
 import { NotebookDriver, RUN_STATE_METADATA_KEY } from '../driver';
 import {
   IOpenNotebook,
   openNotebook,
   quietConsole,
-  startServer
+  useJupyterServer
 } from './utils';
 
 quietConsole();
 
-const server = new JupyterServer();
-let manager: ServiceManager;
-
-beforeAll(async () => {
-  await startServer(server);
-  manager = new ServiceManager({ standby: 'never' });
-  await manager.ready;
-}, 120000);
-
-afterAll(async () => {
-  manager.dispose();
-  await server.shutdown();
-}, 30000);
+const services = useJupyterServer();
 
 const provenance: ICellProvenance = {
   stage_id: 's1',
@@ -40,7 +26,7 @@ describe('NotebookDriver kernel inspection', () => {
   let driver: NotebookDriver;
 
   beforeAll(async () => {
-    notebook = await openNotebook(manager, { windowingMode: 'none' });
+    notebook = await openNotebook(services(), { windowingMode: 'none' });
     driver = new NotebookDriver({ panel: notebook.panel });
   }, 120000);
 
@@ -237,7 +223,7 @@ describe('NotebookDriver kernel inspection', () => {
 
 describe('NotebookDriver run state', () => {
   it('saves the run state in the notebook metadata and reads it back after reopening', async () => {
-    const first = await openNotebook(manager, {
+    const first = await openNotebook(services(), {
       kernel: false,
       windowingMode: 'none'
     });
@@ -270,14 +256,14 @@ describe('NotebookDriver run state', () => {
       await first.dispose();
     }
 
-    const onDisk = await manager.contents.get(path, { content: true });
+    const onDisk = await services().contents.get(path, { content: true });
     expect(onDisk.content.metadata[RUN_STATE_METADATA_KEY]).toMatchObject({
       fsm: { state: 'BEHAVIOR_RUNNING' }
     });
     // A new test notebook is nbformat 4.4, which drops cell ids; saving the run upgrades it.
     expect(onDisk.content.nbformat_minor).toBe(5);
 
-    const reopened = await openNotebook(manager, {
+    const reopened = await openNotebook(services(), {
       path,
       kernel: false,
       windowingMode: 'none'

@@ -32,6 +32,25 @@ export function quietConsole(): void {
   });
 }
 
+/**
+ * One real Jupyter server for the spec file (started before its tests, shut down after), with a
+ * service manager connected to it; call at the top level of a spec.
+ */
+export function useJupyterServer(): () => ServiceManager {
+  const server = new JupyterServer();
+  let manager: ServiceManager;
+  beforeAll(async () => {
+    await startServer(server);
+    manager = new ServiceManager({ standby: 'never' });
+    await manager.ready;
+  }, 120000);
+  afterAll(async () => {
+    manager.dispose();
+    await server.shutdown();
+  }, 30000);
+  return () => manager;
+}
+
 /** A real Jupyter server whose default kernel is IPython (`python` on PATH must have ipykernel). */
 export async function startServer(server: JupyterServer): Promise<void> {
   await server.start({
