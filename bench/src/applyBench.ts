@@ -26,6 +26,8 @@ export interface IApplyOptions {
   actions: number;
   rounds: number;
   workDir: string;
+  /** Progress lines, e.g. for a long run. */
+  log?: (message: string) => void;
 }
 
 interface ICellSpec {
@@ -149,11 +151,12 @@ async function observeCells(
   );
 }
 
-/** Waits for every cell node and one frame after; returns the probe's times. */
+/** Waits for every cell node and one frame after; returns the probe's times. Fails after `timeoutMs`. */
 async function collectProbe(
-  page: Page
+  page: Page,
+  timeoutMs = 900000
 ): Promise<{ domTimes: number[]; lineTimes: number[]; end: number }> {
-  return page.evaluate(async () => {
+  return page.evaluate(async timeoutMs => {
     const w = window as unknown as {
       applyProbe: {
         domTimes: number[];
@@ -163,14 +166,25 @@ async function collectProbe(
       };
     };
     const probe = w.applyProbe;
-    await probe.all;
+    const timedOut = await Promise.race([
+      probe.all.then(() => false),
+      new Promise<boolean>(resolve =>
+        setTimeout(() => resolve(true), timeoutMs)
+      )
+    ]);
+    if (timedOut) {
+      probe.observer.disconnect();
+      throw new Error(
+        `only ${probe.domTimes.length} cell nodes (and ${probe.lineTimes.length} lines) after ${timeoutMs / 1000} s`
+      );
+    }
     await new Promise(resolve =>
       requestAnimationFrame(() => setTimeout(resolve, 0))
     );
     const end = performance.now();
     probe.observer.disconnect();
     return { domTimes: probe.domTimes, lineTimes: probe.lineTimes, end };
-  });
+  }, timeoutMs);
 }
 
 async function measureDirect(
@@ -260,6 +274,7 @@ export async function applyBenchmark(
   ]);
   const rounds: IApplyRound[] = [];
   let last: ITimings | null = null;
+  const log = options.log ?? (() => undefined);
   const pair = async (): Promise<{
     round: IApplyRound;
     extension: ITimings;
@@ -267,9 +282,11 @@ export async function applyBenchmark(
     await newNotebook(page, 'direct');
     const direct = await measureDirect(page, 'direct', cells);
     await closeNotebook(page, 'direct');
+    log(`direct: ${round(direct.totalMs)} ms`);
     await newNotebook(page, 'extension');
     const extension = await measureExtension(page, 'extension', cells.length);
     await closeNotebook(page, 'extension');
+    log(`extension: ${round(extension.totalMs)} ms`);
     return {
       round: {
         directMs: round(direct.totalMs),
@@ -292,6 +309,7 @@ export async function applyBenchmark(
       rounds.push(measured);
       last = extension;
     }
+    log('followNewCells off:');
     await setSettings(page, { followNewCells: false });
     const { round: measured, extension } = await pair();
     withoutFollow = {

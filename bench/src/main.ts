@@ -206,7 +206,8 @@ async function main(): Promise<void> {
           applyBenchmark(page, {
             actions: sizes.applyActions,
             rounds: sizes.applyRounds,
-            workDir
+            workDir,
+            log
           })
         );
       }

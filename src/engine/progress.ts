@@ -19,6 +19,7 @@ import type {
   WorkflowStep,
   WorkflowTemplate
 } from '../protocol';
+import type { IProgressSnapshot, IStageView, ItemStatus } from './types';
 
 interface ILevelState {
   current: string | null;
@@ -372,6 +373,36 @@ export class WorkflowProgress {
     };
   }
 
+  /**
+   * The location, the template marked completed / current / remaining, and the outputs, as views
+   * show them. `finished`: the workflow is completed, so no stage is current any more.
+   */
+  snapshot(finished: boolean): IProgressSnapshot {
+    const goals = this.goals();
+    return {
+      workflowName: this.template?.name ?? null,
+      stage: {
+        id: this.currentStageId,
+        name: this.currentStage?.name ?? null,
+        goal: goals.stage ?? null,
+        focus: this._state.stages.focus
+      },
+      step: {
+        id: this.currentStepId,
+        name: this.currentStep?.name ?? null,
+        goal: goals.step ?? null,
+        focus: this._state.steps.focus
+      },
+      behavior: { id: this.currentBehaviorId, iteration: this.iteration },
+      stages: this._stageViews(finished),
+      outputs: {
+        stages: this.outputs('stages'),
+        steps: this.outputs('steps'),
+        behaviors: this.outputs('behaviors')
+      }
+    };
+  }
+
   /** `observation.location.progress`. */
   toProgress(): Progress {
     const stageIds = (this._state.template?.stages ?? []).map(s => s.id);
@@ -437,6 +468,40 @@ export class WorkflowProgress {
       view.focus = level.focus;
     }
     return view;
+  }
+
+  private _stageViews(finished: boolean): IStageView[] {
+    const template = this._state.template;
+    if (!template) {
+      return [];
+    }
+    const doneStages = new Set(this.completed('stages').map(s => s.stage_id));
+    const doneSteps = new Set(this.completed('steps').map(s => s.step_id));
+    const currentStage = this.currentStageId;
+    const currentStep = this.currentStepId;
+    return template.stages.map(stage => {
+      const stageStatus: ItemStatus = doneStages.has(stage.id)
+        ? 'completed'
+        : stage.id === currentStage && !finished
+          ? 'current'
+          : 'remaining';
+      return {
+        id: stage.id,
+        name: stage.name,
+        status: stageStatus,
+        steps: stage.steps.map(step => ({
+          id: step.id,
+          name: step.name,
+          status:
+            stageStatus === 'completed' ||
+            (stage.id === currentStage && doneSteps.has(step.id))
+              ? 'completed'
+              : stage.id === currentStage && step.id === currentStep
+                ? 'current'
+                : 'remaining'
+        }))
+      };
+    });
   }
 
   private _finishLevel(

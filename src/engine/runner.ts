@@ -54,11 +54,9 @@ import type {
   IRunnerHooks,
   IRunSnapshot,
   IRunWarning,
-  IStageView,
   IStartOptions,
   IStopOptions,
-  IWorkflowRunner,
-  ItemStatus
+  IWorkflowRunner
 } from './types';
 
 /** After this many /planning failures in a row the run stops with an error instead of falling back. */
@@ -226,12 +224,9 @@ export class WorkflowRunner implements IWorkflowRunner {
   }
 
   get snapshot(): IRunSnapshot {
-    const progress = this._progress;
-    const stage = progress.currentStage;
-    const step = progress.currentStep;
-    const goals = progress.goals();
     const last = this._fsm.lastTransition;
     return {
+      ...this._progress.snapshot(this._fsm.state === 'WORKFLOW_COMPLETED'),
       state: this._fsm.state,
       running: this._loop !== null,
       paused: this._paused,
@@ -240,27 +235,6 @@ export class WorkflowRunner implements IWorkflowRunner {
       pausing: this._pauseRequested && !this._paused,
       error: this._error ? { ...this._error } : null,
       task: this._task,
-      workflowName: progress.template?.name ?? null,
-      stage: {
-        id: progress.currentStageId,
-        name: stage?.name ?? null,
-        goal: goals.stage ?? null
-      },
-      step: {
-        id: progress.currentStepId,
-        name: step?.name ?? null,
-        goal: goals.step ?? null
-      },
-      behavior: {
-        id: progress.currentBehaviorId,
-        iteration: progress.iteration
-      },
-      stages: this._stageViews(),
-      outputs: {
-        stages: progress.outputs('stages'),
-        steps: progress.outputs('steps'),
-        behaviors: progress.outputs('behaviors')
-      },
       behaviorsRun: this._behaviorsRun,
       maxExecutionSteps: this._settings().maxExecutionSteps,
       bufferedActions: this._buffer.length,
@@ -1372,45 +1346,6 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (this._timings.length > limit) {
       this._timings.splice(0, this._timings.length - limit);
     }
-  }
-
-  private _stageViews(): IStageView[] {
-    const template = this._progress.template;
-    if (!template) {
-      return [];
-    }
-    const doneStages = new Set(
-      this._progress.completed('stages').map(s => s.stage_id)
-    );
-    const doneSteps = new Set(
-      this._progress.completed('steps').map(s => s.step_id)
-    );
-    const currentStage = this._progress.currentStageId;
-    const currentStep = this._progress.currentStepId;
-    const finished = this._fsm.state === 'WORKFLOW_COMPLETED';
-    return template.stages.map(stage => {
-      const stageStatus: ItemStatus = doneStages.has(stage.id)
-        ? 'completed'
-        : stage.id === currentStage && !finished
-          ? 'current'
-          : 'remaining';
-      return {
-        id: stage.id,
-        name: stage.name,
-        status: stageStatus,
-        steps: stage.steps.map(step => ({
-          id: step.id,
-          name: step.name,
-          status:
-            stageStatus === 'completed' ||
-            (stage.id === currentStage && doneSteps.has(step.id))
-              ? 'completed'
-              : stage.id === currentStage && step.id === currentStep
-                ? 'current'
-                : 'remaining'
-        }))
-      };
-    });
   }
 
   private _resetRun(): void {

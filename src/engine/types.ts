@@ -134,8 +134,31 @@ export interface IStageView extends IStepView {
   steps: IStepView[];
 }
 
+/** Where the current stage or step is: its name, goal and the planner's latest focus text. */
+export interface ILocationView {
+  id: string | null;
+  name: string | null;
+  goal: string | null;
+  focus: string | null;
+}
+
+/** The part of a snapshot that the progress model alone decides (a live or a saved run). */
+export interface IProgressSnapshot {
+  workflowName: string | null;
+  stage: ILocationView;
+  step: ILocationView;
+  behavior: { id: string | null; iteration: number };
+  /** The template with each stage and step marked completed, current or remaining. */
+  stages: IStageView[];
+  outputs: {
+    stages: CurrentOutputs;
+    steps: CurrentOutputs;
+    behaviors: CurrentOutputs;
+  };
+}
+
 /** Everything a view needs to show the run in plain words. */
-export interface IRunSnapshot {
+export interface IRunSnapshot extends IProgressSnapshot {
   state: WorkflowState;
   /** The loop is active (it may be paused or waiting for the planner). */
   running: boolean;
@@ -146,17 +169,6 @@ export interface IRunSnapshot {
   pausing: boolean;
   error: IRunError | null;
   task: string | null;
-  workflowName: string | null;
-  stage: { id: string | null; name: string | null; goal: string | null };
-  step: { id: string | null; name: string | null; goal: string | null };
-  behavior: { id: string | null; iteration: number };
-  /** The template with each stage and step marked completed, current or remaining. */
-  stages: IStageView[];
-  outputs: {
-    stages: CurrentOutputs;
-    steps: CurrentOutputs;
-    behaviors: CurrentOutputs;
-  };
   /** Behaviors run since the run was started or resumed (what `maxExecutionSteps` counts). */
   behaviorsRun: number;
   maxExecutionSteps: number;

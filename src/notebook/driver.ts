@@ -44,6 +44,9 @@ export const CELL_METADATA_KEY = 'notebook_bcc';
 /** Notebook metadata key of the saved run state. */
 export const RUN_STATE_METADATA_KEY = 'notebook_bcc_run';
 
+/** How long a save waits for a save it did not start (the user's, the autosave) to end, in ms. */
+const OTHER_SAVE_WAIT_MS = 20000;
+
 /** Characters of the last cell's output kept in the notebook summary. */
 const SUMMARY_OUTPUT_CAP = 500;
 
@@ -66,6 +69,12 @@ export class NotebookDriver implements INotebookDriver {
     this._followNewCells = options.followNewCells ?? false;
     this._interruptGraceMs = options.interruptGraceMs ?? 10000;
     this._inspectTimeoutMs = options.inspectTimeoutMs ?? 30000;
+    this._saveDelayMs = options.saveDelayMs ?? 1000;
+    this._panel.context.saveState.connect(this._onSaveState, this);
+    this._panel.disposed.connect(() => {
+      clearTimeout(this._saveTimer);
+      this._saveTimer = undefined;
+    });
     this._translator = options.translator ?? nullTranslator;
     this._trans = this._translator.load(TRANSLATION_DOMAIN);
   }
@@ -97,6 +106,7 @@ export class NotebookDriver implements INotebookDriver {
     });
     restore();
     this._showNewCell(cell.getId());
+    this._scheduleSave();
     return cell.getId();
   }
 
@@ -121,6 +131,7 @@ export class NotebookDriver implements INotebookDriver {
       }
     });
     this._render(cellId);
+    this._scheduleSave();
     return true;
   }
 
@@ -152,6 +163,7 @@ export class NotebookDriver implements INotebookDriver {
     });
     restore();
     this._render(cell.getId());
+    this._scheduleSave();
   }
 
   async execCell(request: IExecRequest): Promise<IExecResult> {
@@ -191,7 +203,11 @@ export class NotebookDriver implements INotebookDriver {
     if (!(cell instanceof CodeCell)) {
       return this._missing(cellId);
     }
-    return this._runCodeCell(cell, kernel, timeoutMs, signal);
+    try {
+      return await this._runCodeCell(cell, kernel, timeoutMs, signal);
+    } finally {
+      this._scheduleSave();
+    }
   }
 
   async collectVariables(): Promise<Record<string, unknown>> {
@@ -254,7 +270,7 @@ export class NotebookDriver implements INotebookDriver {
         toJSON(state) as PartialJSONValue
       );
     });
-    await this._panel.context.save();
+    await this._save();
   }
 
   async loadRunState(): Promise<unknown | null> {
@@ -264,6 +280,69 @@ export class NotebookDriver implements INotebookDriver {
 
   async interruptKernel(): Promise<void> {
     await this._sessionContext.session?.kernel?.interrupt();
+  }
+
+  /**
+   * Saves the notebook shortly after the run changed it, so that a page reload or a crash in the
+   * middle of a behavior keeps its cells (the run state itself is saved after each behavior).
+   */
+  private _scheduleSave(): void {
+    if (this._saveDelayMs < 0 || this._saveTimer !== undefined) {
+      return;
+    }
+    this._saveTimer = setTimeout(() => {
+      this._saveTimer = undefined;
+      if (!this._panel.isDisposed && this._panel.model?.dirty) {
+        this._save().catch(reason => {
+          console.warn('Notebook-BCC: saving the notebook failed.', reason);
+        });
+      }
+    }, this._saveDelayMs);
+  }
+
+  /**
+   * Saves the notebook, one save at a time and never while another save (the user's or
+   * JupyterLab's autosave) is under way: the second of two overlapping saves would find the file
+   * changed on disk and ask the user about a conflict.
+   */
+  private _save(): Promise<void> {
+    clearTimeout(this._saveTimer);
+    this._saveTimer = undefined;
+    const save = async () => {
+      if (this._othersSaving) {
+        // A save cancelled in a dialog never says it ended: do not wait for it for ever.
+        await settleWithin(this._othersSaving.promise, OTHER_SAVE_WAIT_MS);
+        this._othersSaving = null;
+      }
+      if (this._panel.isDisposed) {
+        return;
+      }
+      this._ownSave = true;
+      try {
+        await this._panel.context.save();
+      } finally {
+        this._ownSave = false;
+      }
+    };
+    const next = this._saving.then(save, save);
+    this._saving = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Tracks saves that the driver did not start. */
+  private _onSaveState(
+    _: unknown,
+    state: 'started' | 'completed' | 'failed'
+  ): void {
+    if (this._ownSave) {
+      return;
+    }
+    if (state === 'started') {
+      this._othersSaving ??= new PromiseDelegate<void>();
+    } else if (this._othersSaving) {
+      this._othersSaving.resolve();
+      this._othersSaving = null;
+    }
   }
 
   private get _sessionContext(): ISessionContext {
@@ -322,20 +401,35 @@ export class NotebookDriver implements INotebookDriver {
     };
   }
 
+  /**
+   * Renders a new markdown cell and, when following new cells, scrolls it into view. The scroll
+   * uses the notebook's list (`scrollToItem`): `Notebook.scrollToCell` would also select and
+   * activate the cell, which moves the user's cursor into it. No scroll while the user is typing in
+   * this notebook: their cell stays where it is.
+   */
   private _showNewCell(cellId: string): void {
     this._render(cellId);
-    if (!this._followNewCells) {
+    const notebook = this._panel.content;
+    if (!this._followNewCells || this._userIsEditing()) {
       return;
     }
-    const cell = this._cellWidget(cellId);
-    if (cell) {
-      this._panel.content.scrollToCell(cell, 'auto').catch(reason => {
+    const index = notebook.widgets.findIndex(cell => cell.model.id === cellId);
+    if (index >= 0) {
+      notebook.scrollToItem(index, 'auto').catch(reason => {
         console.debug(
           'Notebook-BCC: could not scroll to the new cell.',
           reason
         );
       });
     }
+  }
+
+  /** Whether the user is editing a cell of this notebook right now (edit mode, focus inside). */
+  private _userIsEditing(): boolean {
+    const notebook = this._panel.content;
+    return (
+      notebook.mode === 'edit' && notebook.node.contains(document.activeElement)
+    );
   }
 
   /** Shows a markdown cell rendered, unless the user is editing it right now. */
@@ -644,6 +738,11 @@ export class NotebookDriver implements INotebookDriver {
   private _followNewCells: boolean;
   private _interruptGraceMs: number;
   private _inspectTimeoutMs: number;
+  private _saveDelayMs: number;
+  private _saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private _saving: Promise<void> = Promise.resolve();
+  private _ownSave = false;
+  private _othersSaving: PromiseDelegate<void> | null = null;
   private _translator: ITranslator;
   private _trans: TranslationBundle;
 }
@@ -663,6 +762,11 @@ export namespace NotebookDriver {
     interruptGraceMs?: number;
     /** How long a silent variable inspection may wait for the kernel's reply, in ms. Default 30 s. */
     inspectTimeoutMs?: number;
+    /**
+     * How long after the run changes the notebook it is saved, in ms; negative turns this off (the
+     * notebook is then saved only with the run state, after each behavior). Default 1 s.
+     */
+    saveDelayMs?: number;
     translator?: ITranslator;
   }
 }

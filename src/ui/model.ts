@@ -28,7 +28,6 @@ import {
   buildTree,
   commandAvailability,
   CompletedItems,
-  focusFromTrace,
   ICommandAvailability,
   IOutputItem,
   IStageNode,
@@ -78,21 +77,6 @@ export interface IWarningEntry extends IRunWarning {
 /** How many warnings a notebook's run keeps for the view. */
 const MAX_WARNINGS = 30;
 
-/** The progress state when the snapshot carries one (newer engines); else the saved one is used. */
-function liveProgress(snapshot: IRunSnapshot): IProgressState | null {
-  const candidate = (snapshot as IRunSnapshot & { progress?: unknown })
-    .progress;
-  if (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    (candidate as Partial<IProgressState>).version === 1 &&
-    typeof (candidate as Partial<IProgressState>).stages === 'object'
-  ) {
-    return candidate as IProgressState;
-  }
-  return null;
-}
-
 export class RunModel {
   constructor(options: RunModel.IOptions) {
     this.runner = options.runner;
@@ -135,9 +119,9 @@ export class RunModel {
     return this._snapshot;
   }
 
-  /** The richest progress state known: the live one, else the one saved with the run. */
+  /** The progress state saved with the run (it lags behind a live run by up to one behavior). */
   get progress(): IProgressState | null {
-    return liveProgress(this._snapshot) ?? this._savedState?.progress ?? null;
+    return this._savedState?.progress ?? null;
   }
 
   /** Interactive mode: the running behavior waits for the user's approval. */
@@ -147,17 +131,7 @@ export class RunModel {
 
   get tree(): IStageNode[] {
     this._completed.observe(this.progress);
-    const snapshot = this.snapshot;
-    // The saved progress lags behind a live run; its focus texts are read from the trace instead.
-    const focus =
-      this.source === 'live' && !liveProgress(snapshot)
-        ? focusFromTrace(
-            this.runner.trace.records,
-            snapshot.stage.id,
-            snapshot.step.id
-          )
-        : undefined;
-    return buildTree(snapshot, this.progress, this._completed, focus);
+    return buildTree(this.snapshot, this.progress, this._completed);
   }
 
   get outputs(): IOutputItem[] {

@@ -4,14 +4,7 @@
  * a notebook.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import {
-  Artifact,
-  CompletedItem,
-  CurrentOutputs,
-  isRecord,
-  normalizePlanningResponse
-} from '../protocol';
-import type { TraceRecord } from '../engine/traceFormat';
+import type { Artifact, CompletedItem, CurrentOutputs } from '../protocol';
 import type { IProgressState } from '../engine/progress';
 import type {
   IBehaviorTiming,
@@ -360,8 +353,7 @@ function templateGoal(item: {
 export function buildTree(
   snapshot: IRunSnapshot,
   progress: IProgressState | null,
-  completed: CompletedItems,
-  focus?: IFocus
+  completed: CompletedItems
 ): IStageNode[] {
   const template = progress?.template ?? null;
   return snapshot.stages.map(stage => {
@@ -373,12 +365,10 @@ export function buildTree(
       name: stage.name,
       status: stage.status,
       goal: stageTemplate ? templateGoal(stageTemplate) : null,
-      focus: !isCurrentStage
-        ? null
-        : (focus?.stage ??
-          (progress?.stages.current === stage.id
-            ? progress.stages.focus
-            : null)),
+      focus:
+        isCurrentStage && snapshot.stage.id === stage.id
+          ? snapshot.stage.focus
+          : null,
       produced: produced(stageItem),
       steps: stage.steps.map(step => {
         const stepTemplate = stageTemplate?.steps.find(s => s.id === step.id);
@@ -388,12 +378,10 @@ export function buildTree(
           name: step.name,
           status: step.status,
           goal: stepTemplate ? templateGoal(stepTemplate) : null,
-          focus: !isCurrentStep
-            ? null
-            : (focus?.step ??
-              (progress?.steps.current === step.id
-                ? progress.steps.focus
-                : null)),
+          focus:
+            isCurrentStep && snapshot.step.id === step.id
+              ? snapshot.step.focus
+              : null,
           produced: produced(completed.step(stage.id, step.id)),
           behaviors: behaviorsOf(
             step.id,
@@ -453,71 +441,3 @@ export function formatDuration(ms: number, trans: TranslationBundle): string {
 // ---------------------------------------------------------------------------------------------
 // Focus texts
 // ---------------------------------------------------------------------------------------------
-
-/** The planner's focus texts for the current stage and step. */
-export interface IFocus {
-  stage: string | null;
-  step: string | null;
-}
-
-function locationOf(body: unknown): { stage: unknown; step: unknown } {
-  const current = isRecord(body)
-    ? (body as { observation?: { location?: { current?: unknown } } })
-        .observation?.location?.current
-    : undefined;
-  return isRecord(current)
-    ? { stage: current.stage_id, step: current.step_id }
-    : { stage: undefined, step: undefined };
-}
-
-/**
- * The latest focus the planner gave (`context_update.progress_update`) for the current stage and
- * step, read from the run trace: /planning answers about other steps or stages do not count.
- */
-export function focusFromTrace(
-  records: readonly TraceRecord[],
-  stageId: string | null,
-  stepId: string | null
-): IFocus {
-  const focus: IFocus = { stage: null, step: null };
-  const requests = new Map<number, unknown>();
-  for (const record of records) {
-    if (record.kind === 'request' && record.endpoint === '/planning') {
-      requests.set(record.seq, record.body);
-    }
-  }
-  for (let i = records.length - 1; i >= 0; i--) {
-    const record = records[i];
-    if (
-      record.kind !== 'response' ||
-      record.endpoint !== '/planning' ||
-      record.status !== 200
-    ) {
-      continue;
-    }
-    const where = locationOf(requests.get(record.seq));
-    if (where.stage !== stageId) {
-      break;
-    }
-    const normalized = normalizePlanningResponse(record.body);
-    const update = normalized.ok
-      ? normalized.response.context_update?.progress_update
-      : undefined;
-    if (!update?.focus) {
-      continue;
-    }
-    if (update.level === 'stages' && focus.stage === null) {
-      focus.stage = update.focus;
-    } else if (
-      update.level === 'steps' &&
-      focus.step === null &&
-      where.step === stepId
-    ) {
-      focus.step = update.focus;
-    }
-    if (focus.stage !== null && focus.step !== null) {
-      break;
-    }
-  }
-  return focus;
-}

@@ -29,6 +29,7 @@ import {
   savedNotebook,
   savedRun,
   SIDEBAR,
+  sidebar,
   startRun,
   stateLine,
   stopPlanners,
@@ -561,6 +562,149 @@ test.describe('Faults during a run', () => {
         'the run is stopped and saved before the notebook closes; "Stopped at step ..." on reopening',
       cellsKept: keptText(before, after),
       resumed: 'Resume → completed'
+    });
+  });
+
+  test('the page reloads mid-run, then resume', async ({ page, tmpPath }) => {
+    const { path } = await referenceSetup(page, tmpPath, [
+      '--line-delay',
+      '250'
+    ]);
+    await startRun(page, path, TASK);
+    await midSecondBehavior(page, path);
+    const before = await cells(page, path);
+    // The run goes on streaming; cells are saved about a second after they appear.
+    await page.waitForTimeout(2000);
+    const atReload = await cells(page, path);
+    expect((await runInfo(page, path)).running).toBe(true);
+    await page.reload({ waitForIsReady: false });
+    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+    await openNotebook(page, path);
+    await page.evaluate(() =>
+      (
+        window as unknown as {
+          jupyterapp: { commands: { execute(id: string): Promise<unknown> } };
+        }
+      ).jupyterapp.commands.execute('notebook-bcc:open')
+    );
+    await expect(stateLine(page)).toHaveText(/^Stopped at step /, {
+      timeout: 30000
+    });
+    const reloaded = await cells(page, path);
+    expect(kept(before, reloaded).missing).toEqual([]);
+    const reloadKept = keptText(atReload, reloaded);
+    await clickResume(page);
+    await expectCompleted(page, path);
+    const after = await cells(page, path);
+    expect(kept(before, after).missing).toEqual([]);
+    note({
+      outcome: `"Stopped at step ..." after the reload; ${reloadKept} of the cells at the reload moment were in the saved file`,
+      cellsKept: keptText(before, after),
+      resumed: 'Resume → completed'
+    });
+  });
+
+  test('cells stream in while the user types in another cell', async ({
+    page,
+    tmpPath
+  }) => {
+    const { path } = await replaySetup(page, tmpPath, twoStepTrace(focusRun()));
+    const typed =
+      'user_notes = "typed by hand while the planner writes its cells"';
+    // The new notebook's only cell is the user's: click into it to edit.
+    const userCell = page.locator('.jp-NotebookPanel .jp-Cell').first();
+    await userCell.locator('.jp-InputArea-editor').click();
+    await expect
+      .poll(() => callProbe(page, 'focus', path))
+      .toEqual({ activeCellIndex: 0, mode: 'edit' });
+    const userCellId = (await cells(page, path))[0].id;
+    await startRun(page, path, 'Stream while the user types');
+    await expect
+      .poll(async () => (await cells(page, path)).length, { timeout: 30000 })
+      .toBeGreaterThan(2);
+    // About 6 s of typing while cells keep arriving every 300 ms.
+    await page.keyboard.type(typed, { delay: 90 });
+    const during = await cells(page, path);
+    expect(during.length, 'cells arrived while typing').toBeGreaterThan(6);
+    expect(await callProbe(page, 'focus', path)).toEqual({
+      activeCellIndex: 0,
+      mode: 'edit'
+    });
+    await expectCompleted(page, path);
+    const after = await cells(page, path);
+    expect(after[0]).toMatchObject({ id: userCellId, source: typed });
+    expect(after.slice(1).filter(c => c.source.includes('user_notes'))).toEqual(
+      []
+    );
+    expect(await callProbe(page, 'focus', path)).toEqual({
+      activeCellIndex: 0,
+      mode: 'edit'
+    });
+    expect(kept(during, after).missing).toEqual([]);
+    note({
+      outcome: `all ${typed.length} typed characters in the user's cell, which stayed active in edit mode`,
+      cellsKept: keptText(during, after),
+      resumed: 'not needed: completed'
+    });
+  });
+
+  test('script injection in focus text and in markdown content (nothing runs)', async ({
+    page,
+    tmpPath
+  }) => {
+    const { path } = await replaySetup(
+      page,
+      tmpPath,
+      twoStepTrace(injectionRun())
+    );
+    const dialogs: string[] = [];
+    page.on('dialog', dialog => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await startRun(page, path, 'Markup everywhere');
+    const focus = page.locator(`${SIDEBAR} .jp-bcc-focus`);
+    await expect(focus).toContainText('Focus with markup', { timeout: 30000 });
+    await expect(focus).toContainText('a link');
+    // Names and warnings are text: the markup shows as typed.
+    await expect(sidebar(page).locator('.jp-bcc-tree')).toContainText(
+      `Step <img src=x onerror="window.__bccInjected='step name'">`
+    );
+    await expectCompleted(page, path);
+    const after = await cells(page, path);
+    expect(
+      after.some(c => c.source.includes('Markdown cell with markup'))
+    ).toBe(true);
+    // Every rendered markdown cell and the panel are on screen; give onerror/onload a moment.
+    await page.waitForTimeout(1000);
+    const injected = await page.evaluate(
+      () => (window as unknown as { __bccInjected?: string }).__bccInjected
+    );
+    expect(injected, 'no injected handler or script ran').toBeUndefined();
+    expect(dialogs).toEqual([]);
+    // What reaches the DOM is inert: no script, no inline handler, no javascript: link.
+    const active = await page.evaluate(() => {
+      const found: string[] = [];
+      for (const el of Array.from(
+        document.querySelectorAll('#jp-bcc-sidebar *, .jp-RenderedMarkdown *')
+      )) {
+        if (el.tagName === 'SCRIPT' || el.tagName === 'IFRAME') {
+          found.push(el.tagName);
+        }
+        for (const attr of Array.from(el.attributes)) {
+          if (/^on/i.test(attr.name) || /^\s*javascript:/i.test(attr.value)) {
+            found.push(`${el.tagName} ${attr.name}`);
+          }
+        }
+      }
+      return found;
+    });
+    expect(active).toEqual([]);
+    note({
+      outcome:
+        'focus, step name, title, chapter and markdown shown as inert text; no handler ran, no dialog',
+      cellsKept: `${after.length}/${after.length}`,
+      resumed: 'not needed: completed'
     });
   });
 

@@ -236,6 +236,36 @@ describe('WorkflowRunner', () => {
     ]);
   });
 
+  it("puts the planner's focus texts in the snapshot, also when they come with the first template", async () => {
+    const s = setup({
+      planning: [
+        withTemplate(false, ONE_STEP, {
+          context_update: {
+            progress_update: { level: 'steps', focus: 'Read the **CSV**.' }
+          }
+        }),
+        plan(false, {
+          context_update: {
+            progress_update: { level: 'stages', focus: 'Get it all in.' }
+          }
+        }),
+        plan(true)
+      ],
+      generating: [[text('one')], [text('two')]]
+    });
+    const seen: Array<[string | null, string | null]> = [];
+    s.runner.cellAdded.connect(() => {
+      const { stage, step } = s.runner.snapshot;
+      seen.push([stage.focus, step.focus]);
+    });
+    const finished = await s.runner.start({ task: 't' });
+    expect(finished.reason).toBe('completed');
+    expect(seen).toEqual([
+      [null, 'Read the **CSV**.'],
+      ['Get it all in.', 'Read the **CSV**.']
+    ]);
+  });
+
   it('runs three behaviors, then completes the step', async () => {
     const s = setup({
       planning: [

@@ -10,6 +10,16 @@ import {
 
 quietConsole();
 
+async function waitUntil(condition: () => boolean, ms = 10000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > end) {
+      throw new Error('timed out');
+    }
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+}
+
 const services = useJupyterServer();
 
 const provenance: ICellProvenance = {
@@ -150,9 +160,9 @@ describe('NotebookDriver cells', () => {
     expect(document.activeElement).toBe(focused);
   });
 
-  it('scrolls to new cells only when following them, without activating them', async () => {
+  it('scrolls to new cells only when following them, without selecting or activating them', async () => {
     const nb = notebook.panel.content;
-    const scroll = jest.spyOn(nb, 'scrollToCell');
+    const scroll = jest.spyOn(nb, 'scrollToItem');
     await driver.addCell({
       kind: 'code',
       source: '1',
@@ -162,16 +172,25 @@ describe('NotebookDriver cells', () => {
     expect(scroll).not.toHaveBeenCalled();
 
     driver.followNewCells = true;
+    nb.mode = 'command';
     nb.activeCellIndex = 0;
-    const id = await driver.addCell({
-      kind: 'markdown',
-      source: 'followed',
-      role: 'content',
-      provenance
-    });
-    expect(scroll).toHaveBeenCalledTimes(1);
-    expect(scroll.mock.calls[0][0].model.id).toBe(id);
-    expect(nb.activeCellIndex).toBe(0);
+    const activeId = nb.activeCell!.model.id;
+    const ids: string[] = [];
+    for (const kind of ['markdown', 'code'] as const) {
+      ids.push(
+        await driver.addCell({ kind, source: kind, role: 'code', provenance })
+      );
+      const index = nb.widgets.findIndex(cell => cell.model.id === ids.at(-1));
+      expect(scroll).toHaveBeenLastCalledWith(index, 'auto');
+    }
+    await Promise.allSettled(scroll.mock.results.map(result => result.value));
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(nb.activeCell!.model.id).toBe(activeId);
+    expect(nb.mode).toBe('command');
+    for (const id of ids) {
+      expect(nb.isSelected(widgetById(id))).toBe(false);
+      expect(widgetById(id).node.contains(document.activeElement)).toBe(false);
+    }
 
     const following = new NotebookDriver({
       panel: notebook.panel,
@@ -183,7 +202,26 @@ describe('NotebookDriver cells', () => {
       role: 'code',
       provenance
     });
-    expect(scroll).toHaveBeenCalledTimes(2);
+    expect(scroll).toHaveBeenCalledTimes(3);
+  });
+
+  it('does not scroll away from a cell the user is typing in', async () => {
+    const nb = notebook.panel.content;
+    driver.followNewCells = true;
+    nb.activeCellIndex = 0;
+    nb.mode = 'edit';
+    nb.activeCell!.editor!.focus();
+    expect(nb.node.contains(document.activeElement)).toBe(true);
+    const scroll = jest.spyOn(nb, 'scrollToItem');
+    await driver.addCell({
+      kind: 'code',
+      source: 'x',
+      role: 'code',
+      provenance
+    });
+    expect(scroll).not.toHaveBeenCalled();
+    expect(nb.activeCellIndex).toBe(0);
+    expect(nb.mode).toBe('edit');
   });
 
   it('sets the title in the metadata and one leading title cell, found by its role', async () => {
@@ -260,6 +298,69 @@ describe('NotebookDriver cells', () => {
     const after = driver.notebookSummary();
     expect(after.last_cell_type).toBe('code');
     expect(after.last_output).toBe('y'.repeat(500) + '…');
+  });
+
+  it('saves the notebook soon after the run changes it, in one save for a burst of cells', async () => {
+    const saving = new NotebookDriver({
+      panel: notebook.panel,
+      saveDelayMs: 100
+    });
+    const states: string[] = [];
+    notebook.panel.context.saveState.connect((_, state) => {
+      states.push(state);
+    });
+    for (const source of ['first = 1', 'second = 2', 'third = 3']) {
+      await saving.addCell({ kind: 'code', source, role: 'code', provenance });
+    }
+    expect(notebook.panel.model!.dirty).toBe(true);
+    await waitUntil(() => states.includes('completed'));
+    expect(states).toEqual(['started', 'completed']);
+    expect(notebook.panel.model!.dirty).toBe(false);
+    const file = await services().contents.get(notebook.panel.context.path);
+    const sources = (
+      file.content as { cells: Array<{ source: string }> }
+    ).cells.map(cell => cell.source);
+    expect(sources).toEqual(
+      expect.arrayContaining(['first = 1', 'second = 2', 'third = 3'])
+    );
+  });
+
+  it('does not save on its own when told not to', async () => {
+    const manual = new NotebookDriver({
+      panel: notebook.panel,
+      saveDelayMs: -1
+    });
+    const states: string[] = [];
+    notebook.panel.context.saveState.connect((_, state) => {
+      states.push(state);
+    });
+    await manual.addCell({
+      kind: 'code',
+      source: 'x',
+      role: 'code',
+      provenance
+    });
+    await new Promise(resolve => setTimeout(resolve, 300));
+    expect(states).toEqual([]);
+    expect(notebook.panel.model!.dirty).toBe(true);
+  });
+
+  it("waits for the user's save to end before saving the run state", async () => {
+    const states: string[] = [];
+    notebook.panel.context.saveState.connect((_, state) => {
+      states.push(state);
+    });
+    await driver.addCell({
+      kind: 'code',
+      source: 'y',
+      role: 'code',
+      provenance
+    });
+    const user = notebook.panel.context.save();
+    await waitUntil(() => states.includes('started'));
+    await Promise.all([user, driver.saveRunState({ step: 'one' })]);
+    // Overlapping saves would read started, started: the second one risks a false conflict.
+    expect(states).toEqual(['started', 'completed', 'started', 'completed']);
   });
 
   it('stays pinned to its own notebook', async () => {

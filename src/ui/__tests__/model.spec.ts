@@ -155,6 +155,21 @@ describe('RunModel', () => {
     ]);
   });
 
+  it('shows the live focus, not the one saved a behavior ago', () => {
+    const { runner, saved, model } = setup();
+    saved.value = savedRun();
+    saved.changed.emit();
+    const live = runningSnapshot();
+    runner.progress({
+      ...live,
+      step: { ...live.step, focus: 'Now *check* the imputed columns.' }
+    });
+    expect(model.tree[1].steps[1].focus).toBe(
+      'Now *check* the imputed columns.'
+    );
+    expect(model.tree[1].focus).toBe('Clean **carefully**.');
+  });
+
   it('keeps warnings newest first, and how the run ended', () => {
     const { runner, model } = setup();
     runner.warning.emit({ message: 'first', source: 'planner' });

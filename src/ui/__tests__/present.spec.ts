@@ -1,11 +1,9 @@
 import { WORKFLOW_STATES } from '../../engine/fsm';
-import { RunTrace } from '../../engine/trace';
 import {
   buildTree,
   commandAvailability,
   CompletedItems,
   describeRun,
-  focusFromTrace,
   formatDuration,
   trackOutputs
 } from '../present';
@@ -292,52 +290,5 @@ describe('formatDuration', () => {
     expect(formatDuration(420, trans)).toBe('420 ms');
     expect(formatDuration(2500, trans)).toBe('2.5 s');
     expect(formatDuration(75000, trans)).toBe('1 min 15 s');
-  });
-});
-
-describe('focusFromTrace', () => {
-  const at = (stage: string, step: string) => ({
-    observation: { location: { current: { stage_id: stage, step_id: step } } }
-  });
-  const answer = (level: string, focus: string) => ({
-    targetAchieved: false,
-    context_update: { progress_update: { level, focus } }
-  });
-
-  function trace(): RunTrace {
-    const recorded = new RunTrace({ now: () => 0 });
-    let seq = recorded.request('/planning', at('cleaning', 'missing'));
-    recorded.response(seq, '/planning', 200, {
-      body: answer('stages', 'Clean **carefully**.')
-    });
-    seq = recorded.request('/planning', at('cleaning', 'missing'));
-    recorded.response(seq, '/planning', 200, {
-      body: answer('steps', 'Count the gaps per column.')
-    });
-    seq = recorded.request('/generating', at('cleaning', 'missing'));
-    recorded.response(seq, '/generating', 200, { stream: true });
-    seq = recorded.request('/planning', at('cleaning', 'impute'));
-    recorded.response(seq, '/planning', 200, {
-      body: { targetAchieved: false, transition: { continue_behaviors: true } }
-    });
-    return recorded;
-  }
-
-  it('takes the latest focus of the current stage and step', () => {
-    expect(focusFromTrace(trace().records, 'cleaning', 'missing')).toEqual({
-      stage: 'Clean **carefully**.',
-      step: 'Count the gaps per column.'
-    });
-  });
-
-  it('ignores the focus of another step or stage', () => {
-    expect(focusFromTrace(trace().records, 'cleaning', 'impute')).toEqual({
-      stage: 'Clean **carefully**.',
-      step: null
-    });
-    expect(focusFromTrace(trace().records, 'findings', 'report')).toEqual({
-      stage: null,
-      step: null
-    });
   });
 });

@@ -60,8 +60,8 @@ export function snapshot(overrides: Partial<IRunSnapshot> = {}): IRunSnapshot {
     error: null,
     task: null,
     workflowName: null,
-    stage: { id: null, name: null, goal: null },
-    step: { id: null, name: null, goal: null },
+    stage: { id: null, name: null, goal: null, focus: null },
+    step: { id: null, name: null, goal: null, focus: null },
     behavior: { id: null, iteration: 0 },
     stages: [],
     outputs: {
@@ -88,8 +88,18 @@ export function runningSnapshot(
     running: true,
     task: 'What drives prices?',
     workflowName: 'Exploratory analysis',
-    stage: { id: 'cleaning', name: 'Data cleaning', goal: 'Clean it.' },
-    step: { id: 'impute', name: 'Handle missing values', goal: 'Fill.' },
+    stage: {
+      id: 'cleaning',
+      name: 'Data cleaning',
+      goal: 'Clean it.',
+      focus: 'Clean **carefully**.'
+    },
+    step: {
+      id: 'impute',
+      name: 'Handle missing values',
+      goal: 'Fill.',
+      focus: 'Impute the *numeric* columns with the median.'
+    },
     behavior: { id: 'behavior_003', iteration: 3 },
     stages: [
       {
