@@ -18,14 +18,15 @@ trap cleanup INT TERM EXIT
 node --enable-source-maps planner/lib/planner/src/main.js --host 127.0.0.1 --port "$PLANNER_PORT" &
 pids+=($!)
 
-# The extension defaults to http://localhost:28600; for another port, point it there in a demo-only
-# settings directory so the user's own settings stay untouched.
-if [ "$PLANNER_PORT" != 28600 ]; then
-  export JUPYTERLAB_SETTINGS_DIR="$PWD/.venv/demo-settings"
-  mkdir -p "$JUPYTERLAB_SETTINGS_DIR/jupyterlab-notebook-bcc"
-  printf '{ "baseUrl": "http://localhost:%s" }\n' "$PLANNER_PORT" \
-    >"$JUPYTERLAB_SETTINGS_DIR/jupyterlab-notebook-bcc/plugin.jupyterlab-settings"
-fi
+# Demo-only JupyterLab settings, so the user's own settings stay untouched: the extension points at
+# this planner, and JupyterLab does not ask about fetching news (there is nothing to fetch offline).
+export JUPYTERLAB_SETTINGS_DIR="$PWD/.venv/demo-settings"
+mkdir -p "$JUPYTERLAB_SETTINGS_DIR/jupyterlab-notebook-bcc" \
+  "$JUPYTERLAB_SETTINGS_DIR/@jupyterlab/apputils-extension"
+printf '{ "baseUrl": "http://localhost:%s" }\n' "$PLANNER_PORT" \
+  >"$JUPYTERLAB_SETTINGS_DIR/jupyterlab-notebook-bcc/plugin.jupyterlab-settings"
+printf '{ "fetchNews": "false" }\n' \
+  >"$JUPYTERLAB_SETTINGS_DIR/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
 
 # The run writes into its notebook: work on a copy so the repository's demo stays as shipped.
 # An existing copy is kept, so a run saved there can be resumed after a restart.

@@ -4,6 +4,7 @@
  * same page. Per action: from the line's arrival in the planner client to the cell's node in the DOM.
  */
 import type { Page } from '@playwright/test';
+import { writeFileSync } from 'fs';
 import * as path from 'path';
 import type { IBenchWindow } from './page';
 import {
@@ -237,8 +238,20 @@ async function measureExtension(
       onLine.call(trace, url, line);
     };
   }, key);
+  // BCC_BENCH_PROFILE=<file>: a Chrome CPU profile of the extension's run, to open in DevTools.
+  const profileFile = process.env.BCC_BENCH_PROFILE;
+  const cdp = profileFile ? await page.context().newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.start');
+  }
   await startRun(page, key, 'Apply benchmark');
   const { domTimes, lineTimes, end } = await collectProbe(page);
+  if (cdp && profileFile) {
+    const { profile } = await cdp.send('Profiler.stop');
+    writeFileSync(profileFile, JSON.stringify(profile));
+    await cdp.detach();
+  }
   const finished = await waitFinished(page, key);
   if (finished.reason !== 'completed') {
     throw new Error(

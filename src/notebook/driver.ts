@@ -405,23 +405,38 @@ export class NotebookDriver implements INotebookDriver {
    * Renders a new markdown cell and, when following new cells, scrolls it into view. The scroll
    * uses the notebook's list (`scrollToItem`): `Notebook.scrollToCell` would also select and
    * activate the cell, which moves the user's cursor into it. No scroll while the user is typing in
-   * this notebook: their cell stays where it is.
+   * this notebook: their cell stays where it is. Cells that arrive in one frame cost one scroll, to
+   * the newest of them.
    */
   private _showNewCell(cellId: string): void {
     this._render(cellId);
-    const notebook = this._panel.content;
-    if (!this._followNewCells || this._userIsEditing()) {
+    if (!this._followNewCells) {
       return;
     }
-    const index = notebook.widgets.findIndex(cell => cell.model.id === cellId);
-    if (index >= 0) {
-      notebook.scrollToItem(index, 'auto').catch(reason => {
-        console.debug(
-          'Notebook-BCC: could not scroll to the new cell.',
-          reason
-        );
-      });
+    this._scrollTarget = cellId;
+    if (this._scrollFrame !== null) {
+      return;
     }
+    this._scrollFrame = requestAnimationFrame(() => {
+      this._scrollFrame = null;
+      const target = this._scrollTarget;
+      this._scrollTarget = null;
+      const notebook = this._panel.content;
+      if (this._panel.isDisposed || !target || this._userIsEditing()) {
+        return;
+      }
+      const index = notebook.widgets.findIndex(
+        cell => cell.model.id === target
+      );
+      if (index >= 0) {
+        notebook.scrollToItem(index, 'auto').catch(reason => {
+          console.debug(
+            'Notebook-BCC: could not scroll to the new cell.',
+            reason
+          );
+        });
+      }
+    });
   }
 
   /** Whether the user is editing a cell of this notebook right now (edit mode, focus inside). */
@@ -739,6 +754,8 @@ export class NotebookDriver implements INotebookDriver {
   private _interruptGraceMs: number;
   private _inspectTimeoutMs: number;
   private _saveDelayMs: number;
+  private _scrollFrame: number | null = null;
+  private _scrollTarget: string | null = null;
   private _saveTimer: ReturnType<typeof setTimeout> | undefined;
   private _saving: Promise<void> = Promise.resolve();
   private _ownSave = false;

@@ -10,6 +10,10 @@ import {
 
 quietConsole();
 
+function nextFrame(): Promise<void> {
+  return new Promise(resolve => requestAnimationFrame(() => resolve()));
+}
+
 async function waitUntil(condition: () => boolean, ms = 10000): Promise<void> {
   const end = Date.now() + ms;
   while (!condition()) {
@@ -180,6 +184,7 @@ describe('NotebookDriver cells', () => {
       ids.push(
         await driver.addCell({ kind, source: kind, role: 'code', provenance })
       );
+      await nextFrame();
       const index = nb.widgets.findIndex(cell => cell.model.id === ids.at(-1));
       expect(scroll).toHaveBeenLastCalledWith(index, 'auto');
     }
@@ -196,13 +201,20 @@ describe('NotebookDriver cells', () => {
       panel: notebook.panel,
       followNewCells: true
     });
-    await following.addCell({
-      kind: 'code',
-      source: '2',
-      role: 'code',
-      provenance
-    });
+    // Cells that arrive within one frame: one scroll, to the newest.
+    for (const source of ['2', '3', '4']) {
+      ids.push(
+        await following.addCell({
+          kind: 'code',
+          source,
+          role: 'code',
+          provenance
+        })
+      );
+    }
+    await nextFrame();
     expect(scroll).toHaveBeenCalledTimes(3);
+    expect(scroll).toHaveBeenLastCalledWith(nb.widgets.length - 1, 'auto');
   });
 
   it('does not scroll away from a cell the user is typing in', async () => {
@@ -219,6 +231,7 @@ describe('NotebookDriver cells', () => {
       role: 'code',
       provenance
     });
+    await nextFrame();
     expect(scroll).not.toHaveBeenCalled();
     expect(nb.activeCellIndex).toBe(0);
     expect(nb.mode).toBe('edit');
