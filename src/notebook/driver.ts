@@ -47,6 +47,9 @@ export const RUN_STATE_METADATA_KEY = 'notebook_bcc_run';
 /** How long a save waits for a save it did not start (the user's, the autosave) to end, in ms. */
 const OTHER_SAVE_WAIT_MS = 20000;
 
+/** The shortest time between two scrolls to new cells, in ms. */
+const SCROLL_INTERVAL_MS = 100;
+
 /** Characters of the last cell's output kept in the notebook summary. */
 const SUMMARY_OUTPUT_CAP = 500;
 
@@ -405,8 +408,8 @@ export class NotebookDriver implements INotebookDriver {
    * Renders a new markdown cell and, when following new cells, scrolls it into view. The scroll
    * uses the notebook's list (`scrollToItem`): `Notebook.scrollToCell` would also select and
    * activate the cell, which moves the user's cursor into it. No scroll while the user is typing in
-   * this notebook: their cell stays where it is. Cells that arrive in one frame cost one scroll, to
-   * the newest of them.
+   * this notebook: their cell stays where it is. Scrolling forces a layout, so a fast stream scrolls
+   * at most every `SCROLL_INTERVAL_MS`, to the newest cell.
    */
   private _showNewCell(cellId: string): void {
     this._render(cellId);
@@ -414,29 +417,35 @@ export class NotebookDriver implements INotebookDriver {
       return;
     }
     this._scrollTarget = cellId;
-    if (this._scrollFrame !== null) {
+    if (this._scrollPending) {
       return;
     }
-    this._scrollFrame = requestAnimationFrame(() => {
-      this._scrollFrame = null;
-      const target = this._scrollTarget;
-      this._scrollTarget = null;
-      const notebook = this._panel.content;
-      if (this._panel.isDisposed || !target || this._userIsEditing()) {
-        return;
-      }
-      const index = notebook.widgets.findIndex(
-        cell => cell.model.id === target
-      );
-      if (index >= 0) {
-        notebook.scrollToItem(index, 'auto').catch(reason => {
-          console.debug(
-            'Notebook-BCC: could not scroll to the new cell.',
-            reason
-          );
-        });
-      }
-    });
+    this._scrollPending = true;
+    const wait = Math.max(
+      0,
+      this._lastScroll + SCROLL_INTERVAL_MS - performance.now()
+    );
+    setTimeout(() => requestAnimationFrame(() => this._scrollToTarget()), wait);
+  }
+
+  private _scrollToTarget(): void {
+    this._scrollPending = false;
+    this._lastScroll = performance.now();
+    const target = this._scrollTarget;
+    this._scrollTarget = null;
+    const notebook = this._panel.content;
+    if (this._panel.isDisposed || !target || this._userIsEditing()) {
+      return;
+    }
+    const index = notebook.widgets.findIndex(cell => cell.model.id === target);
+    if (index >= 0) {
+      notebook.scrollToItem(index, 'auto').catch(reason => {
+        console.debug(
+          'Notebook-BCC: could not scroll to the new cell.',
+          reason
+        );
+      });
+    }
   }
 
   /** Whether the user is editing a cell of this notebook right now (edit mode, focus inside). */
@@ -754,7 +763,8 @@ export class NotebookDriver implements INotebookDriver {
   private _interruptGraceMs: number;
   private _inspectTimeoutMs: number;
   private _saveDelayMs: number;
-  private _scrollFrame: number | null = null;
+  private _scrollPending = false;
+  private _lastScroll = -Infinity;
   private _scrollTarget: string | null = null;
   private _saveTimer: ReturnType<typeof setTimeout> | undefined;
   private _saving: Promise<void> = Promise.resolve();

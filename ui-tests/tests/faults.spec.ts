@@ -175,6 +175,38 @@ async function midSecondBehavior(page: Page, path: string): Promise<void> {
   expect(info.behaviorsRun).toBe(1);
 }
 
+/** A run of the reference planner streaming slowly (250 ms a line), caught in its second behavior. */
+async function slowRunMidSecondBehavior(
+  page: IJupyterLabPageFixture,
+  tmpPath: string
+): Promise<{ path: string; before: ICellInfo[] }> {
+  const { path } = await referenceSetup(page, tmpPath, ['--line-delay', '250']);
+  await startRun(page, path, TASK);
+  await midSecondBehavior(page, path);
+  return { path, before: await cells(page, path) };
+}
+
+/**
+ * The notebook, opened again, says where the stopped run stands and keeps the cells of `before`;
+ * Resume then completes the run. Returns the cells found on reopening and at the end.
+ */
+async function resumeReopened(
+  page: Page,
+  path: string,
+  before: ICellInfo[]
+): Promise<{ reopened: ICellInfo[]; after: ICellInfo[] }> {
+  await expect(stateLine(page)).toHaveText(/^Stopped at step /, {
+    timeout: 30000
+  });
+  const reopened = await cells(page, path);
+  expect(kept(before, reopened).missing).toEqual([]);
+  await clickResume(page);
+  await expectCompleted(page, path);
+  const after = await cells(page, path);
+  expect(kept(before, after).missing).toEqual([]);
+  return { reopened, after };
+}
+
 /*
  * Galata's tracking of /api/kernels answers a kernel restart with 201 where JupyterLab expects 200,
  * which leaves a restarted kernel "starting" for ever; sessions stay tracked, so each test's kernels
@@ -528,13 +560,7 @@ test.describe('Faults during a run', () => {
   // -------------------------------------------------------------------------------------------
 
   test('the notebook is closed mid-run', async ({ page, tmpPath }) => {
-    const { path } = await referenceSetup(page, tmpPath, [
-      '--line-delay',
-      '250'
-    ]);
-    await startRun(page, path, TASK);
-    await midSecondBehavior(page, path);
-    const before = await cells(page, path);
+    const { path, before } = await slowRunMidSecondBehavior(page, tmpPath);
     await page
       .locator('.lm-DockPanel-tabBar .lm-TabBar-tab', { hasText: NOTEBOOK })
       .locator('.lm-TabBar-tabCloseIcon')
@@ -550,13 +576,7 @@ test.describe('Faults during a run', () => {
     const file = await savedNotebook(page, path);
     expect(file.cells.length).toBeGreaterThanOrEqual(before.length);
     await openNotebook(page, path);
-    await expect(stateLine(page)).toHaveText(/^Stopped at step /);
-    const reopened = await cells(page, path);
-    expect(kept(before, reopened).missing).toEqual([]);
-    await clickResume(page);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
+    const { after } = await resumeReopened(page, path, before);
     note({
       outcome:
         'the run is stopped and saved before the notebook closes; "Stopped at step ..." on reopening',
@@ -566,13 +586,7 @@ test.describe('Faults during a run', () => {
   });
 
   test('the page reloads mid-run, then resume', async ({ page, tmpPath }) => {
-    const { path } = await referenceSetup(page, tmpPath, [
-      '--line-delay',
-      '250'
-    ]);
-    await startRun(page, path, TASK);
-    await midSecondBehavior(page, path);
-    const before = await cells(page, path);
+    const { path, before } = await slowRunMidSecondBehavior(page, tmpPath);
     // The run goes on streaming; cells are saved about a second after they appear.
     await page.waitForTimeout(2000);
     const atReload = await cells(page, path);
@@ -587,18 +601,9 @@ test.describe('Faults during a run', () => {
         }
       ).jupyterapp.commands.execute('notebook-bcc:open')
     );
-    await expect(stateLine(page)).toHaveText(/^Stopped at step /, {
-      timeout: 30000
-    });
-    const reloaded = await cells(page, path);
-    expect(kept(before, reloaded).missing).toEqual([]);
-    const reloadKept = keptText(atReload, reloaded);
-    await clickResume(page);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
+    const { reopened, after } = await resumeReopened(page, path, before);
     note({
-      outcome: `"Stopped at step ..." after the reload; ${reloadKept} of the cells at the reload moment were in the saved file`,
+      outcome: `"Stopped at step ..." after the reload; ${keptText(atReload, reopened)} of the cells at the reload moment were in the saved file`,
       cellsKept: keptText(before, after),
       resumed: 'Resume → completed'
     });

@@ -10,8 +10,10 @@ import {
 
 quietConsole();
 
-function nextFrame(): Promise<void> {
-  return new Promise(resolve => requestAnimationFrame(() => resolve()));
+/** Long enough for the driver's throttled scroll to new cells to have happened. */
+async function afterScroll(): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, 150));
+  await new Promise(resolve => requestAnimationFrame(() => resolve(null)));
 }
 
 async function waitUntil(condition: () => boolean, ms = 10000): Promise<void> {
@@ -184,7 +186,7 @@ describe('NotebookDriver cells', () => {
       ids.push(
         await driver.addCell({ kind, source: kind, role: 'code', provenance })
       );
-      await nextFrame();
+      await afterScroll();
       const index = nb.widgets.findIndex(cell => cell.model.id === ids.at(-1));
       expect(scroll).toHaveBeenLastCalledWith(index, 'auto');
     }
@@ -201,7 +203,7 @@ describe('NotebookDriver cells', () => {
       panel: notebook.panel,
       followNewCells: true
     });
-    // Cells that arrive within one frame: one scroll, to the newest.
+    // Cells that arrive close together: one scroll, to the newest.
     for (const source of ['2', '3', '4']) {
       ids.push(
         await following.addCell({
@@ -212,7 +214,7 @@ describe('NotebookDriver cells', () => {
         })
       );
     }
-    await nextFrame();
+    await afterScroll();
     expect(scroll).toHaveBeenCalledTimes(3);
     expect(scroll).toHaveBeenLastCalledWith(nb.widgets.length - 1, 'auto');
   });
@@ -231,7 +233,7 @@ describe('NotebookDriver cells', () => {
       role: 'code',
       provenance
     });
-    await nextFrame();
+    await afterScroll();
     expect(scroll).not.toHaveBeenCalled();
     expect(nb.activeCellIndex).toBe(0);
     expect(nb.mode).toBe('edit');
