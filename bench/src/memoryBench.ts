@@ -99,7 +99,7 @@ async function reading(
     return {
       behaviors: runner.snapshot.behaviorsRun,
       traceChars: runner.trace.toJSONL().length,
-      traceRecords: runner.trace.records.length,
+      traceRecords: runner.trace.length,
       effectsHistory: runner.effects.history.length,
       timings: runner.snapshot.timings.length,
       cells: panel.content.model?.sharedModel.cells.length ?? 0

@@ -21,8 +21,9 @@ export interface IRunTraceOptions {
   maxChars?: number;
 }
 
+/** A record is kept as its JSON line only: parsed bodies would hold several times the memory. */
 interface IStoredRecord {
-  record: TraceRecord;
+  seq: number;
   json: string;
 }
 
@@ -46,8 +47,14 @@ export class RunTrace implements IPlannerObserver {
     return this._dropped;
   }
 
+  /** The records, parsed again from their lines (for export and inspection, not for hot paths). */
   get records(): TraceRecord[] {
-    return this._records.map(r => r.record);
+    return this._records.map(r => JSON.parse(r.json) as TraceRecord);
+  }
+
+  /** How many records the trace holds. */
+  get length(): number {
+    return this._records.length;
   }
 
   /** Records a request and returns its sequence number, used by the records that follow. */
@@ -145,17 +152,17 @@ export class RunTrace implements IPlannerObserver {
 
   private _push(record: TraceRecord): void {
     const json = JSON.stringify(record);
-    this._records.push({ record, json });
+    this._records.push({ seq: record.seq, json });
     this._chars += json.length + 1;
     while (this._chars > this._maxChars && this._records.length > 0) {
-      const oldest = this._records[0].record.seq;
+      const oldest = this._records[0].seq;
       if (oldest === record.seq) {
         // The request being recorded is kept even if it alone exceeds the cap.
         break;
       }
       const kept: IStoredRecord[] = [];
       for (const stored of this._records) {
-        if (stored.record.seq === oldest) {
+        if (stored.seq === oldest) {
           this._chars -= stored.json.length + 1;
         } else {
           kept.push(stored);

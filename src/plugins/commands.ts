@@ -238,7 +238,7 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
         'Save the planner requests and answers of this run as JSONL beside the notebook'
       ),
       icon: downloadIcon,
-      isEnabled: args => (targetOf(args)?.runner.trace.records.length ?? 0) > 0,
+      isEnabled: args => (targetOf(args)?.runner.trace.length ?? 0) > 0,
       isVisible: hasNotebook,
       execute: async args => {
         const target = targetOf(args);

@@ -103,6 +103,21 @@ describe('RunTrace', () => {
     expect(trace.records.map(r => r.seq)).toEqual([huge]);
   });
 
+  it('keeps what was sent, not the live object, and counts its records', () => {
+    const trace = new RunTrace({ now: () => 0 });
+    const body = { observation: { variables: { df: 'DataFrame(3×2)' } } };
+    const seq = trace.request('/planning', body);
+    body.observation.variables.df = 'changed later';
+    trace.end(seq, '/planning');
+    expect(trace.length).toBe(2);
+    expect(trace.records[0]).toMatchObject({
+      kind: 'request',
+      body: { observation: { variables: { df: 'DataFrame(3×2)' } } }
+    });
+    const [request] = trace.records;
+    expect(request.kind === 'request' && request.body).not.toBe(body);
+  });
+
   it('names endpoints by their path', () => {
     expect(endpointOf('http://localhost:28600/generating')).toBe('/generating');
     expect(endpointOf('https://h/api/generate?x=1')).toBe('/api/generate');
