@@ -612,7 +612,7 @@ test.describe('Faults during a run', () => {
   test('cells stream in while the user types in another cell', async ({
     page,
     tmpPath
-  }) => {
+  }, testInfo) => {
     const { path } = await replaySetup(page, tmpPath, twoStepTrace(focusRun()));
     const typed =
       'user_notes = "typed by hand while the planner writes its cells"';
@@ -629,6 +629,9 @@ test.describe('Faults during a run', () => {
       .toBeGreaterThan(2);
     // About 6 s of typing while cells keep arriving every 300 ms.
     await page.keyboard.type(typed, { delay: 90 });
+    await page.screenshot({
+      path: testInfo.outputPath('typing-while-streaming.png')
+    });
     const during = await cells(page, path);
     expect(during.length, 'cells arrived while typing').toBeGreaterThan(6);
     expect(await callProbe(page, 'focus', path)).toEqual({

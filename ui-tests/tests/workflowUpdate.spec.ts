@@ -73,7 +73,7 @@ test.describe('The planner proposes a different workflow mid-run', () => {
     test(`the user is asked, sees both workflows, and chooses "${choice}"`, async ({
       page,
       tmpPath
-    }) => {
+    }, testInfo) => {
       const started = await planner([
         '--replay',
         updateTrace(),
@@ -98,6 +98,9 @@ test.describe('The planner proposes a different workflow mid-run', () => {
       await expect(
         dialog.locator('.jp-bcc-workflow-update-part', { hasText: 'Current' })
       ).toContainText('Write the report');
+      await dialog.screenshot({
+        path: testInfo.outputPath('workflow-update-dialog.png')
+      });
       // The run waits for the answer: the cell after the update is not there yet.
       const waiting = (await cells(page, notebook)).map(c => c.source);
       expect(waiting).toContain('Before the update.');
