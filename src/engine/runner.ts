@@ -146,6 +146,16 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/**
+ * Whether two templates have the same stages and steps (by id, in order). The documents call for a
+ * confirmation of a "major" workflow update without defining it: a change of this structure is major.
+ */
+function sameStructure(a: WorkflowTemplate, b: WorkflowTemplate): boolean {
+  const shape = (t: WorkflowTemplate) =>
+    t.stages.map(stage => [stage.id, stage.steps.map(step => step.id)]);
+  return sameJson(shape(a), shape(b));
+}
+
 function codeOf(action: AnyAction): string | null {
   if (action.action === 'add') {
     const add = action as Extract<Action, { action: 'add' }>;
@@ -999,6 +1009,16 @@ export class WorkflowRunner implements IWorkflowRunner {
     }
     if (!current) {
       this._adoptTemplate(template);
+      return true;
+    }
+    if (sameStructure(current, template)) {
+      // A minor update: the same stages and steps in the same order, only names, goals or expected
+      // outputs differ. Nothing the run is in moves, so it is applied without asking.
+      this._adoptTemplate(template);
+      this._addEffect(
+        'The planner updated the names or goals of the workflow (same stages and steps); applied.'
+      );
+      this._emitProgress();
       return true;
     }
     this._fsm.dispatch('UPDATE_WORKFLOW');

@@ -32,12 +32,13 @@ const CURRENT = workflow('Cleaning run', [
   { id: 'prepare', name: 'Prepare the data' },
   { id: 'report', name: 'Write the report' }
 ]);
+/** A major update: the second step is another one (a new id), not the same step renamed. */
 const PROPOSED = workflow('Cleaning run, revised', [
   { id: 'prepare', name: 'Prepare the data' },
-  { id: 'report', name: 'Report with a model comparison' }
+  { id: 'compare_models', name: 'Report with a model comparison' }
 ]);
 
-/** Step 1 proposes the revised workflow halfway through; step 2 writes one cell and ends. */
+/** Step 1 proposes the revised workflow halfway through; step 2 (whichever it is) writes one cell and ends. */
 function updateTrace(): string {
   const trace = new ReplayTraceBuilder()
     .planning(startAnswer(CURRENT))
@@ -50,7 +51,7 @@ function updateTrace(): string {
     .planning(continueAnswer())
     .actions([
       { action: 'add', shot_type: 'dialogue', content: 'The report step.' },
-      { action: 'end_phase', step_id: 'report' }
+      { action: 'end_phase' }
     ]);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcc-update-'));
   return trace.write(path.join(dir, 'update.trace.jsonl'));

@@ -457,6 +457,45 @@ describe('WorkflowRunner', () => {
     );
   });
 
+  it('applies a minor workflow update (same stages and steps) without asking', async () => {
+    const renamed: WorkflowTemplate = {
+      name: 'Small, renamed',
+      stages: [
+        {
+          id: 's1',
+          name: 'Stage one',
+          steps: [{ id: 'p1', name: 'Load the CSV', goal: 'df exists' }]
+        }
+      ]
+    };
+    const confirm = jest.fn(async () => false);
+    const s = setup(
+      {
+        planning: [withTemplate(false), plan(true)],
+        generating: [
+          [
+            { action: 'update_workflow', updated_workflow: renamed },
+            text('after')
+          ]
+        ]
+      },
+      {},
+      { confirmWorkflowUpdate: confirm }
+    );
+    const finished = await s.runner.start({ task: 't' });
+    expect(finished.reason).toBe('completed');
+    expect(confirm).not.toHaveBeenCalled();
+    expect(s.transitions).not.toContain(
+      'UPDATE_WORKFLOW -> WORKFLOW_UPDATE_PENDING'
+    );
+    expect(s.runner.snapshot.workflowName).toBe('Small, renamed');
+    expect(s.runner.snapshot.stages[0].steps[0].name).toBe('Load the CSV');
+    const { current, history } = saved(s.driver).effects;
+    expect([...history, ...current].join('\n')).toContain(
+      'The planner updated the names or goals of the workflow'
+    );
+  });
+
   it('does not ask when workflow updates are accepted automatically', async () => {
     const confirm = jest.fn(async () => false);
     const s = setup(
