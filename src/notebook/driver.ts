@@ -416,11 +416,11 @@ export class NotebookDriver implements INotebookDriver {
     if (!this._followNewCells) {
       return;
     }
+    const pending = this._scrollTarget !== null;
     this._scrollTarget = cellId;
-    if (this._scrollPending) {
+    if (pending) {
       return;
     }
-    this._scrollPending = true;
     const wait = Math.max(
       0,
       this._lastScroll + SCROLL_INTERVAL_MS - performance.now()
@@ -429,7 +429,6 @@ export class NotebookDriver implements INotebookDriver {
   }
 
   private _scrollToTarget(): void {
-    this._scrollPending = false;
     this._lastScroll = performance.now();
     const target = this._scrollTarget;
     this._scrollTarget = null;
@@ -763,8 +762,8 @@ export class NotebookDriver implements INotebookDriver {
   private _interruptGraceMs: number;
   private _inspectTimeoutMs: number;
   private _saveDelayMs: number;
-  private _scrollPending = false;
   private _lastScroll = -Infinity;
+  /** The newest cell to scroll to; not null while a scroll is pending. */
   private _scrollTarget: string | null = null;
   private _saveTimer: ReturnType<typeof setTimeout> | undefined;
   private _saving: Promise<void> = Promise.resolve();

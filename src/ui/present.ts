@@ -365,10 +365,7 @@ export function buildTree(
       name: stage.name,
       status: stage.status,
       goal: stageTemplate ? templateGoal(stageTemplate) : null,
-      focus:
-        isCurrentStage && snapshot.stage.id === stage.id
-          ? snapshot.stage.focus
-          : null,
+      focus: isCurrentStage ? snapshot.stage.focus : null,
       produced: produced(stageItem),
       steps: stage.steps.map(step => {
         const stepTemplate = stageTemplate?.steps.find(s => s.id === step.id);
@@ -378,10 +375,7 @@ export function buildTree(
           name: step.name,
           status: step.status,
           goal: stepTemplate ? templateGoal(stepTemplate) : null,
-          focus:
-            isCurrentStep && snapshot.step.id === step.id
-              ? snapshot.step.focus
-              : null,
+          focus: isCurrentStep ? snapshot.step.focus : null,
           produced: produced(completed.step(stage.id, step.id)),
           behaviors: behaviorsOf(
             step.id,

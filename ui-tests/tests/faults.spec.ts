@@ -48,6 +48,7 @@ import {
   twoStepTrace,
   VICTIM
 } from './faults/scenarios';
+import { command } from './helpers';
 
 const TASK = 'What drives SalePrice? Use housing.csv.';
 const NOTEBOOK = 'fault.ipynb';
@@ -594,13 +595,7 @@ test.describe('Faults during a run', () => {
     await page.reload({ waitForIsReady: false });
     await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
     await openNotebook(page, path);
-    await page.evaluate(() =>
-      (
-        window as unknown as {
-          jupyterapp: { commands: { execute(id: string): Promise<unknown> } };
-        }
-      ).jupyterapp.commands.execute('notebook-bcc:open')
-    );
+    await command(page, 'notebook-bcc:open');
     const { reopened, after } = await resumeReopened(page, path, before);
     note({
       outcome: `"Stopped at step ..." after the reload; ${keptText(atReload, reopened)} of the cells at the reload moment were in the saved file`,

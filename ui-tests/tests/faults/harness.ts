@@ -16,6 +16,7 @@ import type {
   IWorkflowRunner
 } from '../../../src/engine/types';
 import type { IWorkflowRunnerRegistry } from '../../../src/tokens';
+import { command } from '../helpers';
 
 export const PLUGIN = 'jupyterlab-notebook-bcc:plugin';
 export const SIDEBAR = '#jp-bcc-sidebar';
@@ -339,13 +340,7 @@ export async function openNewNotebook(
   await page.notebook.createNew(name);
   const path = `${tmpPath}/${name}`;
   await expect.poll(() => isReady(page, path), { timeout: 60000 }).toBe(true);
-  await page.evaluate(() =>
-    (
-      window as unknown as {
-        jupyterapp: { commands: { execute(id: string): Promise<unknown> } };
-      }
-    ).jupyterapp.commands.execute('notebook-bcc:open')
-  );
+  await command(page, 'notebook-bcc:open');
   await expect(page.locator(SIDEBAR)).toBeVisible();
   return path;
 }
