@@ -1,0 +1,500 @@
+import type { GeneratingEvent } from '../../client';
+import type { PlanningRequestInput } from '../../schemas';
+import type { IPlannerRequest } from '../../transport';
+import { BccPlannerService } from '../bcc';
+import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
+
+const STAGES = `<stages><remaining>
+  <stage id="sales_data_check" title="Sales Data Check">
+    <goal>Load sales.csv. Artifacts: sales_df; Acceptance: len(sales_df) > 0.</goal>
+    <verified_artifacts><variable name="sales_df">DataFrame with 4 columns</variable></verified_artifacts>
+    <required_variables><variable name="user_submit_files">uploaded CSV</variable><variable name="nowhere">x</variable></required_variables></stage>
+  <stage id="revenue_forecast" title="Revenue Forecast" optional><goal>Forecast, MAPE < 10%.</goal></stage>
+</remaining><focus>Keep MAPE < 10% & explain each region.</focus></stages>`;
+
+const STEPS = `<step id="load_sales" title="Load"><goal>Read the file</goal><verified_artifacts><variable name="sales_df">df</variable></verified_artifacts></step>
+<step id="check_sales" title="Check"><goal>Check it</goal></step><focus>be careful</focus><goals>Load then check</goals>`;
+
+const STEPS2 = `<steps><step id="forecast" title="Forecast"><goal>Fit</goal></step></steps>`;
+
+const behavior = (id: string, step: string) =>
+  `<behavior id="${id}" step_id="${step}"><agent>Explore-Agent</agent><task>Read data/sales.csv into sales_df.</task>
+  <inputs><variable name="path">data/sales.csv</variable></inputs>
+  <outputs><artifact name="sales_df">the loaded DataFrame</artifact></outputs><acceptance><criterion>len(sales_df) > 0</criterion></acceptance></behavior>`;
+
+const REFLECT_RUNNING = `<reflection current_step_is_complete="false"><decision><next_state>STEP_RUNNING</next_state><reasoning>print the shape</reasoning></decision>
+  <context_for_next><variables_produced><variable name="sales_df" value="DataFrame 240x4">loaded</variable></variables_produced>
+    <recommendations_for_next><if_continuing_behavior>Print sales_df.shape.</if_continuing_behavior></recommendations_for_next></context_for_next>
+  <outputs_tracking_update><produced/><in_progress><artifact>sales_df</artifact></in_progress><remaining/></outputs_tracking_update></reflection>`;
+
+const REFLECT_DONE = `<reflection current_step_is_complete="false"><new_variable><save_current_effect name="shape_text"/></new_variable><decision><next_state>STATE_Step_Completed</next_state></decision></reflection>`;
+
+const STAGE_NOT_DONE = `<stage_reflection stage_is_complete="false"><step_evaluation><step_summary step_id="load_sales" completion_status="done">ok</step_summary></step_evaluation>
+<stage_assessment><stage_progress completed_steps="1" remaining_steps="1" progress_percentage="50"/></stage_assessment>
+<decision><next_state>STEP_RUNNING</next_state></decision>
+<context_for_next><if_continuing_stage><next_step_id>check_sales</next_step_id><next_step_focus>Check nulls</next_step_focus>
+<variables_to_carry_forward><variable name="rows" value="240"/></variables_to_carry_forward></if_continuing_stage></context_for_next></stage_reflection>`;
+
+const STAGE_DONE = `<stage_reflection stage_is_complete="false"><progress percentage="100"/><stage_goal_review needs_update="true" proposed_goal="Load and check sales"/><decision><next_state>STAGE_COMPLETED</next_state></decision><outputs_update><produced><artifact>sales_df</artifact></produced></outputs_update></stage_reflection>`;
+
+const GENERATED = JSON.stringify(
+  [
+    { action: { type: 'update_title', content: 'Sales' } },
+    { action: { type: 'new_section', content: 'Sales Data Check' } },
+    { action: { type: 'new_step', content: 'Reading' } },
+    { action: { type: 'add', shot_type: 'markdown', content: 'We load.' } },
+    { action: { type: 'add', shot_type: 'action', content: 'print(1)' } },
+    {
+      action: {
+        type: 'exec',
+        codecell_id: 'lastAddedCellId',
+        need_output: true
+      }
+    },
+    { type: 'add-text', content: 'bare' },
+    { note: 'no action here' }
+  ],
+  null,
+  2
+);
+
+function fsmOf(request: IPlannerRequest): string {
+  const body = request.body as { state: { FSM: { state: string } } };
+  return body.state.FSM.state;
+}
+
+function engineRequest(
+  stage: string | null,
+  step: string | null,
+  feedback = false
+): PlanningRequestInput {
+  const body: PlanningRequestInput = {
+    observation: {
+      location: { current: { stage_id: stage, step_id: step } },
+      context: {
+        variables: {
+          problem_description: 'Predict revenue',
+          data_files: ['data/sales.csv'],
+          sales_df: 'DataFrame(240×4)'
+        },
+        effects: { current: ['(240, 4)'], history: [] },
+        notebook: { title: 'n', cell_count: 3 }
+      }
+    }
+  };
+  if (feedback) {
+    body.behavior_feedback = {
+      actions_executed: 2,
+      last_action_result: 'success'
+    };
+  }
+  return body;
+}
+
+function actionsOf(events: GeneratingEvent[]) {
+  return events.flatMap(e => (e.kind === 'action' ? [e.action] : []));
+}
+
+describe('bcc adapter', () => {
+  it('runs stages, steps, behaviors and reflections, carrying the whole plan', async () => {
+    const reflections = [
+      REFLECT_RUNNING,
+      REFLECT_DONE,
+      STAGE_NOT_DONE,
+      REFLECT_DONE,
+      STAGE_DONE,
+      REFLECT_DONE,
+      STAGE_DONE
+    ];
+    let behaviors = 0;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return text(GENERATED, 200, 'application/json');
+      }
+      if (req.path === 'reflecting') {
+        return text(
+          reflections.shift() ?? '',
+          200,
+          'application/xml; charset=utf-8'
+        );
+      }
+      switch (fsmOf(req)) {
+        case 'IDLE':
+          return text(STAGES);
+        case 'STAGE_RUNNING':
+          return text(behaviors === 0 ? STEPS : STEPS2, 200, 'application/xml');
+        default:
+          behaviors++;
+          return text(behavior(`b${behaviors}`, 'load_sales'));
+      }
+    });
+    const logs: string[] = [];
+    const warnings: string[] = [];
+    const service = new BccPlannerService({
+      transport,
+      notebookId: 'nb1',
+      log: m => logs.push(m),
+      now: () => new Date(0)
+    });
+    const onWarning = (m: string) => warnings.push(m);
+
+    const start = await service.planning(engineRequest(null, null), {
+      onWarning
+    });
+    expect(transport.requests.map(fsmOf)).toEqual([
+      'IDLE',
+      'STAGE_RUNNING',
+      'STEP_RUNNING'
+    ]);
+    const idle = transport.requests[0].body as Record<string, any>;
+    expect(idle.observation.location.goals).toContain(
+      'Problem: Predict revenue. Data files: ["data/sales.csv"]'
+    );
+    expect(idle.state.variables.user_problem).toBe('Predict revenue');
+    expect(idle.state.notebook).toEqual({
+      title: 'n',
+      cell_count: 3,
+      notebook_id: 'nb1'
+    });
+    expect(idle.observation).not.toHaveProperty('context');
+    expect(idle.options).toEqual({ stream: false });
+    const stepsRequest = transport.requests[1].body as Record<string, any>;
+    expect(
+      stepsRequest.observation.location.progress.stages.current
+    ).toMatchObject({
+      stage_id: 'sales_data_check',
+      goal: expect.stringContaining('Artifacts'),
+      verified_artifacts: [
+        { name: 'sales_df', description: 'DataFrame with 4 columns' }
+      ]
+    });
+    expect(
+      stepsRequest.observation.location.progress.stages.remaining[0]
+    ).toMatchObject({ stage_id: 'revenue_forecast', optional: true });
+    expect(stepsRequest.state.FSM).toEqual({
+      state: 'STAGE_RUNNING',
+      last_transition: 'START_WORKFLOW',
+      timestamp: '1970-01-01T00:00:00.000Z',
+      previous_state: 'IDLE'
+    });
+    const behaviorRequest = transport.requests[2].body as Record<string, any>;
+    expect(behaviorRequest.observation.location.goals).toBe('Load then check');
+    expect(
+      behaviorRequest.observation.location.progress.steps.current.step_id
+    ).toBe('load_sales');
+
+    expect(start.targetAchieved).toBe(false);
+    const template = start.context_update?.workflow_update?.workflowTemplate;
+    expect(template?.stages.map(s => s.name)).toEqual([
+      'Sales Data Check',
+      'Revenue Forecast (optional)'
+    ]);
+    expect(template?.stages[0].steps.map(s => s.id)).toEqual([
+      'load_sales',
+      'check_sales'
+    ]);
+    expect(template?.stages[0].expected_outputs).toEqual(['sales_df']);
+    expect(start.context_update?.progress_update).toMatchObject({
+      level: 'behaviors',
+      current_outputs: { expected: ['sales_df'] }
+    });
+    expect(start.context_update?.progress_update?.focus).toContain(
+      'Explore-Agent: Read data/sales.csv'
+    );
+    expect(start.behavior).toMatchObject({ id: 'b1', iteration: 1 });
+    expect(warnings.join()).toContain('required variables not found: nowhere');
+    expect(logs.join()).toContain('XML repaired');
+
+    const events = await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    const generating = transport.bodies('generating')[0] as Record<string, any>;
+    expect(generating.options).toEqual({ stream: true });
+    expect(generating.state.FSM.state).toBe('BEHAVIOR_RUNNING');
+    const actions = actionsOf(events);
+    expect(
+      actions.map(a => [
+        a.action,
+        (a as { content?: string }).content ?? (a as { title?: string }).title
+      ])
+    ).toEqual([
+      ['new_section', 'Sales Data Check'],
+      ['new_step', 'Load'],
+      ['update_title', 'Sales'],
+      ['new_step', 'Reading'],
+      ['add', 'We load.'],
+      ['add', 'print(1)'],
+      ['exec', undefined],
+      ['add', 'bare']
+    ]);
+    expect(actions[4]).toMatchObject({ shot_type: 'dialogue' });
+    expect(actions[5]).toMatchObject({ shot_type: 'action' });
+    expect(logs.join()).toContain('new_section "Sales Data Check" skipped');
+    expect(logs.join()).toContain('line without action');
+
+    // Not complete: the next behavior comes from /planning at STEP_RUNNING.
+    const next = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(next.targetAchieved).toBe(false);
+    expect(next.context_update?.variables).toEqual({
+      sales_df: 'DataFrame 240x4'
+    });
+    expect(next.behavior?.id).toBe('b2');
+    const reflecting = transport.bodies('reflecting')[0] as Record<string, any>;
+    expect(reflecting.state.FSM).toMatchObject({
+      state: 'BEHAVIOR_COMPLETED',
+      last_transition: 'COMPLETE_ACTION'
+    });
+    expect(reflecting.behavior_feedback).toMatchObject({ actions_executed: 2 });
+    expect(reflecting.notebook_id).toBe('nb1');
+    const b2request = transport.requests.at(-1)?.body as Record<string, any>;
+    expect(
+      b2request.observation.location.progress.behaviors.completed[0]
+    ).toMatchObject({ behavior_id: 'b1', completion_status: 'success' });
+
+    // Complete, then the stage reflection names the next step.
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    const stepDone = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(stepDone.targetAchieved).toBe(true);
+    expect(stepDone.transition?.next_step_id).toBe('check_sales');
+    expect(stepDone.context_update?.variables).toEqual({
+      shape_text: '(240, 4)',
+      rows: '240'
+    });
+    expect(stepDone.context_update?.progress_update).toEqual({
+      level: 'steps',
+      focus: 'Check nulls'
+    });
+    const stageRequest = transport.bodies('reflecting')[2] as Record<
+      string,
+      any
+    >;
+    expect(stageRequest.state.FSM.state).toBe('STEP_COMPLETED');
+
+    // The engine moves to the next step itself; the step start plans its behavior.
+    const check = await service.planning(
+      engineRequest('sales_data_check', 'check_sales')
+    );
+    expect(check.behavior?.id).toBe('b3');
+    expect(
+      (transport.requests.at(-1)?.body as Record<string, any>).observation
+        .location.goals
+    ).toBe('Check it');
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'check_sales'))
+    );
+    const stageDone = await service.planning(
+      engineRequest('sales_data_check', 'check_sales', true)
+    );
+    expect(stageDone.transition?.next_stage_id).toBe('revenue_forecast');
+    expect(
+      stageDone.context_update?.workflow_update?.workflowTemplate.stages[0].goal
+    ).toBe('Load and check sales');
+
+    // The next stage: steps arrive as a stage_steps_update, then its first behavior.
+    const second = await service.planning(
+      engineRequest('revenue_forecast', null)
+    );
+    expect(second.context_update?.stage_steps_update).toMatchObject({
+      stage_id: 'revenue_forecast',
+      steps: [{ id: 'forecast' }]
+    });
+    const headings = actionsOf(
+      await collect(
+        service.generating(engineRequest('revenue_forecast', 'forecast'))
+      )
+    );
+    expect(
+      headings.slice(0, 2).map(a => (a as { content?: string }).content)
+    ).toEqual(['Revenue Forecast (optional)', 'Forecast']);
+    const last = await service.planning(
+      engineRequest('revenue_forecast', 'forecast', true)
+    );
+    expect(last.targetAchieved).toBe(true);
+    expect(last.transition?.next_stage_id).toBeUndefined();
+    expect(
+      (service.saveState() as { plan: { fsm: { state: string } } }).plan.fsm
+        .state
+    ).toBe('WORKFLOW_COMPLETED');
+  });
+
+  it('falls back from /reflecting to /planning, then decides locally', async () => {
+    let planningServesReflections = true;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'reflecting') {
+        return json({ detail: 'Not Found' }, 404);
+      }
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      const state = fsmOf(req);
+      if (state === 'BEHAVIOR_COMPLETED' || state === 'STEP_COMPLETED') {
+        return planningServesReflections
+          ? text(
+              state === 'STEP_COMPLETED'
+                ? '<stage_reflection stage_is_complete="false"/>'
+                : '<reflection current_step_is_complete="true"/>'
+            )
+          : text('gone', 404);
+      }
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
+            : '<behavior id="x"><task>t</task></behavior>'
+      );
+    });
+    const warnings: string[] = [];
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(service.generating(engineRequest('s1', 'a')));
+    const done = await service.planning(engineRequest('s1', 'a', true));
+    expect(done.transition?.next_step_id).toBe('b');
+    expect(transport.paths().filter(p => p === 'POST reflecting')).toHaveLength(
+      1
+    );
+
+    planningServesReflections = false;
+    await service.planning(engineRequest('s1', 'b'));
+    const local = await service.planning(engineRequest('s1', 'b', true), {
+      onWarning: m => warnings.push(m)
+    });
+    expect(local.targetAchieved).toBe(true);
+    expect(local.transition?.next_stage_id).toBeUndefined();
+    expect(warnings.join()).toContain('client decides');
+  });
+
+  it('reads the NDJSON reflection form and JSON planning answers', async () => {
+    let complete = false;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'reflecting') {
+        return ndjson([
+          { action: { type: 'add-text', content: 'Looks fine' } },
+          ...(complete
+            ? [
+                { action: { type: 'mark_step_complete' } },
+                { action: { type: 'mark_stage_complete' } }
+              ]
+            : []),
+          { action: { type: 'complete_reflection' } }
+        ]);
+      }
+      if (req.path === 'generating') {
+        return ndjson([
+          { type: 'add', shotType: 'action', content: 'x = 1' },
+          { type: 'update_last_text', text: 'edited' }
+        ]);
+      }
+      const state = fsmOf(req);
+      return json(
+        state === 'IDLE'
+          ? { stages: [{ stage_id: 's1', title: 'S1' }] }
+          : state === 'STAGE_RUNNING'
+            ? { steps: [{ step_id: 'a', title: 'A' }] }
+            : { behavior_id: 'a_b1', task: 'do' }
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const start = await service.planning(engineRequest(null, null));
+    expect(start.behavior?.id).toBe('a_b1');
+    const first = actionsOf(
+      await collect(service.generating(engineRequest('s1', 'a')))
+    );
+    expect(first.map(a => a.action)).toEqual([
+      'new_section',
+      'new_step',
+      'add',
+      'update_last_text'
+    ]);
+    const again = await service.planning(engineRequest('s1', 'a', true));
+    expect(again.targetAchieved).toBe(false);
+    // NDJSON: no planning call; the next /generating follows directly.
+    expect(transport.paths().slice(-1)).toEqual(['POST reflecting']);
+    const second = actionsOf(
+      await collect(service.generating(engineRequest('s1', 'a')))
+    );
+    expect(second[0]).toMatchObject({ action: 'add', content: 'Looks fine' });
+    complete = true;
+    const done = await service.planning(engineRequest('s1', 'a', true));
+    expect(done.targetAchieved).toBe(true);
+  });
+
+  it('rejects an answer that does not fit the state, and HTTP errors', async () => {
+    const transport = new FakeTransport(req =>
+      fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)
+    );
+    const service = new BccPlannerService({ transport });
+    await expect(service.planning(engineRequest(null, null))).rejects.toThrow(
+      /<behavior> to FSM state IDLE/
+    );
+    const bad = new BccPlannerService({
+      transport: new FakeTransport(() => text('<unknown/>'))
+    });
+    await expect(bad.planning(engineRequest(null, null))).rejects.toThrow(
+      /expected <stages>/
+    );
+    const failing = new BccPlannerService({
+      transport: new FakeTransport(() => text('server down', 503))
+    });
+    await expect(failing.planning(engineRequest(null, null))).rejects.toThrow(
+      /HTTP 503: server down/
+    );
+  });
+
+  it('accepts a <workflow> root and a truncated document; saves and restores the plan', async () => {
+    const transport = new FakeTransport(req => {
+      const state = fsmOf(req);
+      return text(
+        state === 'IDLE'
+          ? '<workflow><title>Sales study</title><description>About sales</description><stages><stage id="s1" title="S1"><goal>g</goal></stage></stages></workflow>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"><goal>ga</gaol></step><step id="b" title="B"><goal>trunc'
+            : '<behavior id="a_b1"><task>t</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const start = await service.planning(engineRequest(null, null));
+    expect(
+      start.context_update?.workflow_update?.workflowTemplate
+    ).toMatchObject({
+      name: 'Sales study',
+      stages: [
+        {
+          id: 's1',
+          steps: [
+            { id: 'a', goal: 'ga' },
+            { id: 'b', goal: 'trunc' }
+          ]
+        }
+      ]
+    });
+    const saved = JSON.parse(JSON.stringify(service.saveState()));
+    const restored = new BccPlannerService({ transport });
+    restored.restoreState(saved);
+    const actions = actionsOf(
+      await collect(restored.generating(engineRequest('s1', 'a')))
+    );
+    expect(actions.map(a => a.action)).toEqual([]);
+    expect(
+      (
+        restored.saveState() as {
+          plan: { steps: { current: { step_id: string } } };
+        }
+      ).plan.steps.current.step_id
+    ).toBe('a');
+    const fresh = actionsOf(
+      await collect(service.generating(engineRequest('s1', 'a')))
+    );
+    expect(fresh.slice(0, 3)).toMatchObject([
+      { action: 'update_title', title: 'Sales study' },
+      { action: 'add', content: 'About sales' },
+      { action: 'new_section', content: 'S1' }
+    ]);
+  });
+});

@@ -1,0 +1,330 @@
+import type { GeneratingEvent } from '../../client';
+import type { PlanningRequestInput } from '../../schemas';
+import type { IPlannerRequest } from '../../transport';
+import { RouteMissingError } from '../common';
+import type { Dialect, IDialectPlannerService } from '../common';
+import {
+  createPlannerService,
+  detectDialect,
+  normalizePlannerBaseUrl,
+  supersetProbeBody
+} from '../detect';
+import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
+
+const request: PlanningRequestInput = {
+  observation: {
+    location: { current: { stage_id: null, step_id: null } },
+    context: {
+      variables: { problem_description: 'Predict', data_files: ['a.csv'] },
+      FSM: { state: 'STEP_RUNNING' }
+    }
+  }
+};
+
+function fakeDslc(): IDialectPlannerService & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    async planning() {
+      calls.push('planning');
+      return { targetAchieved: true };
+    },
+    async *generating(): AsyncGenerator<GeneratingEvent> {
+      calls.push('generating');
+      yield { kind: 'warning', message: 'dslc' };
+    }
+  };
+}
+
+function v1Server(health = true) {
+  return (req: IPlannerRequest) => {
+    if (req.path === 'v2/health') {
+      return health
+        ? json({ status: 'ok', message: 'up' })
+        : json({ detail: 'Not Found' }, 404);
+    }
+    if (req.path === 'v1/reflection') {
+      return json({ status: 'received', targetAchieved: false, state: {} });
+    }
+    if (req.path === 'v1/actions') {
+      return ndjson([
+        { header: { stage_id: 's', step: null, next_step: null } },
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: 'v1!',
+            state: {}
+          }
+        }
+      ]);
+    }
+    return json({ detail: 'Not Found' }, 404);
+  };
+}
+
+describe('dialect detection', () => {
+  it('normalises the base URL and remembers a /v1 hint', () => {
+    expect(normalizePlannerBaseUrl('http://h:28600/v1/')).toEqual({
+      root: 'http://h:28600',
+      v1Hint: true
+    });
+    expect(normalizePlannerBaseUrl('http://h:28600/')).toEqual({
+      root: 'http://h:28600',
+      v1Hint: false
+    });
+  });
+
+  it('sends the superset body: the seed request plus a sibling state at IDLE', () => {
+    const body = supersetProbeBody(request) as Record<string, any>;
+    expect(body.observation.context.FSM.state).toBe('IDLE');
+    expect(body.options).toEqual({ stream: false });
+    expect(body.state.FSM.state).toBe('IDLE');
+    expect(body.state.variables).toMatchObject({
+      user_problem: 'Predict',
+      user_submit_files: ['a.csv']
+    });
+  });
+
+  it.each([
+    [
+      'XML by content type',
+      () => text('<stages/>', 200, 'application/xml'),
+      'bcc'
+    ],
+    [
+      'text/plain',
+      () => text('stages follow', 200, 'text/plain; charset=utf-8'),
+      'bcc'
+    ],
+    [
+      'a body starting with <',
+      () => text('  <stages/>', 200, 'application/octet-stream'),
+      'bcc'
+    ],
+    ['JSON with stages', () => json({ stages: [] }), 'bcc'],
+    ['JSON with steps', () => json({ steps: [] }), 'bcc'],
+    ['JSON with behavior_id', () => json({ behavior_id: 'b' }), 'bcc'],
+    ['another JSON object', () => json({ targetAchieved: false }), 'dslc']
+  ])('classifies %s', async (_name, reply, dialect) => {
+    const transport = new FakeTransport(reply);
+    const result = await detectDialect({ transport, request });
+    expect(result.dialect).toBe(dialect);
+    expect(transport.paths()).toEqual(['POST planning']);
+  });
+
+  it('finds v1 through v2/health or the reflection probe after a 404 or 405', async () => {
+    const health = new FakeTransport(v1Server());
+    expect((await detectDialect({ transport: health, request })).dialect).toBe(
+      'v1'
+    );
+    expect(health.paths()).toEqual(['POST planning', 'GET v2/health']);
+
+    const noHealth = new FakeTransport(req =>
+      req.path === 'planning' ? text('', 405) : v1Server(false)(req)
+    );
+    expect(
+      (await detectDialect({ transport: noHealth, request })).dialect
+    ).toBe('v1');
+    expect(noHealth.paths()).toEqual([
+      'POST planning',
+      'GET v2/health',
+      'POST v1/reflection'
+    ]);
+    expect(noHealth.bodies('v1/reflection')[0]).toEqual({
+      stage_id: 'chapter_0_planning',
+      step_index: 'section_1_design_workflow',
+      state: {}
+    });
+
+    const hinted = new FakeTransport(v1Server());
+    expect(
+      (await detectDialect({ transport: hinted, request, v1Hint: true }))
+        .dialect
+    ).toBe('v1');
+    expect(hinted.paths()).toEqual(['GET v2/health']);
+  });
+
+  it('names each probe when nothing answers, and fails visibly on a 5xx', async () => {
+    const nothing = new FakeTransport(() => text('nope', 404));
+    await expect(
+      detectDialect({ transport: nothing, request })
+    ).rejects.toThrow(
+      'no known DSLC dialect at http://planner.test (POST http://planner.test/planning → HTTP 404; GET http://planner.test/v2/health → HTTP 404; POST http://planner.test/v1/reflection → HTTP 404)'
+    );
+    const broken = new FakeTransport(() => text('down', 502));
+    await expect(detectDialect({ transport: broken, request })).rejects.toThrow(
+      /planning failed: HTTP 502: down/
+    );
+    const invalid = new FakeTransport(() => json([1, 2]));
+    await expect(
+      detectDialect({ transport: invalid, request })
+    ).rejects.toThrow(/no DSLC dialect sends/);
+  });
+});
+
+describe('the planner service façade', () => {
+  it('detects dslc, returns the probe answer, then delegates; the cache skips detection next run', async () => {
+    const transport = new FakeTransport(() =>
+      json({ targetAchieved: false, context_update: { variables: { a: 1 } } })
+    );
+    const dslc = fakeDslc();
+    const cache = new Map<string, Dialect>();
+    const chosen: string[] = [];
+    const service = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc,
+      cache,
+      onDialect: (d, how) => chosen.push(`${d}:${how}`)
+    });
+    const first = await service.planning(request);
+    expect(first.context_update?.variables).toEqual({ a: 1 });
+    expect(dslc.calls).toEqual([]);
+    expect(service.dialect).toBe('dslc');
+    await service.planning(request);
+    expect(dslc.calls).toEqual(['planning']);
+    expect(cache.get('http://planner.test/')).toBeUndefined();
+    expect([...cache.values()]).toEqual(['dslc']);
+
+    service.resetState();
+    expect(service.dialect).toBeNull();
+    await service.planning(request);
+    expect(chosen).toEqual(['dslc:detected', 'dslc:cached']);
+    expect(transport.requests).toHaveLength(1);
+  });
+
+  it('hands the detected bcc answer to the bcc adapter without asking twice', async () => {
+    const transport = new FakeTransport(req => {
+      const state = (req.body as { state: { FSM: { state: string } } }).state
+        .FSM.state;
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s" title="S"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/></steps>'
+            : '<behavior id="a_b1"><task>t</task></behavior>'
+      );
+    });
+    const service = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      cache: new Map()
+    });
+    const answer = await service.planning(request);
+    expect(service.dialect).toBe('bcc');
+    expect(answer.behavior?.id).toBe('a_b1');
+    expect(transport.paths()).toEqual([
+      'POST planning',
+      'POST planning',
+      'POST planning'
+    ]);
+  });
+
+  it('starts a v1 run at the entry step and streams its actions', async () => {
+    const transport = new FakeTransport(v1Server());
+    const service = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      cache: new Map()
+    });
+    const answer = await service.planning(request);
+    expect(service.dialect).toBe('v1');
+    expect(
+      answer.context_update?.workflow_update?.workflowTemplate.stages[0].id
+    ).toBe('chapter_0_planning');
+    const events = await collect(
+      service.generating({
+        observation: {
+          location: {
+            current: {
+              stage_id: 'chapter_0_planning',
+              step_id: 'section_1_design_workflow'
+            }
+          }
+        }
+      })
+    );
+    expect(events).toHaveLength(1);
+    const saved = JSON.parse(JSON.stringify(service.saveState()));
+    expect(saved).toMatchObject({ dialect: 'v1', adapter: { dialect: 'v1' } });
+    const restored = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      cache: new Map()
+    });
+    restored.restoreState(saved);
+    expect(restored.dialect).toBe('v1');
+  });
+
+  it('skips detection for a fixed protocol', async () => {
+    const transport = new FakeTransport(v1Server());
+    const dslc = fakeDslc();
+    const service = createPlannerService({ protocol: 'dslc', transport, dslc });
+    await service.planning(request);
+    expect(transport.requests).toHaveLength(0);
+    expect(dslc.calls).toEqual(['planning']);
+    const v1 = createPlannerService({ protocol: 'v1', transport, dslc });
+    await v1.planning(request);
+    expect(v1.dialect).toBe('v1');
+    expect(transport.requests).toHaveLength(0);
+  });
+
+  it('re-detects once when a route goes missing, never for a dialect 404', async () => {
+    let server: 'dslc' | 'v1' = 'dslc';
+    const transport = new FakeTransport(req =>
+      server === 'dslc' ? json({ targetAchieved: false }) : v1Server()(req)
+    );
+    const cache = new Map<string, Dialect>();
+    const dslc: IDialectPlannerService = {
+      async planning() {
+        throw new RouteMissingError({
+          kind: 'http',
+          url: 'u',
+          status: 404,
+          message: 'gone'
+        });
+      },
+      async *generating() {
+        yield* [];
+      }
+    };
+    const service = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc,
+      cache
+    });
+    await service.planning(request);
+    expect(service.dialect).toBe('dslc');
+    server = 'v1';
+    const answer = await service.planning(request);
+    expect(service.dialect).toBe('v1');
+    expect(answer.context_update?.workflow_update).toBeDefined();
+
+    // A 404 that is an answer of v1 (Sequence …) fails the request without detection.
+    const sequence = new FakeTransport(req =>
+      req.path === 'v1/actions'
+        ? json({ detail: 'Sequence for section s not found' }, 404)
+        : v1Server()(req)
+    );
+    const v1 = createPlannerService({
+      protocol: 'auto',
+      transport: sequence,
+      dslc: fakeDslc(),
+      cache: new Map([['http://planner.test', 'v1' as Dialect]])
+    });
+    const error = await collect(
+      v1.generating({
+        observation: { location: { current: { stage_id: 'c', step_id: 's' } } }
+      })
+    ).catch(e => e);
+    expect(error.message).toBe(
+      'planner failed in step s (no details returned)'
+    );
+    expect(sequence.paths()).toEqual(['POST v1/actions']);
+  });
+});

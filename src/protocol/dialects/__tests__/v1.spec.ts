@@ -1,0 +1,638 @@
+import { PlannerError } from '../../client';
+import type { GeneratingEvent } from '../../client';
+import type { PlanningRequestInput } from '../../schemas';
+import { isRouteMissingError } from '../common';
+import { fullStepIndex, missingVariableNames, V1PlannerService } from '../v1';
+import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
+
+const STAGE = 'chapter_1_data_existence_establishment';
+const STEP = `${STAGE}_section_2_data_structure_discovery`;
+
+function request(
+  stage: string | null,
+  step: string | null,
+  options: {
+    feedback?: boolean;
+    current?: string[];
+    history?: string[];
+    variables?: Record<string, unknown>;
+  } = {}
+): PlanningRequestInput {
+  const body: PlanningRequestInput = {
+    observation: {
+      location: { current: { stage_id: stage, step_id: step } },
+      context: {
+        variables: options.variables ?? {
+          problem_description: 'Predict revenue',
+          csv_file_path: 'data/sales.csv',
+          sales_df: 'DataFrame(240×4)'
+        },
+        effects: {
+          current: options.current ?? [],
+          history: options.history ?? []
+        }
+      }
+    }
+  };
+  if (options.feedback) {
+    body.behavior_feedback = {
+      actions_executed: 1,
+      last_action_result: 'success'
+    };
+  }
+  return body;
+}
+
+function state(toDoList: string[], extra: Record<string, unknown> = {}) {
+  return {
+    variables: { user_goal: 'Predict revenue', column_names: 'x' },
+    toDoList,
+    effect: { current: ['echo'], history: [] },
+    ...extra
+  };
+}
+
+const header = {
+  header: { stage_id: STAGE, step: null, next_step: 'section_3_x' }
+};
+
+function actions(events: GeneratingEvent[]) {
+  return events.flatMap(e => (e.kind === 'action' ? [e.action] : []));
+}
+
+function warnings(events: GeneratingEvent[]) {
+  return events.flatMap(e => (e.kind === 'warning' ? [e.message] : []));
+}
+
+describe('v1 adapter', () => {
+  it('starts a run without a template at the entry step, locally', async () => {
+    const transport = new FakeTransport(() => json({}));
+    const service = new V1PlannerService({ transport });
+    const answer = await service.planning(request(null, null));
+    expect(transport.requests).toHaveLength(0);
+    expect(answer.targetAchieved).toBe(false);
+    const template = answer.context_update?.workflow_update?.workflowTemplate;
+    expect(template?.stages[0].id).toBe('chapter_0_planning');
+    expect(template?.stages[0].steps[0].id).toBe('section_1_design_workflow');
+  });
+
+  it('answers a step start locally with a made-up behavior id and sends the full step index', async () => {
+    const transport = new FakeTransport(() =>
+      ndjson([
+        header,
+        {
+          action: {
+            action: 'add',
+            shotType: 'action',
+            content: 'print(1)',
+            state: state(['read_columns'])
+          }
+        },
+        {
+          action: {
+            action: 'exec',
+            codecell_id: 'lastAddedCellId',
+            auto_debug: false,
+            state: state(['read_columns'])
+          }
+        },
+        {
+          action: {
+            action: 'set_effect_as_thinking',
+            thinkingText: 'columns listed',
+            state: state(['read_columns'])
+          }
+        },
+        {
+          action: {
+            action: 'next_event',
+            state: state(['read_columns'], { current_workflow: { stages: [] } })
+          }
+        }
+      ])
+    );
+    const service = new V1PlannerService({ transport });
+    const start = await service.planning(request(STAGE, 'section_2_x'));
+    expect(start.targetAchieved).toBe(false);
+    expect(start.behavior?.id).toBe('section_2_x#b1');
+    expect(transport.requests).toHaveLength(0);
+
+    const events = await collect(
+      service.generating(request(STAGE, STEP, { current: ['old output'] }))
+    );
+    const sent = transport.bodies('v1/actions')[0];
+    expect(sent.stage_id).toBe(STAGE);
+    expect(sent.step_index).toBe(STEP);
+    expect(sent.stream).toBe(true);
+    expect(sent).not.toHaveProperty('observation');
+    expect(sent.state).toEqual({
+      variables: {
+        user_goal: 'Predict revenue',
+        problem_description: 'Predict revenue',
+        csv_file_path: 'data/sales.csv'
+      },
+      toDoList: [],
+      effect: { current: ['old output'], history: [] }
+    });
+    expect(actions(events)).toEqual([
+      { action: 'add', shot_type: 'action', content: 'print(1)' },
+      {
+        action: 'exec',
+        codecell_id: 'lastAddedCellId',
+        need_output: true,
+        auto_debug: false,
+        keep_debug_button_visible: false
+      },
+      { action: 'set_effect_as_thinking', thinking_text: 'columns listed' }
+    ]);
+    expect(events.map(e => (e.kind === 'action' ? e.index : -1))).toEqual([
+      0, 1, 2
+    ]);
+    // The last state wins; its effect is the request's echo and is dropped.
+    expect(service.serverState).toEqual({
+      variables: state([]).variables,
+      toDoList: ['read_columns'],
+      current_workflow: { stages: [] }
+    });
+  });
+
+  it('asks v1/reflection after a behavior with the exec outputs in effect.current', async () => {
+    let achieved = false;
+    const transport = new FakeTransport(req =>
+      req.path === 'v1/reflection'
+        ? json({
+            status: 'received',
+            message: 'Feedback processed',
+            targetAchieved: achieved,
+            state: {}
+          })
+        : ndjson([
+            header,
+            {
+              action: {
+                action: 'add',
+                shotType: 'dialogue',
+                content: 'hi',
+                state: state(['b', 'a'])
+              }
+            }
+          ])
+    );
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    await collect(service.generating(request(STAGE, STEP)));
+    const again = await service.planning(
+      request(STAGE, STEP, {
+        feedback: true,
+        current: [
+          "['month', 'region']\n",
+          '⚠️ WARN: something',
+          'next_event: x'
+        ]
+      })
+    );
+    expect(again.targetAchieved).toBe(false);
+    expect(again.transition?.continue_behaviors).toBe(true);
+    expect(again.behavior?.id).toBe(`${STEP}#b2`);
+    expect(again.context_update?.progress_update).toEqual({
+      level: 'behaviors',
+      focus: 'next: a'
+    });
+    const reflection = transport.bodies('v1/reflection')[0];
+    expect(reflection.step_index).toBe(STEP);
+    expect((reflection.state as Record<string, unknown>).effect).toEqual({
+      current: ["['month', 'region']\n"],
+      history: []
+    });
+    expect((reflection.state as Record<string, unknown>).toDoList).toEqual([
+      'b',
+      'a'
+    ]);
+
+    // The next behavior resumes with the stored state.
+    await collect(
+      service.generating(request(STAGE, STEP, { current: ['out'] }))
+    );
+    expect(
+      (transport.bodies('v1/actions')[1].state as Record<string, unknown>)
+        .toDoList
+    ).toEqual(['b', 'a']);
+
+    achieved = true;
+    const done = await service.planning(
+      request(STAGE, STEP, { feedback: true })
+    );
+    expect(done.targetAchieved).toBe(true);
+  });
+
+  it('maps update_workflow, update_stage_steps and the declared or fallback actions', async () => {
+    const template = {
+      workflowTemplate: {
+        name: 'Sales',
+        stages: [
+          {
+            id: STAGE,
+            title: 'Data existence',
+            description: 'd',
+            steps: [
+              {
+                id: STEP,
+                step_id: 'section_2_data_structure_discovery',
+                title: 'Structure',
+                description: 's'
+              }
+            ]
+          }
+        ]
+      },
+      nextStageId: STAGE
+    };
+    const transport = new FakeTransport(req =>
+      req.path === 'v1/reflection'
+        ? json({ targetAchieved: true, state: {} })
+        : ndjson([
+            header,
+            { other: 1 },
+            {
+              action: {
+                action: 'is_thinking',
+                shotType: 'thinking',
+                textArray: ['a'],
+                agentName: '',
+                customText: null,
+                state: state([])
+              }
+            },
+            { action: { action: 'finish_thinking', state: state([]) } },
+            {
+              action: {
+                action: 'new_chapter',
+                shotType: 'dialogue',
+                content: 'Ch',
+                state: state([])
+              }
+            },
+            {
+              action: {
+                action: 'add',
+                shotType: 'dialogue',
+                content: 'x',
+                delay: 50,
+                metadata: { is_step: true },
+                state: state([])
+              }
+            },
+            {
+              action: { action: 'update_title', title: 'T', state: state([]) }
+            },
+            {
+              action: {
+                action: 'update_stage_steps',
+                stage_id: STAGE,
+                updated_steps: [
+                  {
+                    id: STEP,
+                    step_id: 's2',
+                    name: 'Structure',
+                    description: 'd',
+                    status: 'completed'
+                  }
+                ],
+                next_step_id: STEP
+              }
+            },
+            {
+              action: {
+                action: 'command_call',
+                command: '/image chart',
+                command_id: 'c1',
+                state: state([])
+              }
+            },
+            {
+              action: {
+                action: 'comunicate_with_agent',
+                agent_name: 'Critic',
+                content: 'ok?',
+                state: state([])
+              }
+            },
+            {
+              action: {
+                action: 'error',
+                error_message: 'invalid event: [x]',
+                state: state([])
+              }
+            },
+            {
+              action: {
+                action: 'text',
+                content: 'Error executing action: boom'
+              }
+            },
+            {
+              action: {
+                action: 'error',
+                content: 'Error executing action: bad'
+              }
+            },
+            'not json',
+            {
+              action: {
+                action: 'update_workflow',
+                updated_workflow: template,
+                state: state([])
+              }
+            }
+          ])
+    );
+    const logs: string[] = [];
+    const service = new V1PlannerService({ transport, log: m => logs.push(m) });
+    const events = await collect(service.generating(request(STAGE, STEP)));
+    const got = actions(events);
+    expect(got.map(a => a.action)).toEqual([
+      'is_thinking',
+      'finish_thinking',
+      'new_chapter',
+      'add',
+      'update_title',
+      'update_stage_steps',
+      'add',
+      'add',
+      'update_workflow'
+    ]);
+    expect(got[0]).toMatchObject({ text_array: ['a'], agent_name: '' });
+    expect(got[0]).not.toHaveProperty('custom_text');
+    expect(got[3]).toEqual({
+      action: 'add',
+      shot_type: 'dialogue',
+      content: 'x',
+      metadata: { is_step: true }
+    });
+    expect(got[5]).toMatchObject({
+      stage_id: STAGE,
+      updated_steps: [{ id: STEP, name: 'Structure', status: 'completed' }]
+    });
+    expect(got[5]).not.toHaveProperty('next_step_id');
+    expect(got[6]).toMatchObject({
+      content: '(planner requested: `/image chart`)'
+    });
+    expect(got[7]).toMatchObject({ content: '**Critic:** ok?' });
+    expect(got[8]).toMatchObject({
+      updated_workflow: {
+        name: 'Sales',
+        stages: [
+          {
+            id: STAGE,
+            name: 'Data existence',
+            steps: [{ id: STEP, name: 'Structure' }]
+          }
+        ]
+      }
+    });
+    const warned = warnings(events);
+    expect(warned).toHaveLength(3);
+    expect(warned[0]).toContain('invalid event: [x]');
+    expect(warned[1]).toContain('Error executing action: bad');
+    expect(warned[2]).toContain('malformed line');
+    expect(logs.join('\n')).toContain('Error executing action: boom');
+    expect(logs.join('\n')).toContain('line without action');
+    expect(logs.join('\n')).toContain('next step section_3_x');
+
+    // update_workflow's nextStageId becomes the transition after the step.
+    const done = await service.planning(
+      request(STAGE, STEP, { feedback: true })
+    );
+    expect(done.transition?.next_stage_id).toBe(STAGE);
+  });
+
+  it('does not mark a step complete when the server names missing variables', async () => {
+    const transport = new FakeTransport(() =>
+      ndjson([
+        header,
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: "Step Design Workflow needs: ['user_goal']",
+            state: {
+              variables: {},
+              toDoList: [],
+              effect: { current: [], history: [] }
+            }
+          }
+        }
+      ])
+    );
+    const service = new V1PlannerService({ transport });
+    const empty = { variables: {} };
+    await service.planning(request(STAGE, STEP, empty));
+    const seen: GeneratingEvent[] = [];
+    const run = (async () => {
+      for await (const event of service.generating(
+        request(STAGE, STEP, empty)
+      )) {
+        seen.push(event);
+      }
+    })();
+    await expect(run).rejects.toThrow(/variables missing: user_goal/);
+    expect(actions(seen)).toHaveLength(1);
+    // A retry asks planning what comes next: the step starts again instead of a reflection.
+    const retry = await service.planning(
+      request(STAGE, STEP, {
+        feedback: true,
+        variables: { problem_description: 'goal' }
+      })
+    );
+    expect(retry.targetAchieved).toBe(false);
+    expect(transport.paths()).toEqual(['POST v1/actions']);
+    await collect(service.generating(request(STAGE, STEP))).catch(
+      () => undefined
+    );
+    const second = transport.bodies('v1/actions')[1].state as Record<
+      string,
+      Record<string, unknown>
+    >;
+    expect(second.variables.user_goal).toBe('goal');
+  });
+
+  it.each([
+    [
+      404,
+      { detail: 'Sequence for section section_2_x not found' },
+      /planner failed in step section_2_x \(no details returned\)/
+    ],
+    [404, { detail: `Stage ${STAGE} not found` }, /does not know stage/],
+    [
+      400,
+      { detail: 'Step s9 not found in stage c. Available steps: [a]' },
+      /does not know step.*Available steps/
+    ],
+    [
+      422,
+      { detail: 'stage_id cannot be null' },
+      /HTTP 422: stage_id cannot be null/
+    ],
+    [
+      422,
+      {
+        detail: [
+          {
+            type: 'missing',
+            loc: ['body', 'stage_id'],
+            msg: 'Field required',
+            input: null
+          }
+        ]
+      },
+      /HTTP 422: body.stage_id: Field required/
+    ],
+    [500, 'Internal Server Error', /HTTP 500: Internal Server Error/]
+  ])(
+    'turns HTTP %i from v1/actions into a clear error',
+    async (status, body, message) => {
+      const transport = new FakeTransport(() =>
+        typeof body === 'string' ? text(body, status) : json(body, status)
+      );
+      const service = new V1PlannerService({ transport });
+      const error = await collect(
+        service.generating(request(STAGE, STEP))
+      ).catch(e => e);
+      expect(error).toBeInstanceOf(PlannerError);
+      expect(error.message).toMatch(message);
+      expect(error.status).toBe(status);
+      expect(isRouteMissingError(error)).toBe(false);
+    }
+  );
+
+  it('marks a route-missing 404 so that detection can run again', async () => {
+    const transport = new FakeTransport(() =>
+      json({ detail: 'Not Found' }, 404)
+    );
+    const service = new V1PlannerService({ transport });
+    const error = await collect(service.generating(request(STAGE, STEP))).catch(
+      e => e
+    );
+    expect(isRouteMissingError(error)).toBe(true);
+  });
+
+  it('rejects a reflection answer without a boolean targetAchieved', async () => {
+    const transport = new FakeTransport(() => json({ status: 'received' }));
+    const service = new V1PlannerService({ transport });
+    await expect(
+      service.planning(request(STAGE, STEP, { feedback: true }))
+    ).rejects.toThrow(/boolean "targetAchieved"/);
+  });
+
+  it('saves and restores the stored state; a cut-off answer restarts the step', async () => {
+    let cut = false;
+    const transport = new FakeTransport(req => {
+      if (!cut) {
+        return ndjson([
+          header,
+          {
+            action: {
+              action: 'add',
+              shotType: 'dialogue',
+              content: 'a',
+              state: state(['next'])
+            }
+          }
+        ]);
+      }
+      req.signal?.throwIfAborted();
+      return ndjson([
+        header,
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: 'a',
+            state: state(['later'])
+          }
+        },
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: 'b',
+            state: state(['later'])
+          }
+        }
+      ]);
+    });
+    const service = new V1PlannerService({ transport });
+    await collect(service.generating(request(STAGE, STEP)));
+    const saved = JSON.parse(JSON.stringify(service.saveState()));
+    expect(saved).toMatchObject({
+      dialect: 'v1',
+      streamComplete: true,
+      state: { toDoList: ['next'] }
+    });
+
+    const resumed = new V1PlannerService({ transport });
+    resumed.restoreState(saved);
+    const answer = await resumed.planning(request(STAGE, STEP));
+    expect(answer.context_update?.progress_update?.focus).toBe('next: next');
+    expect(answer.behavior?.id).toBe(`${STEP}#b2`);
+
+    // A consumer that stops reading leaves the answer incomplete.
+    cut = true;
+    for await (const event of resumed.generating(request(STAGE, STEP))) {
+      expect(event.kind).toBe('action');
+      break;
+    }
+    const partial = JSON.parse(JSON.stringify(resumed.saveState()));
+    expect(partial.streamComplete).toBe(false);
+    const third = new V1PlannerService({ transport });
+    third.restoreState(partial);
+    const warned: string[] = [];
+    await third.planning(request(STAGE, STEP), {
+      onWarning: m => warned.push(m)
+    });
+    expect(warned[0]).toMatch(/cells may repeat/);
+    await collect(third.generating(request(STAGE, STEP)));
+    const last = transport.bodies('v1/actions').at(-1)?.state as Record<
+      string,
+      unknown
+    >;
+    expect(last.toDoList).toEqual([]);
+    expect(last.variables).toMatchObject({ column_names: 'x' });
+
+    third.resetState();
+    expect(third.saveState().state).toEqual({});
+  });
+
+  it('resets toDoList when a new step starts', async () => {
+    const transport = new FakeTransport(() =>
+      ndjson([
+        header,
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: 'a',
+            state: state(['pending'])
+          }
+        }
+      ])
+    );
+    const service = new V1PlannerService({ transport });
+    await collect(service.generating(request(STAGE, STEP)));
+    await service.planning(request(STAGE, `${STAGE}_section_3_x`));
+    await collect(service.generating(request(STAGE, `${STAGE}_section_3_x`)));
+    expect(
+      (transport.bodies('v1/actions')[1].state as Record<string, unknown>)
+        .toDoList
+    ).toEqual([]);
+  });
+
+  it('finds the missing names at the end of a text', () => {
+    expect(missingVariableNames("needs ['a', 'b']")).toEqual(['a', 'b']);
+    expect(missingVariableNames('needs ["a"].')).toEqual(['a']);
+    expect(missingVariableNames('no list [here]')).toBeNull();
+    expect(missingVariableNames('plain text')).toBeNull();
+    expect(fullStepIndex('c', 'c_s')).toBe('c_s');
+    expect(fullStepIndex('c', 's')).toBe('c_s');
+  });
+});

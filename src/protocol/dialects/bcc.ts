@@ -1,0 +1,1126 @@
+/**
+ * The `bcc` dialect (the server Notebook-BCC was written against): a stateless server that reads the
+ * whole plan and a sibling `state` on every request, answers `/planning` in XML (stages, steps, behavior)
+ * depending on `state.FSM.state`, `/generating` with actions keyed by `type`, and `/reflecting` with a
+ * reflection (docs/protocol.md#dialect-bcc). The adapter owns the plan and the FSM state it sends.
+ */
+import { PlannerError } from '../client';
+import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { isRecord, JsonObject, omit } from '../fields';
+import { normalizeAction } from '../normalize';
+import type {
+  ContextUpdate,
+  GeneratingRequestInput,
+  ObservationInput,
+  PlanningRequestInput,
+  PlanningResponse,
+  WorkflowStage,
+  WorkflowTemplate
+} from '../schemas';
+import type { IPlannerTransport } from '../transport';
+import {
+  IBehaviorDef,
+  INamed,
+  IReflection,
+  IStageDef,
+  IStepDef,
+  PlanningAnswer,
+  planningAnswerFromJson,
+  planningAnswerFromXml,
+  reflectionFromNdjson,
+  reflectionFromXml
+} from './bccAnswers';
+import {
+  DialectLog,
+  httpError,
+  IDialectPlannerService,
+  invalidAnswer,
+  isRouteMissingError,
+  looksLikeXml,
+  parseJson,
+  readLines,
+  readText,
+  send
+} from './common';
+import { IXmlElement, parseLenientXml } from './xml';
+
+export const DEFAULT_BCC_IDLE_GOALS =
+  'Split the user problem into stages, each with the artifacts it must produce. Problem: %user_problem%. Data files: %user_submit_files%.';
+
+type FsmName =
+  | 'IDLE'
+  | 'STAGE_RUNNING'
+  | 'STEP_RUNNING'
+  | 'BEHAVIOR_RUNNING'
+  | 'BEHAVIOR_COMPLETED'
+  | 'STEP_COMPLETED'
+  | 'STAGE_COMPLETED'
+  | 'WORKFLOW_COMPLETED';
+
+interface ILevel<T> {
+  current: T | null;
+  remaining: T[];
+  completed: (T & JsonObject)[];
+  focus?: string;
+  expected: INamed[];
+  produced: string[];
+  in_progress: string[];
+}
+
+interface IPlan {
+  title?: string;
+  stages: ILevel<IStageDef>;
+  steps: ILevel<IStepDef>;
+  behaviors: ILevel<IBehaviorDef>;
+  iteration: number;
+  /** The stage whose steps are in `steps`. */
+  stepsOf: string | null;
+  goals: string;
+  fsm: { state: FsmName; last_transition: string; previous_state?: FsmName };
+  variables: JsonObject;
+}
+
+/** An answer already received (during detection) for the IDLE planning request. */
+export interface IPrefetchedAnswer {
+  contentType: string | null;
+  text: string;
+}
+
+export interface IBccOptions {
+  transport: IPlannerTransport;
+  notebookId?: string | null;
+  /** `location.goals` at IDLE; `%name%` is replaced by `state.variables.name`. */
+  idleGoals?: string;
+  log?: DialectLog;
+  now?: () => Date;
+}
+
+function level<T>(): ILevel<T> {
+  return {
+    current: null,
+    remaining: [],
+    completed: [],
+    expected: [],
+    produced: [],
+    in_progress: []
+  };
+}
+
+function emptyPlan(): IPlan {
+  return {
+    stages: level(),
+    steps: level(),
+    behaviors: level(),
+    iteration: 0,
+    stepsOf: null,
+    goals: '',
+    fsm: { state: 'IDLE', last_transition: 'RESET' },
+    variables: {}
+  };
+}
+
+function levelJson<T>(item: ILevel<T>): JsonObject {
+  return {
+    current: item.current,
+    remaining: item.remaining,
+    completed: item.completed,
+    ...(item.focus !== undefined ? { focus: item.focus } : {}),
+    current_outputs: {
+      expected: item.expected,
+      produced: item.produced,
+      in_progress: item.in_progress
+    }
+  };
+}
+
+function stageName(stage: IStageDef): string {
+  return stage.optional ? `${stage.title} (optional)` : stage.title;
+}
+
+function substitute(text: string, variables: JsonObject): string {
+  return text.replace(/%([A-Za-z0-9_]+)%/g, (whole, name: string) => {
+    const value = variables[name];
+    if (value === undefined) {
+      return whole;
+    }
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+}
+
+/** `<step>…<step>…<focus>…` with no `<steps>` wrapper: the list the roots form. */
+function unwrappedList(roots: IXmlElement[]): IXmlElement | null {
+  for (const [item, list] of [
+    ['step', 'steps'],
+    ['stage', 'stages']
+  ]) {
+    if (roots.some(root => root.name.toLowerCase() === item)) {
+      return { name: list, attributes: {}, children: roots };
+    }
+  }
+  return null;
+}
+
+export class BccPlannerService implements IDialectPlannerService {
+  readonly dialect = 'bcc';
+
+  constructor(options: IBccOptions) {
+    this._transport = options.transport;
+    this._notebookId = options.notebookId ?? null;
+    this._idleGoals = options.idleGoals ?? DEFAULT_BCC_IDLE_GOALS;
+    this._log = options.log ?? (() => undefined);
+    this._now = options.now ?? (() => new Date());
+  }
+
+  /** The IDLE answer that detection already received: used instead of asking again. */
+  usePrefetched(answer: IPrefetchedAnswer): void {
+    this._prefetched = answer;
+  }
+
+  async planning(
+    request: PlanningRequestInput,
+    options: IPlanningOptions = {}
+  ): Promise<PlanningResponse> {
+    this._observation = request.observation;
+    const warn = (message: string) => {
+      this._log(message);
+      options.onWarning?.(message);
+    };
+    const update: ContextUpdate = {};
+    const response: PlanningResponse = { targetAchieved: false };
+    if (request.behavior_feedback) {
+      this._feedback = request.behavior_feedback as JsonObject;
+      const finished = await this._afterBehavior(
+        update,
+        response,
+        warn,
+        options.signal
+      );
+      if (finished) {
+        return this._finish(response, update);
+      }
+    } else {
+      this._feedback = null;
+      await this._stepStart(update, warn, options.signal);
+    }
+    if (this._plan.fsm.state === 'STEP_RUNNING') {
+      await this._planBehavior(update, response, options.signal);
+    }
+    return this._finish(response, update);
+  }
+
+  async *generating(
+    request: GeneratingRequestInput,
+    options: { signal?: AbortSignal } = {}
+  ): AsyncGenerator<GeneratingEvent, void, undefined> {
+    this._observation = request.observation;
+    const url = this._transport.urlOf('generating');
+    this._transition('BEHAVIOR_RUNNING', this._plan.fsm.last_transition);
+    let index = 0;
+    const pending = this._pending;
+    this._pending = [];
+    for (const action of pending) {
+      for (const event of this._events(action, url, true)) {
+        yield event.kind === 'action' ? { ...event, index: index++ } : event;
+      }
+    }
+    const response = await send(
+      this._transport,
+      'POST',
+      'generating',
+      this._body('BEHAVIOR_RUNNING', true),
+      options.signal
+    );
+    if (!response.ok) {
+      throw httpError('POST', url, response.status, await readText(response));
+    }
+    let buffered: string[] | null = null;
+    const lineEvents = (line: string): GeneratingEvent[] => {
+      const parsed = parseJson(line);
+      if (!parsed.ok) {
+        return [
+          this._warning(
+            `POST ${url}: malformed line ignored: ${line.slice(0, 200)}`
+          )
+        ];
+      }
+      return this._messageEvents(parsed.value, url, line);
+    };
+    for await (const line of readLines(response, options.signal)) {
+      if (buffered) {
+        buffered.push(line);
+        continue;
+      }
+      if (line.startsWith('[') || !parseJson(line).ok) {
+        buffered = [line];
+        continue;
+      }
+      for (const event of lineEvents(line)) {
+        yield event.kind === 'action' ? { ...event, index: index++ } : event;
+      }
+    }
+    if (buffered) {
+      const whole = parseJson(buffered.join('\n'));
+      const events = whole.ok
+        ? this._messageEvents(whole.value, url, buffered.join('\n'))
+        : buffered.flatMap(lineEvents);
+      for (const event of events) {
+        yield event.kind === 'action' ? { ...event, index: index++ } : event;
+      }
+    }
+    this._transition('BEHAVIOR_COMPLETED', 'COMPLETE_ACTION');
+  }
+
+  saveState(): unknown {
+    return {
+      dialect: 'bcc',
+      plan: structuredClone(this._plan),
+      headings: this._headings
+    };
+  }
+
+  restoreState(saved: unknown): void {
+    this.resetState();
+    if (isRecord(saved) && isRecord(saved.plan) && isRecord(saved.plan.fsm)) {
+      this._plan = structuredClone(saved.plan) as unknown as IPlan;
+      this._headings = Array.isArray(saved.headings)
+        ? saved.headings.map(String)
+        : [];
+      this._templateSent = this._plan.stages.current !== null;
+    }
+  }
+
+  resetState(): void {
+    this._plan = emptyPlan();
+    this._pending = [];
+    this._headings = [];
+    this._prefetched = null;
+    this._reflectRoute = 'reflecting';
+    this._templateSent = false;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The loop
+  // ------------------------------------------------------------------------------------------
+
+  private async _stepStart(
+    update: ContextUpdate,
+    warn: (message: string) => void,
+    signal?: AbortSignal
+  ): Promise<void> {
+    const plan = this._plan;
+    const where = this._observation?.location?.current;
+    if (plan.fsm.state === 'IDLE' || plan.fsm.state === 'WORKFLOW_COMPLETED') {
+      const answer = await this._planningAnswer('IDLE', ['stages'], signal);
+      if (answer.kind !== 'stages') {
+        throw this._unexpected('IDLE', answer.kind);
+      }
+      this._startWorkflow(answer, warn);
+    } else if (
+      where?.stage_id &&
+      where.stage_id !== plan.stages.current?.stage_id
+    ) {
+      this._moveToStage(where.stage_id, warn);
+    }
+    if (
+      plan.stepsOf !== plan.stages.current?.stage_id ||
+      plan.steps.current === null
+    ) {
+      const answer = await this._planningAnswer(
+        'STAGE_RUNNING',
+        ['steps'],
+        signal
+      );
+      if (answer.kind !== 'steps') {
+        throw this._unexpected('STAGE_RUNNING', answer.kind);
+      }
+      this._startStep(answer, update, warn);
+    } else if (where?.step_id && where.step_id !== plan.steps.current.step_id) {
+      this._moveToStep(where.step_id, warn);
+    }
+    if (plan.fsm.state !== 'STEP_RUNNING') {
+      this._transition('STEP_RUNNING', plan.fsm.last_transition);
+    }
+  }
+
+  private _startWorkflow(
+    answer: Extract<PlanningAnswer, { kind: 'stages' }>,
+    warn: (message: string) => void
+  ): void {
+    const plan = emptyPlan();
+    plan.variables = this._plan.variables;
+    const stages = answer.stages.filter(s => s.stage_id);
+    if (stages.length === 0) {
+      throw new PlannerError({
+        kind: 'invalid',
+        url: this._transport.urlOf('planning'),
+        message: 'The planner answered <stages> without any stage'
+      });
+    }
+    plan.title = answer.title;
+    plan.stages.current = stages[0];
+    plan.stages.remaining = stages.slice(1);
+    plan.stages.focus = answer.focus;
+    plan.stages.expected = stages[0].verified_artifacts;
+    this._plan = plan;
+    this._templateSent = false;
+    this._headings = [];
+    if (answer.title) {
+      this._pending.push({ type: 'update_title', title: answer.title });
+    }
+    if (answer.description) {
+      this._pending.push({
+        type: 'add',
+        shot_type: 'markdown',
+        content: answer.description
+      });
+    }
+    this._heading('new_section', stageName(stages[0]));
+    this._transition('STAGE_RUNNING', 'START_WORKFLOW');
+    this._checkRequired(stages[0].required_variables, warn);
+  }
+
+  private _startStep(
+    answer: Extract<PlanningAnswer, { kind: 'steps' }>,
+    update: ContextUpdate,
+    warn: (message: string) => void
+  ): void {
+    const plan = this._plan;
+    const stage = plan.stages.current;
+    const steps = answer.steps.filter(s => s.step_id);
+    if (!stage || steps.length === 0) {
+      throw new PlannerError({
+        kind: 'invalid',
+        url: this._transport.urlOf('planning'),
+        message: `The planner answered <steps> without any step for stage ${stage?.stage_id ?? '(none)'}`
+      });
+    }
+    const wanted = this._observation?.location?.current?.step_id;
+    const first = steps.find(s => s.step_id === wanted) ?? steps[0];
+    plan.steps = level();
+    plan.steps.current = first;
+    plan.steps.remaining = steps.filter(s => s !== first);
+    plan.steps.focus = answer.focus;
+    plan.steps.expected = first.verified_artifacts;
+    plan.stepsOf = stage.stage_id;
+    plan.behaviors = level();
+    plan.iteration = 0;
+    plan.goals = answer.goals ?? first.goal;
+    if (this._templateSent) {
+      update.stage_steps_update = {
+        stage_id: stage.stage_id,
+        steps: steps.map(s => this._templateStep(s))
+      };
+    }
+    this._heading('new_step', first.title);
+    this._transition('STEP_RUNNING', 'START_STEP');
+    this._checkRequired(first.required_variables, warn);
+  }
+
+  private async _planBehavior(
+    update: ContextUpdate,
+    response: PlanningResponse,
+    signal?: AbortSignal
+  ): Promise<void> {
+    const answer = await this._planningAnswer(
+      'STEP_RUNNING',
+      ['behavior'],
+      signal
+    );
+    if (answer.kind !== 'behavior') {
+      throw this._unexpected('STEP_RUNNING', answer.kind);
+    }
+    const plan = this._plan;
+    const behavior = answer.behavior;
+    plan.iteration += 1;
+    behavior.behavior_id ||= `${plan.steps.current?.step_id ?? 'step'}_b${plan.iteration}`;
+    plan.behaviors.current = behavior;
+    plan.behaviors.expected = behavior.outputs;
+    plan.behaviors.produced = [];
+    plan.behaviors.in_progress = [];
+    plan.behaviors.focus = behavior.task;
+    plan.goals = behavior.task;
+    this._transition('BEHAVIOR_RUNNING', 'START_BEHAVIOR');
+    const focus = [
+      behavior.agent ? `${behavior.agent}: ${behavior.task}` : behavior.task,
+      ...Object.entries(behavior.inputs).map(([k, v]) => `input ${k}: ${v}`),
+      ...behavior.acceptance.map(c => `accept: ${c}`)
+    ].join('\n');
+    update.progress_update = {
+      level: 'behaviors',
+      focus,
+      current_outputs: {
+        expected: behavior.outputs.map(o => o.name),
+        produced: [],
+        in_progress: []
+      }
+    };
+    response.behavior = {
+      id: behavior.behavior_id,
+      iteration: plan.iteration,
+      target: behavior.task
+    };
+  }
+
+  /** Returns true when the answer is complete (no further behavior planning in this call). */
+  private async _afterBehavior(
+    update: ContextUpdate,
+    response: PlanningResponse,
+    warn: (message: string) => void,
+    signal?: AbortSignal
+  ): Promise<boolean> {
+    const plan = this._plan;
+    this._transition('BEHAVIOR_COMPLETED', 'COMPLETE_ACTION');
+    const reflection = await this._reflect('BEHAVIOR_COMPLETED', warn, signal);
+    this._applyReflection(reflection, update, warn);
+    const behavior = plan.behaviors.current;
+    if (behavior) {
+      plan.behaviors.completed.push({
+        ...behavior,
+        completion_status: 'success',
+        artifacts_produced: plan.behaviors.produced,
+        ...(reflection.whathappened
+          ? { whathappened: reflection.whathappened }
+          : {})
+      });
+      plan.behaviors.current = null;
+    }
+    if (!reflection.stepComplete) {
+      if (reflection.focus) {
+        update.progress_update = {
+          level: 'behaviors',
+          focus: reflection.focus
+        };
+      }
+      response.transition = {
+        continue_behaviors: true,
+        target_achieved: false
+      };
+      if (reflection.ndjson) {
+        this._transition('BEHAVIOR_RUNNING', 'NEXT_BEHAVIOR');
+        return true;
+      }
+      this._transition('STEP_RUNNING', 'NEXT_BEHAVIOR');
+      return false;
+    }
+    this._transition('STEP_COMPLETED', 'COMPLETE_STEP');
+    const stage = reflection.stageComplete
+      ? reflection
+      : await this._reflect('STEP_COMPLETED', warn, signal);
+    this._applyReflection(stage, update, warn);
+    response.targetAchieved = true;
+    const step = plan.steps.current;
+    if (step) {
+      plan.steps.completed.push({
+        ...step,
+        completion_status: 'success',
+        artifacts_produced: plan.steps.produced
+      });
+    }
+    const nextStep =
+      plan.steps.remaining.find(s => s.step_id === stage.nextStepId) ??
+      plan.steps.remaining[0];
+    if (!stage.stageComplete && nextStep) {
+      plan.steps.remaining = plan.steps.remaining.filter(s => s !== nextStep);
+      plan.steps.current = nextStep;
+      plan.steps.expected = nextStep.verified_artifacts;
+      plan.steps.produced = [];
+      plan.steps.in_progress = [];
+      plan.goals = nextStep.goal;
+      plan.behaviors = level();
+      plan.iteration = 0;
+      if (stage.focus) {
+        plan.steps.focus = stage.focus;
+        update.progress_update = { level: 'steps', focus: stage.focus };
+      }
+      this._heading('new_step', nextStep.title);
+      this._transition('STEP_RUNNING', 'NEXT_STEP');
+      response.transition = {
+        target_achieved: true,
+        next_step_id: nextStep.step_id
+      };
+      return true;
+    }
+    if (!stage.stageComplete) {
+      this._log('bcc: no step remains; the stage is treated as complete');
+    }
+    this._completeStage();
+    const next = plan.stages.current;
+    response.transition = next
+      ? { target_achieved: true, next_stage_id: next.stage_id }
+      : { target_achieved: true };
+    return true;
+  }
+
+  private _completeStage(): void {
+    const plan = this._plan;
+    this._transition('STAGE_COMPLETED', 'COMPLETE_STAGE');
+    if (plan.steps.remaining.length > 0) {
+      this._log(
+        `bcc: steps skipped: ${plan.steps.remaining.map(s => s.step_id).join(', ')}`
+      );
+    }
+    const stage = plan.stages.current;
+    if (stage) {
+      plan.stages.completed.push({
+        ...stage,
+        completion_status: 'success',
+        artifacts_produced: plan.stages.produced
+      });
+    }
+    const next = plan.stages.remaining.shift() ?? null;
+    plan.stages.current = next;
+    plan.stages.expected = next?.verified_artifacts ?? [];
+    plan.stages.produced = [];
+    plan.stages.in_progress = [];
+    plan.steps = level();
+    plan.behaviors = level();
+    plan.iteration = 0;
+    plan.stepsOf = null;
+    if (next) {
+      plan.goals = next.goal;
+      this._heading('new_section', stageName(next));
+      this._transition('STAGE_RUNNING', 'NEXT_STAGE');
+    } else {
+      this._transition('WORKFLOW_COMPLETED', 'COMPLETE_WORKFLOW');
+    }
+  }
+
+  /** The engine moved to another stage on its own (resume, user choice): follow it. */
+  private _moveToStage(stageId: string, warn: (message: string) => void): void {
+    const plan = this._plan;
+    const target = plan.stages.remaining.find(s => s.stage_id === stageId);
+    if (!target) {
+      warn(
+        `bcc: the run is at stage ${stageId}, which the plan does not list; the plan's stage is kept.`
+      );
+      return;
+    }
+    plan.stages.remaining = [
+      target,
+      ...plan.stages.remaining.filter(s => s !== target)
+    ];
+    this._completeStage();
+  }
+
+  private _moveToStep(stepId: string, warn: (message: string) => void): void {
+    const plan = this._plan;
+    const target = plan.steps.remaining.find(s => s.step_id === stepId);
+    if (!target) {
+      warn(
+        `bcc: the run is at step ${stepId}, which the plan does not list; the plan's step is kept.`
+      );
+      return;
+    }
+    if (plan.steps.current) {
+      plan.steps.completed.push({
+        ...plan.steps.current,
+        completion_status: 'skipped',
+        artifacts_produced: []
+      });
+    }
+    plan.steps.remaining = plan.steps.remaining.filter(s => s !== target);
+    plan.steps.current = target;
+    plan.goals = target.goal;
+    plan.behaviors = level();
+    plan.iteration = 0;
+    this._heading('new_step', target.title);
+    this._transition('STEP_RUNNING', 'NEXT_STEP');
+  }
+
+  private _applyReflection(
+    reflection: IReflection,
+    update: ContextUpdate,
+    warn: (message: string) => void
+  ): void {
+    const plan = this._plan;
+    if (reflection.conflict) {
+      this._log(
+        `bcc: reflection disagrees with itself: ${reflection.conflict}`
+      );
+    }
+    const variables: JsonObject = { ...reflection.variables };
+    if (reflection.saveEffectAs) {
+      variables[reflection.saveEffectAs] = (
+        this._observation?.context?.effects?.current ?? []
+      ).join('\n');
+    }
+    if (Object.keys(variables).length > 0) {
+      Object.assign(plan.variables, variables);
+      update.variables = { ...(update.variables ?? {}), ...variables };
+    }
+    const outputs = reflection.outputs;
+    if (outputs) {
+      const target =
+        reflection.kind === 'stage_reflection'
+          ? plan.stages
+          : plan.behaviors.current
+            ? plan.behaviors
+            : plan.steps;
+      target.produced = outputs.produced;
+      target.in_progress = outputs.in_progress;
+    }
+    for (const comment of reflection.comments) {
+      this._pending.push({
+        type: 'add',
+        shot_type: 'markdown',
+        content: comment
+      });
+    }
+    const notes = [
+      reflection.reasoning,
+      reflection.progressPercent
+        ? `progress ${reflection.progressPercent}`
+        : undefined,
+      reflection.whathappened
+    ]
+      .filter(Boolean)
+      .join(' · ');
+    if (notes) {
+      this._log(`bcc ${reflection.kind}: ${notes}`);
+    }
+    if (reflection.proposedGoal && plan.stages.current) {
+      plan.stages.current.goal = reflection.proposedGoal;
+      update.workflow_update = { workflowTemplate: this._template() };
+    }
+    if (reflection.needsMoreSteps) {
+      warn(
+        'bcc: the planner wants more steps in this stage; bcc cannot insert steps.'
+      );
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Requests and answers
+  // ------------------------------------------------------------------------------------------
+
+  private async _planningAnswer(
+    state: FsmName,
+    expected: string[],
+    signal?: AbortSignal
+  ): Promise<PlanningAnswer> {
+    this._transition(state, this._plan.fsm.last_transition);
+    const url = this._transport.urlOf('planning');
+    let answer: { contentType: string | null; text: string; status: number };
+    if (state === 'IDLE' && this._prefetched) {
+      answer = { ...this._prefetched, status: 200 };
+      this._prefetched = null;
+    } else {
+      const response = await send(
+        this._transport,
+        'POST',
+        'planning',
+        this._body(state, false),
+        signal
+      );
+      const text = await readText(response);
+      if (!response.ok) {
+        throw httpError('POST', url, response.status, text);
+      }
+      answer = {
+        contentType: response.headers.get('Content-Type'),
+        text,
+        status: response.status
+      };
+    }
+    const known = ['workflow', 'stages', 'steps', 'behavior'];
+    let parsed: PlanningAnswer | null = null;
+    if (looksLikeXml(answer.contentType, answer.text)) {
+      const doc = parseLenientXml(answer.text, known);
+      this._noteRepairs(doc.repairs, doc.partial, url);
+      const root = doc.root ?? unwrappedList(doc.roots);
+      parsed = root ? planningAnswerFromXml(root) : null;
+    } else {
+      const json = parseJson(answer.text);
+      parsed =
+        json.ok && isRecord(json.value)
+          ? planningAnswerFromJson(json.value)
+          : null;
+    }
+    if (!parsed) {
+      throw invalidAnswer(
+        url,
+        answer.status,
+        `expected <${expected.join('> or <')}> for FSM state ${state}`,
+        answer.text
+      );
+    }
+    if (!expected.includes(parsed.kind)) {
+      throw this._unexpected(state, parsed.kind);
+    }
+    return parsed;
+  }
+
+  private async _reflect(
+    state: 'BEHAVIOR_COMPLETED' | 'STEP_COMPLETED',
+    warn: (message: string) => void,
+    signal?: AbortSignal
+  ): Promise<IReflection> {
+    this._transition(
+      state,
+      state === 'STEP_COMPLETED' ? 'COMPLETE_STEP' : 'COMPLETE_ACTION'
+    );
+    const body = this._body(state, true);
+    for (const path of ['reflecting', 'planning'] as const) {
+      if (
+        this._reflectRoute === 'local' ||
+        (path === 'reflecting' && this._reflectRoute === 'planning')
+      ) {
+        continue;
+      }
+      const url = this._transport.urlOf(path);
+      const response = await send(this._transport, 'POST', path, body, signal);
+      const text = await readText(response);
+      if (!response.ok) {
+        const error = httpError('POST', url, response.status, text);
+        if (isRouteMissingError(error)) {
+          this._log(`bcc: ${url} is missing; reflections go to the next route`);
+          this._reflectRoute = path === 'reflecting' ? 'planning' : 'local';
+          continue;
+        }
+        throw error;
+      }
+      return this._readReflection(
+        response.headers.get('Content-Type'),
+        text,
+        url,
+        response.status,
+        state
+      );
+    }
+    warn(
+      'bcc: the planner answers no reflection; the client decides (the step is complete).'
+    );
+    const local: IReflection = {
+      kind: state === 'STEP_COMPLETED' ? 'stage_reflection' : 'reflection',
+      stepComplete: true,
+      stageComplete:
+        state === 'STEP_COMPLETED' && this._plan.steps.remaining.length === 0,
+      variables: {},
+      needsMoreSteps: false,
+      comments: [],
+      ndjson: false
+    };
+    return local;
+  }
+
+  private _readReflection(
+    contentType: string | null,
+    text: string,
+    url: string,
+    status: number,
+    state: FsmName
+  ): IReflection {
+    const known = ['reflection', 'stage_reflection'];
+    if (looksLikeXml(contentType, text)) {
+      const doc = parseLenientXml(text, known);
+      this._noteRepairs(doc.repairs, doc.partial, url);
+      const reflection = doc.root ? reflectionFromXml(doc.root) : null;
+      if (!reflection) {
+        throw invalidAnswer(
+          url,
+          status,
+          `expected <reflection> or <stage_reflection> for FSM state ${state}`,
+          text
+        );
+      }
+      return reflection;
+    }
+    const lines = text
+      .split('\n')
+      .map(l => l.trim())
+      .filter(Boolean);
+    const messages = lines
+      .map(line => parseJson(line))
+      .filter(p => p.ok)
+      .map(p => (p as { value: unknown }).value);
+    if (messages.length === 0) {
+      throw invalidAnswer(url, status, 'neither XML nor NDJSON', text);
+    }
+    return reflectionFromNdjson(messages);
+  }
+
+  private _body(state: FsmName, stream: boolean): JsonObject {
+    const plan = this._plan;
+    const context = this._observation?.context;
+    const engineVariables: JsonObject = { ...(context?.variables ?? {}) };
+    const files =
+      engineVariables.data_files ??
+      (engineVariables.csv_file_path ? [engineVariables.csv_file_path] : []);
+    const variables: JsonObject = {
+      user_problem: engineVariables.problem_description ?? '',
+      user_submit_files: files,
+      ...plan.variables,
+      ...engineVariables
+    };
+    const goals =
+      state === 'IDLE' ? substitute(this._idleGoals, variables) : plan.goals;
+    const body: JsonObject = {
+      observation: {
+        location: {
+          current: {
+            stage_id: plan.stages.current?.stage_id ?? null,
+            step_id: plan.steps.current?.step_id ?? null,
+            behavior_id: plan.behaviors.current?.behavior_id ?? null,
+            behavior_iteration: plan.iteration
+          },
+          progress: {
+            stages: levelJson(plan.stages),
+            steps: levelJson(plan.steps),
+            behaviors: levelJson(plan.behaviors)
+          },
+          goals
+        }
+      },
+      state: {
+        variables,
+        effects: {
+          current: [...(context?.effects?.current ?? [])],
+          history: [...(context?.effects?.history ?? [])]
+        },
+        notebook: {
+          ...(context?.notebook ?? {}),
+          notebook_id: this._notebookId
+        },
+        FSM: {
+          state,
+          last_transition: plan.fsm.last_transition,
+          timestamp: this._now().toISOString(),
+          ...(plan.fsm.previous_state
+            ? { previous_state: plan.fsm.previous_state }
+            : {})
+        }
+      },
+      options: { stream }
+    };
+    if (this._feedback && state !== 'IDLE' && state !== 'BEHAVIOR_RUNNING') {
+      body.behavior_feedback = this._feedback;
+    }
+    if (this._notebookId && state !== 'BEHAVIOR_RUNNING') {
+      body.notebook_id = this._notebookId;
+    }
+    return body;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Actions
+  // ------------------------------------------------------------------------------------------
+
+  private _messageEvents(
+    message: unknown,
+    url: string,
+    line: string
+  ): GeneratingEvent[] {
+    const items: unknown[] = Array.isArray(message)
+      ? message
+      : isRecord(message) && Array.isArray(message.actions)
+        ? message.actions
+        : [message];
+    const events: GeneratingEvent[] = [];
+    for (const item of items) {
+      const raw = isRecord(item) && isRecord(item.action) ? item.action : item;
+      if (
+        !isRecord(raw) ||
+        (typeof raw.type !== 'string' && typeof raw.action !== 'string')
+      ) {
+        this._log(
+          `POST ${url}: line without action ignored: ${line.slice(0, 200)}`
+        );
+        continue;
+      }
+      events.push(...this._events(raw, url));
+    }
+    return events;
+  }
+
+  private _events(
+    raw: JsonObject,
+    url: string,
+    fromClient = false
+  ): GeneratingEvent[] {
+    const type = String(raw.type ?? raw.action).trim();
+    let fields: JsonObject = { ...omit(raw, ['type']), action: type };
+    switch (type) {
+      case 'add-text':
+      case 'add_text':
+        fields = { ...fields, action: 'add', shot_type: 'markdown' };
+        break;
+      case 'comment_result':
+        fields = { ...fields, action: 'add', shot_type: 'dialogue' };
+        this._log('bcc: comment_result written as a markdown cell');
+        break;
+      case 'update_last_text':
+        fields = {
+          action: 'update_last_text',
+          text: raw.text ?? raw.content ?? ''
+        };
+        break;
+      case 'new_section':
+      case 'new_step':
+      case 'newSection':
+      case 'newStep': {
+        const content = String(raw.content ?? raw.title ?? '')
+          .replace(/^\s*#+\s*/, '')
+          .trim();
+        if (!fromClient && this._headings.includes(content)) {
+          this._log(
+            `bcc: ${type} "${content}" skipped: the client already wrote that heading`
+          );
+          return [];
+        }
+        break;
+      }
+    }
+    const shot = fields.shot_type ?? fields.shotType;
+    if (
+      fields.action === 'add' &&
+      (shot === undefined || shot === 'markdown')
+    ) {
+      fields.shot_type = 'dialogue';
+      delete fields.shotType;
+    }
+    const normalized = normalizeAction(fields);
+    if (!normalized.ok) {
+      return [
+        this._warning(`POST ${url}: action ignored: ${normalized.error}`)
+      ];
+    }
+    const line = JSON.stringify(raw).slice(0, 500);
+    return [
+      ...normalized.warnings.map(w => this._warning(`POST ${url}: ${w}`)),
+      ...normalized.actions.map(action => ({
+        kind: 'action' as const,
+        action,
+        index: 0,
+        line
+      }))
+    ];
+  }
+
+  private _heading(type: 'new_section' | 'new_step', title: string): void {
+    this._pending.push({ type, content: title });
+    this._headings = [...this._headings.slice(-3), title];
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private _template(): WorkflowTemplate {
+    const plan = this._plan;
+    const stages = [
+      ...plan.stages.completed,
+      ...(plan.stages.current ? [plan.stages.current] : []),
+      ...plan.stages.remaining
+    ];
+    const steps = [
+      ...plan.steps.completed,
+      ...(plan.steps.current ? [plan.steps.current] : []),
+      ...plan.steps.remaining
+    ];
+    return {
+      ...(plan.title ? { name: plan.title } : {}),
+      stages: stages.map((stage): WorkflowStage => ({
+        id: stage.stage_id,
+        name: stageName(stage),
+        goal: stage.goal,
+        expected_outputs: stage.verified_artifacts.map(a => a.name),
+        steps:
+          stage.stage_id === plan.stepsOf
+            ? steps.map(s => this._templateStep(s))
+            : []
+      }))
+    };
+  }
+
+  private _templateStep(step: IStepDef) {
+    return {
+      id: step.step_id,
+      name: step.title,
+      goal: step.goal,
+      expected_outputs: step.verified_artifacts.map(a => a.name)
+    };
+  }
+
+  private _finish(
+    response: PlanningResponse,
+    update: ContextUpdate
+  ): PlanningResponse {
+    if (!this._templateSent && this._plan.stages.current) {
+      update.workflow_update ??= { workflowTemplate: this._template() };
+    }
+    if (update.workflow_update) {
+      this._templateSent = true;
+    }
+    if (Object.keys(update).length > 0) {
+      response.context_update = update;
+    }
+    return response;
+  }
+
+  private _checkRequired(
+    required: INamed[],
+    warn: (message: string) => void
+  ): void {
+    const known = {
+      ...this._plan.variables,
+      ...(this._observation?.context?.variables ?? {})
+    };
+    const missing = required
+      .map(r => r.name)
+      .filter(
+        name =>
+          name &&
+          !(name in known) &&
+          name !== 'user_problem' &&
+          name !== 'user_submit_files'
+      );
+    if (missing.length > 0) {
+      warn(`bcc: required variables not found: ${missing.join(', ')}`);
+    }
+  }
+
+  private _noteRepairs(repairs: string[], partial: boolean, url: string): void {
+    if (partial) {
+      this._log(
+        `POST ${url}: the XML answer was truncated; read as far as it goes`
+      );
+    }
+    if (repairs.length > 0) {
+      this._log(`POST ${url}: XML repaired: ${repairs.join('; ')}`);
+    }
+  }
+
+  private _unexpected(state: FsmName, kind: string): PlannerError {
+    return new PlannerError({
+      kind: 'invalid',
+      url: this._transport.urlOf('planning'),
+      message: `The planner answered <${kind}> to FSM state ${state}, which does not fit`
+    });
+  }
+
+  private _transition(state: FsmName, event: string): void {
+    const fsm = this._plan.fsm;
+    if (fsm.state !== state) {
+      fsm.previous_state = fsm.state;
+    }
+    fsm.state = state;
+    fsm.last_transition = event;
+  }
+
+  private _warning(message: string): GeneratingEvent {
+    this._log(message);
+    return { kind: 'warning', message };
+  }
+
+  private readonly _transport: IPlannerTransport;
+  private readonly _notebookId: string | null;
+  private readonly _idleGoals: string;
+  private readonly _log: DialectLog;
+  private readonly _now: () => Date;
+  private _plan: IPlan = emptyPlan();
+  private _observation: ObservationInput | undefined;
+  private _feedback: JsonObject | null = null;
+  private _pending: JsonObject[] = [];
+  private _headings: string[] = [];
+  private _templateSent = false;
+  private _prefetched: IPrefetchedAnswer | null = null;
+  private _reflectRoute: 'reflecting' | 'planning' | 'local' = 'reflecting';
+}

@@ -1,0 +1,224 @@
+/**
+ * What the dialect adapters share: the service surface they implement, HTTP error mapping, and reading
+ * an answer's body line by line as it streams (docs/protocol.md#dialects).
+ */
+import { excerpt, PlannerError } from '../client';
+import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { isRecord } from '../fields';
+import { NdjsonLineSplitter } from '../ndjson';
+import type {
+  GeneratingRequestInput,
+  PlanningRequestInput,
+  PlanningResponse
+} from '../schemas';
+import type { IPlannerTransport } from '../transport';
+
+export const DIALECTS = ['dslc', 'bcc', 'v1'] as const;
+export type Dialect = (typeof DIALECTS)[number];
+
+/** The planner service the engine drives, with the optional members a dialect adapter adds. */
+export interface IDialectPlannerService {
+  readonly dialect?: string | null;
+  planning(
+    request: PlanningRequestInput,
+    options?: IPlanningOptions
+  ): Promise<PlanningResponse>;
+  generating(
+    request: GeneratingRequestInput,
+    options?: { signal?: AbortSignal }
+  ): AsyncIterable<GeneratingEvent>;
+  /** What the adapter must remember across a reload (saved with the run). */
+  saveState?(): unknown;
+  restoreState?(saved: unknown): void;
+  /** A new run starts. */
+  resetState?(): void;
+}
+
+/** Informational lines (the choices an adapter makes); never sent to the planner. */
+export type DialectLog = (message: string) => void;
+
+/** A 404 that says the route does not exist (not an answer of the dialect): detection may run again. */
+export class RouteMissingError extends PlannerError {
+  readonly routeMissing = true;
+}
+
+export function isRouteMissingError(error: unknown): boolean {
+  return error instanceof PlannerError && 'routeMissing' in error;
+}
+
+/** FastAPI's `{"detail":"Not Found"}` or a 404 whose body is not JSON (docs/protocol.md#dialect-detection). */
+export function isRouteMissingBody(status: number, body: string): boolean {
+  if (status !== 404) {
+    return false;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return true;
+  }
+  return (
+    isRecord(parsed) &&
+    Object.keys(parsed).length === 1 &&
+    parsed.detail === 'Not Found'
+  );
+}
+
+export function parseJson(text: string):
+  | { ok: true; value: unknown }
+  | {
+      ok: false;
+      error: string;
+    } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return {
+      ok: false,
+      error: error instanceof Error ? error.message : String(error)
+    };
+  }
+}
+
+/** The error for an answer with status >= 400; a route-missing 404 gives a `RouteMissingError`. */
+export function httpError(
+  method: string,
+  url: string,
+  status: number,
+  body: string,
+  message?: string
+): PlannerError {
+  const bodyExcerpt = excerpt(body) || undefined;
+  const options = {
+    kind: 'http' as const,
+    url,
+    status,
+    bodyExcerpt,
+    message:
+      message ??
+      `${method} ${url} failed: HTTP ${status}${bodyExcerpt ? `: ${bodyExcerpt}` : ''}`
+  };
+  return isRouteMissingBody(status, body)
+    ? new RouteMissingError(options)
+    : new PlannerError(options);
+}
+
+export function invalidAnswer(
+  url: string,
+  status: number,
+  problem: string,
+  body: string
+): PlannerError {
+  const bodyExcerpt = excerpt(body) || undefined;
+  return new PlannerError({
+    kind: 'invalid',
+    url,
+    status,
+    bodyExcerpt,
+    message: `POST ${url} answered HTTP ${status} with an invalid response: ${problem}${
+      bodyExcerpt ? `: ${bodyExcerpt}` : ''
+    }`
+  });
+}
+
+/** Sends a request; a network failure or abort becomes a `PlannerError`. */
+export async function send(
+  transport: IPlannerTransport,
+  method: 'GET' | 'POST',
+  path: string,
+  body: unknown,
+  signal?: AbortSignal,
+  headers?: Record<string, string>
+): Promise<Response> {
+  const url = transport.urlOf(path);
+  if (signal?.aborted) {
+    throw new PlannerError({
+      kind: 'abort',
+      url,
+      message: `${method} ${url} aborted`
+    });
+  }
+  try {
+    return await transport.send({ method, path, body, signal, headers });
+  } catch (error) {
+    if (error instanceof PlannerError) {
+      throw error;
+    }
+    const aborted = signal?.aborted === true;
+    return Promise.reject(
+      new PlannerError({
+        kind: aborted ? 'abort' : 'network',
+        url,
+        message: aborted
+          ? `${method} ${url} aborted`
+          : `${method} ${url} failed: ${error instanceof Error ? error.message : String(error)}`,
+        cause: error
+      })
+    );
+  }
+}
+
+export async function readText(response: Response): Promise<string> {
+  try {
+    return await response.text();
+  } catch {
+    return '';
+  }
+}
+
+/** The body's lines as they arrive (never the whole body at once); blank lines skipped. */
+export async function* readLines(
+  response: Response,
+  signal?: AbortSignal
+): AsyncGenerator<string, void, undefined> {
+  const splitter = new NdjsonLineSplitter();
+  if (!response.body) {
+    const text = await response.text();
+    yield* splitter.push(new TextEncoder().encode(text));
+    yield* splitter.flush();
+    return;
+  }
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      if (signal?.aborted) {
+        throw new PlannerError({
+          kind: 'abort',
+          url: response.url,
+          message: `reading ${response.url || 'the answer'} aborted`
+        });
+      }
+      const { done, value } = await reader.read();
+      if (done) {
+        break;
+      }
+      yield* splitter.push(value);
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+  yield* splitter.flush();
+}
+
+/** `text/plain`, `application/xml`, a body starting with `<` (inside an optional Markdown fence). */
+export function looksLikeXml(
+  contentType: string | null,
+  body: string
+): boolean {
+  const type = (contentType ?? '').toLowerCase();
+  if (type.includes('xml') || type.includes('text')) {
+    return true;
+  }
+  return stripCodeFence(body).trim().startsWith('<');
+}
+
+export function stripCodeFence(text: string): string {
+  const match = /^\s*(`{3,}|~{3,})[^\n]*\n([\s\S]*?)\n?[ \t]*\1[ \t]*\s*$/.exec(
+    text
+  );
+  return match ? match[2] : text;
+}
+
+export function asString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,413 @@
+/**
+ * Which dialect a planner speaks (docs/protocol.md#dialect-detection), and the service the engine
+ * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run.
+ */
+import { PlannerError } from '../client';
+import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { isRecord, JsonObject } from '../fields';
+import { normalizePlanningResponse } from '../normalizeResponse';
+import type {
+  GeneratingRequestInput,
+  PlanningRequestInput,
+  PlanningResponse
+} from '../schemas';
+import type { IPlannerTransport } from '../transport';
+import { BccPlannerService, IBccOptions, IPrefetchedAnswer } from './bcc';
+import {
+  Dialect,
+  DialectLog,
+  DIALECTS,
+  IDialectPlannerService,
+  isRouteMissingError,
+  looksLikeXml,
+  parseJson,
+  readText,
+  send
+} from './common';
+import {
+  IV1Options,
+  V1_ENTRY_STAGE_ID,
+  V1_ENTRY_STEP_ID,
+  V1PlannerService
+} from './v1';
+
+export type ProtocolSetting = 'auto' | Dialect;
+
+/** Drops a trailing `/`, then a trailing `/v1` (a hint that the server speaks v1). */
+export function normalizePlannerBaseUrl(url: string): {
+  root: string;
+  v1Hint: boolean;
+} {
+  const trimmed = url.trim().replace(/\/+$/, '');
+  const v1Hint = /\/v1$/i.test(trimmed);
+  return { root: v1Hint ? trimmed.slice(0, -3) : trimmed, v1Hint };
+}
+
+export type DetectionResult =
+  | { dialect: 'dslc'; firstAnswer: PlanningResponse; probes: string[] }
+  | { dialect: 'bcc'; firstAnswer: IPrefetchedAnswer; probes: string[] }
+  | { dialect: 'v1'; probes: string[] };
+
+/** The seed request plus a sibling `state`, so that a bcc server can answer it too. */
+export function supersetProbeBody(request: PlanningRequestInput): JsonObject {
+  const observation = request.observation;
+  const context = observation.context ?? {};
+  const fsm = { ...(context.FSM ?? {}), state: 'IDLE' };
+  const variables: JsonObject = { ...(context.variables ?? {}) };
+  variables.user_problem ??= variables.problem_description ?? '';
+  variables.user_submit_files ??=
+    variables.data_files ??
+    (variables.csv_file_path ? [variables.csv_file_path] : []);
+  return {
+    ...request,
+    observation: { ...observation, context: { ...context, FSM: fsm } },
+    options: { ...(request.options ?? {}), stream: false },
+    state: {
+      variables,
+      effects: context.effects ?? { current: [], history: [] },
+      notebook: context.notebook ?? {},
+      FSM: fsm
+    }
+  };
+}
+
+function statusText(response: Response): string {
+  return `HTTP ${response.status}`;
+}
+
+/** Runs §1's probes; rejects with a message listing each probe when nothing answers like a dialect. */
+export async function detectDialect(options: {
+  transport: IPlannerTransport;
+  request: PlanningRequestInput;
+  v1Hint?: boolean;
+  signal?: AbortSignal;
+}): Promise<DetectionResult> {
+  const { transport, signal } = options;
+  const probes: string[] = [];
+  if (!options.v1Hint) {
+    const url = transport.urlOf('planning');
+    const response = await send(
+      transport,
+      'POST',
+      'planning',
+      supersetProbeBody(options.request),
+      signal
+    );
+    const text = await readText(response);
+    probes.push(`POST ${url} → ${statusText(response)}`);
+    if (response.ok) {
+      const contentType = response.headers.get('Content-Type');
+      if (looksLikeXml(contentType, text)) {
+        return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
+      }
+      const parsed = parseJson(text);
+      if (parsed.ok && isRecord(parsed.value)) {
+        const body = parsed.value;
+        if (
+          Array.isArray(body.stages) ||
+          Array.isArray(body.steps) ||
+          body.behavior_id !== undefined
+        ) {
+          return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
+        }
+        const normalized = normalizePlanningResponse(body);
+        if (normalized.ok) {
+          return { dialect: 'dslc', firstAnswer: normalized.response, probes };
+        }
+      }
+      throw new PlannerError({
+        kind: 'invalid',
+        url,
+        status: response.status,
+        message: `POST ${url} answered ${statusText(response)} with something no DSLC dialect sends: ${text.slice(0, 200)}`
+      });
+    }
+    if (response.status !== 404 && response.status !== 405) {
+      throw new PlannerError({
+        kind: 'http',
+        url,
+        status: response.status,
+        message: `POST ${url} failed: ${statusText(response)}${text ? `: ${text.slice(0, 200)}` : ''}`
+      });
+    }
+  }
+  const health = await send(
+    transport,
+    'GET',
+    'v2/health',
+    undefined,
+    signal
+  ).catch((error: unknown) => error as PlannerError);
+  if (health instanceof Response) {
+    const parsed = parseJson(await readText(health));
+    probes.push(`GET ${transport.urlOf('v2/health')} → ${statusText(health)}`);
+    if (
+      health.status === 200 &&
+      parsed.ok &&
+      isRecord(parsed.value) &&
+      parsed.value.status === 'ok'
+    ) {
+      return { dialect: 'v1', probes };
+    }
+  } else {
+    probes.push(`GET ${transport.urlOf('v2/health')} → ${health.message}`);
+  }
+  const reflection = await send(
+    transport,
+    'POST',
+    'v1/reflection',
+    {
+      stage_id: V1_ENTRY_STAGE_ID,
+      step_index: V1_ENTRY_STEP_ID,
+      state: {}
+    },
+    signal
+  ).catch((error: unknown) => error as PlannerError);
+  if (reflection instanceof Response) {
+    const parsed = parseJson(await readText(reflection));
+    probes.push(
+      `POST ${transport.urlOf('v1/reflection')} → ${statusText(reflection)}`
+    );
+    if (
+      reflection.status === 200 &&
+      parsed.ok &&
+      isRecord(parsed.value) &&
+      typeof parsed.value.targetAchieved === 'boolean'
+    ) {
+      return { dialect: 'v1', probes };
+    }
+  } else {
+    probes.push(
+      `POST ${transport.urlOf('v1/reflection')} → ${reflection.message}`
+    );
+  }
+  const root = transport.urlOf('').replace(/\/$/, '');
+  throw new PlannerError({
+    kind: 'invalid',
+    url: root,
+    message: `no known DSLC dialect at ${root} (${probes.join('; ')})`
+  });
+}
+
+/** How the dialect of a run was chosen. */
+export type DialectChoice = 'fixed' | 'cached' | 'detected' | 'restored';
+
+export interface IPlannerServiceOptions {
+  protocol: ProtocolSetting;
+  transport: IPlannerTransport;
+  /** The seed protocol's service (the `PlannerClient`-based one). */
+  dslc: IDialectPlannerService;
+  /** The configured planner URL, for the `/v1` hint; default: the transport's root. */
+  baseUrl?: string;
+  v1?: Omit<IV1Options, 'transport'>;
+  bcc?: Omit<IBccOptions, 'transport'>;
+  /** `{root → dialect}`; shared by every service of the page unless given. */
+  cache?: Map<string, Dialect>;
+  log?: DialectLog;
+  /** Told once per run which dialect the run speaks, how it was chosen, and the probes sent. */
+  onDialect?: (dialect: Dialect, how: DialectChoice, detail: string) => void;
+}
+
+const sharedCache = new Map<string, Dialect>();
+
+function isDialect(value: unknown): value is Dialect {
+  return (DIALECTS as readonly unknown[]).includes(value);
+}
+
+/**
+ * The service the engine drives: the dialect is fixed by the setting or detected on the run's first
+ * request, reported through `onDialect`, and kept for the run. A route-missing answer re-runs
+ * detection once before the request fails.
+ */
+export class DialectPlannerService implements IDialectPlannerService {
+  constructor(private readonly _options: IPlannerServiceOptions) {
+    const { root, v1Hint } = normalizePlannerBaseUrl(
+      _options.baseUrl ?? _options.transport.urlOf('')
+    );
+    this._root = root;
+    this._v1Hint = v1Hint;
+    this._cache = _options.cache ?? sharedCache;
+    this._log = _options.log ?? (() => undefined);
+    this._v1 = new V1PlannerService({
+      ..._options.v1,
+      log: _options.v1?.log ?? this._log,
+      transport: _options.transport
+    });
+    this._bcc = new BccPlannerService({
+      ..._options.bcc,
+      log: _options.bcc?.log ?? this._log,
+      transport: _options.transport
+    });
+  }
+
+  /** The dialect of the run, or null before it is known. */
+  get dialect(): Dialect | null {
+    return this._dialect;
+  }
+
+  async planning(
+    request: PlanningRequestInput,
+    options: IPlanningOptions = {}
+  ): Promise<PlanningResponse> {
+    const first = await this._choose(request, options.signal);
+    if (first) {
+      return first;
+    }
+    try {
+      return await this._service().planning(request, options);
+    } catch (error) {
+      if (!this._redetect(error)) {
+        throw error;
+      }
+      return (
+        (await this._choose(request, options.signal)) ??
+        this._service().planning(request, options)
+      );
+    }
+  }
+
+  async *generating(
+    request: GeneratingRequestInput,
+    options: { signal?: AbortSignal } = {}
+  ): AsyncGenerator<GeneratingEvent, void, undefined> {
+    const asPlanning: PlanningRequestInput = {
+      observation: request.observation
+    };
+    await this._choose(asPlanning, options.signal);
+    let yielded = false;
+    try {
+      for await (const event of this._service().generating(request, options)) {
+        yielded = true;
+        yield event;
+      }
+    } catch (error) {
+      if (yielded || !this._redetect(error)) {
+        throw error;
+      }
+      await this._choose(asPlanning, options.signal);
+      yield* this._service().generating(request, options);
+    }
+  }
+
+  saveState(): unknown {
+    return {
+      dialect: this._dialect,
+      root: this._root,
+      adapter: this._dialect ? this._service().saveState?.() : undefined
+    };
+  }
+
+  restoreState(saved: unknown): void {
+    this.resetState();
+    if (!isRecord(saved) || !isDialect(saved.dialect)) {
+      return;
+    }
+    if (
+      this._options.protocol !== 'auto' &&
+      saved.dialect !== this._options.protocol
+    ) {
+      return;
+    }
+    this._set(
+      saved.dialect,
+      'restored',
+      `saved with the run for ${this._root}`
+    );
+    this._service().restoreState?.(saved.adapter);
+  }
+
+  resetState(): void {
+    this._dialect = null;
+    this._redetected = false;
+    this._v1.resetState();
+    this._bcc.resetState();
+    this._options.dslc.resetState?.();
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  /** Picks the dialect when none is chosen; returns the first answer when detection already got it. */
+  private async _choose(
+    request: PlanningRequestInput,
+    signal?: AbortSignal
+  ): Promise<PlanningResponse | null> {
+    if (this._dialect) {
+      return null;
+    }
+    const protocol = this._options.protocol;
+    if (protocol !== 'auto') {
+      this._set(protocol, 'fixed', 'set in the settings');
+      return null;
+    }
+    const cached = this._cache.get(this._root);
+    if (cached) {
+      this._set(cached, 'cached', `detected earlier for ${this._root}`);
+      return null;
+    }
+    const result = await detectDialect({
+      transport: this._options.transport,
+      request,
+      v1Hint: this._v1Hint,
+      signal
+    });
+    this._cache.set(this._root, result.dialect);
+    this._set(result.dialect, 'detected', result.probes.join('; '));
+    if (result.dialect === 'dslc') {
+      return result.firstAnswer;
+    }
+    if (result.dialect === 'bcc') {
+      this._bcc.usePrefetched(result.firstAnswer);
+    }
+    return null;
+  }
+
+  /** True when `error` says the route is missing and detection may run again (once per run). */
+  private _redetect(error: unknown): boolean {
+    if (
+      this._options.protocol !== 'auto' ||
+      this._redetected ||
+      !isRouteMissingError(error)
+    ) {
+      return false;
+    }
+    this._redetected = true;
+    this._log(
+      `${this._root}: ${(error as Error).message}; the route is missing, detecting the dialect again`
+    );
+    this._cache.delete(this._root);
+    this._dialect = null;
+    return true;
+  }
+
+  private _set(dialect: Dialect, how: DialectChoice, detail: string): void {
+    this._dialect = dialect;
+    this._log(`Planner: ${dialect} dialect (${how}: ${detail})`);
+    this._options.onDialect?.(dialect, how, detail);
+  }
+
+  private _service(): IDialectPlannerService {
+    switch (this._dialect) {
+      case 'v1':
+        return this._v1;
+      case 'bcc':
+        return this._bcc;
+      default:
+        return this._options.dslc;
+    }
+  }
+
+  private readonly _root: string;
+  private readonly _v1Hint: boolean;
+  private readonly _cache: Map<string, Dialect>;
+  private readonly _log: DialectLog;
+  private readonly _v1: V1PlannerService;
+  private readonly _bcc: BccPlannerService;
+  private _dialect: Dialect | null = null;
+  private _redetected = false;
+}
+
+export function createPlannerService(
+  options: IPlannerServiceOptions
+): DialectPlannerService {
+  return new DialectPlannerService(options);
+}

@@ -1,0 +1,658 @@
+/**
+ * The `v1` dialect (the public Easy-notebook server): `POST v1/actions` streams one behavior, `POST
+ * v1/reflection` says whether the step is done, and the server's only memory is a `state` object that
+ * the client stores and sends back (docs/protocol.md#dialect-v1).
+ */
+import { PlannerError } from '../client';
+import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { isRecord, JsonObject, omit } from '../fields';
+import { normalizeAction, normalizeWorkflowTemplate } from '../normalize';
+import type {
+  GeneratingRequestInput,
+  ObservationInput,
+  PlanningRequestInput,
+  PlanningResponse,
+  WorkflowTemplate
+} from '../schemas';
+import type { IPlannerTransport } from '../transport';
+import {
+  asString,
+  DialectLog,
+  httpError,
+  IDialectPlannerService,
+  invalidAnswer,
+  parseJson,
+  readLines,
+  readText,
+  send
+} from './common';
+
+export const V1_ENTRY_STAGE_ID = 'chapter_0_planning';
+export const V1_ENTRY_STEP_ID = 'section_1_design_workflow';
+
+/** The names the server reads from `state.variables` that come from the user's task. */
+const TASK_VARIABLES = [
+  'user_goal',
+  'problem_description',
+  'context_description',
+  'csv_file_path',
+  'target_variable',
+  'problem_name'
+] as const;
+
+/** Engine notices that are not exec outputs: the server reads `effect.current[0]` as the last output. */
+const NOTICE_PREFIXES = ['⚠️ WARN:', 'next_event:'];
+
+export interface IV1Options {
+  transport: IPlannerTransport;
+  /** The server's fixed entry point, run first when the run has no template. */
+  entryStageId?: string;
+  entryStepId?: string;
+  /** Bound of `effect.history`. Default 50. */
+  historyLimit?: number;
+  log?: DialectLog;
+}
+
+/** What the adapter saves with the run (docs/protocol.md#dialect-v1, stop and resume). */
+export interface IV1SavedState {
+  dialect: 'v1';
+  state: JsonObject;
+  nextStep: string | null;
+  /** The last `v1/actions` answer was read to its end. */
+  streamComplete: boolean;
+  stepKey: string | null;
+  behaviors: number;
+  nextStageId: string | null;
+}
+
+function emptyTodo(state: JsonObject): boolean {
+  return !Array.isArray(state.toDoList) || state.toDoList.length === 0;
+}
+
+function lastTodo(state: JsonObject): string | null {
+  const list = state.toDoList;
+  if (!Array.isArray(list) || list.length === 0) {
+    return null;
+  }
+  const last = list[list.length - 1];
+  return typeof last === 'string' ? last : JSON.stringify(last);
+}
+
+/** `['user_goal', 'csv_file_path']` at the end of a text -> the names; null when there is no such list. */
+export function missingVariableNames(text: string): string[] | null {
+  const match = /\[\s*((?:(['"])[^'"]*\2\s*,?\s*)+)\]\s*\.?\s*$/.exec(text);
+  if (!match) {
+    return null;
+  }
+  const names = [...match[1].matchAll(/(['"])([^'"]*)\1/g)].map(m => m[2]);
+  return names.length > 0 ? names : null;
+}
+
+/** `<stage>_<section>`, the form the server matches first. */
+export function fullStepIndex(stageId: string, stepId: string): string {
+  return stepId.startsWith(`${stageId}_`) ? stepId : `${stageId}_${stepId}`;
+}
+
+function sectionOf(stageId: string, stepId: string): string {
+  return stepId.startsWith(`${stageId}_`)
+    ? stepId.slice(stageId.length + 1)
+    : stepId;
+}
+
+function dropNulls(fields: JsonObject): JsonObject {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== null)
+  );
+}
+
+function detailOf(text: string): string {
+  const parsed = parseJson(text);
+  if (!parsed.ok || !isRecord(parsed.value)) {
+    return text.trim();
+  }
+  const detail = parsed.value.detail;
+  if (typeof detail === 'string') {
+    return detail;
+  }
+  if (Array.isArray(detail)) {
+    return detail
+      .map(item =>
+        isRecord(item)
+          ? `${Array.isArray(item.loc) ? item.loc.join('.') : ''}: ${String(item.msg ?? '')}`
+          : String(item)
+      )
+      .join('; ');
+  }
+  return text.trim();
+}
+
+interface ILocation {
+  stageId: string | null;
+  stepId: string | null;
+}
+
+function locationOf(observation: ObservationInput | undefined): ILocation {
+  const current = observation?.location?.current;
+  return {
+    stageId: current?.stage_id ?? null,
+    stepId: current?.step_id ?? null
+  };
+}
+
+export class V1PlannerService implements IDialectPlannerService {
+  readonly dialect = 'v1';
+
+  constructor(options: IV1Options) {
+    this._transport = options.transport;
+    this._entryStageId = options.entryStageId ?? V1_ENTRY_STAGE_ID;
+    this._entryStepId = options.entryStepId ?? V1_ENTRY_STEP_ID;
+    this._historyLimit = options.historyLimit ?? 50;
+    this._log = options.log ?? (() => undefined);
+  }
+
+  /** The stored server state (read-only view, for the UI). */
+  get serverState(): Readonly<JsonObject> {
+    return this._state;
+  }
+
+  async planning(
+    request: PlanningRequestInput,
+    options: IPlanningOptions = {}
+  ): Promise<PlanningResponse> {
+    const where = locationOf(request.observation);
+    this._adoptTaskVariables(request.observation);
+    if (!request.behavior_feedback) {
+      return this._stepStart(where, options);
+    }
+    return this._reflect(request, where, options);
+  }
+
+  async *generating(
+    request: GeneratingRequestInput,
+    options: { signal?: AbortSignal } = {}
+  ): AsyncGenerator<GeneratingEvent, void, undefined> {
+    const { stageId, stepId } = locationOf(request.observation);
+    const url = this._transport.urlOf('v1/actions');
+    if (!stageId || !stepId) {
+      throw new PlannerError({
+        kind: 'invalid',
+        url,
+        message: `POST ${url} not sent: the run has no current stage and step`
+      });
+    }
+    this._adoptTaskVariables(request.observation);
+    this._enterStep(stageId, stepId);
+    this._behaviors++;
+    this._missing = null;
+    const body = {
+      stage_id: stageId,
+      step_index: fullStepIndex(stageId, stepId),
+      state: this._outgoingState(request.observation),
+      stream: true
+    };
+    this._streamComplete = false;
+    const response = await send(
+      this._transport,
+      'POST',
+      'v1/actions',
+      body,
+      options.signal
+    );
+    if (!response.ok) {
+      const text = await readText(response);
+      this._streamComplete = true;
+      throw this._actionsError(url, response.status, text, stageId, stepId);
+    }
+    const first = this._behaviors === 1;
+    let index = 0;
+    let onlyAdds = true;
+    let lastContent: string | null = null;
+    let sawAction = false;
+    for await (const line of readLines(response, options.signal)) {
+      const parsed = parseJson(line);
+      if (!parsed.ok || !isRecord(parsed.value)) {
+        yield this._warning(
+          `POST ${url}: malformed line ignored: ${line.slice(0, 200)}`
+        );
+        continue;
+      }
+      const message = parsed.value;
+      if (isRecord(message.header)) {
+        this._nextStep = asString(message.header.next_step) ?? null;
+        this._log(
+          `v1 header: stage ${String(message.header.stage_id)}, next step ${this._nextStep ?? '(none)'}`
+        );
+        continue;
+      }
+      if (!isRecord(message.action)) {
+        this._log(
+          `POST ${url}: line without action ignored: ${line.slice(0, 200)}`
+        );
+        continue;
+      }
+      const raw = message.action;
+      if (isRecord(raw.state)) {
+        this._state = omit(raw.state, ['effect']);
+      }
+      sawAction = true;
+      if (raw.action === 'add') {
+        lastContent = asString(raw.content) ?? lastContent;
+      } else {
+        onlyAdds = false;
+      }
+      for (const event of this._mapAction(raw, url)) {
+        yield event.kind === 'action' ? { ...event, index: index++ } : event;
+      }
+    }
+    this._streamComplete = true;
+    const names =
+      first && sawAction && onlyAdds && emptyTodo(this._state) && lastContent
+        ? missingVariableNames(lastContent)
+        : null;
+    if (names) {
+      this._missing = names;
+      const section = sectionOf(stageId, stepId);
+      throw new PlannerError({
+        kind: 'invalid',
+        url,
+        status: response.status,
+        message: `The planner did not run step ${section}: variables missing: ${names.join(', ')}. Set them (e.g. in the task) and retry.`
+      });
+    }
+  }
+
+  saveState(): IV1SavedState {
+    return {
+      dialect: 'v1',
+      state: structuredClone(this._state),
+      nextStep: this._nextStep,
+      streamComplete: this._streamComplete,
+      stepKey: this._stepKey,
+      behaviors: this._behaviors,
+      nextStageId: this._nextStageId
+    };
+  }
+
+  restoreState(saved: unknown): void {
+    this.resetState();
+    if (!isRecord(saved) || !isRecord(saved.state)) {
+      return;
+    }
+    this._state = structuredClone(saved.state);
+    this._nextStep = asString(saved.nextStep) ?? null;
+    this._streamComplete = saved.streamComplete !== false;
+    this._stepKey = asString(saved.stepKey) ?? null;
+    this._behaviors = typeof saved.behaviors === 'number' ? saved.behaviors : 0;
+    this._nextStageId = asString(saved.nextStageId) ?? null;
+    this._restored = true;
+  }
+
+  resetState(): void {
+    this._state = {};
+    this._nextStep = null;
+    this._streamComplete = true;
+    this._stepKey = null;
+    this._behaviors = 0;
+    this._nextStageId = null;
+    this._missing = null;
+    this._restored = false;
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private _stepStart(
+    where: ILocation,
+    options: IPlanningOptions
+  ): PlanningResponse {
+    if (!where.stageId) {
+      this._log(
+        `v1: no template yet; starting at ${this._entryStageId} / ${this._entryStepId}`
+      );
+      return {
+        targetAchieved: false,
+        context_update: {
+          workflow_update: { workflowTemplate: this._bootstrapTemplate() }
+        }
+      };
+    }
+    if (!where.stepId) {
+      if (this._nextStep) {
+        this._log(
+          `v1: stage ${where.stageId} has no step list; using the server's next step ${this._nextStep}`
+        );
+        return {
+          targetAchieved: false,
+          context_update: {
+            stage_steps_update: {
+              stage_id: where.stageId,
+              steps: [{ id: this._nextStep, name: this._nextStep }]
+            }
+          }
+        };
+      }
+      options.onWarning?.(
+        `v1: stage ${where.stageId} has no steps and the server named no next step; moving on.`
+      );
+      return { targetAchieved: true };
+    }
+    if (this._restored && !this._streamComplete) {
+      options.onWarning?.(
+        `v1: the last answer of step ${where.stepId} was cut off; the step restarts and some cells may repeat.`
+      );
+    }
+    this._restored = false;
+    this._enterStep(where.stageId, where.stepId);
+    return this._continue(where.stepId);
+  }
+
+  /** Starting, abandoning or resuming a step: `toDoList` is `[]` unless the same step resumes intact. */
+  private _enterStep(stageId: string, stepId: string): void {
+    const key = `${stageId}/${stepId}`;
+    const resumes = key === this._stepKey && this._streamComplete;
+    if (!resumes || this._missing) {
+      if (!emptyTodo(this._state)) {
+        this._log(
+          `v1: toDoList ${JSON.stringify(this._state.toDoList)} reset at the start of step ${stepId}`
+        );
+      }
+      this._state = { ...this._state, toDoList: [] };
+      this._behaviors = 0;
+      this._streamComplete = true;
+      this._missing = null;
+    }
+    this._stepKey = key;
+  }
+
+  private async _reflect(
+    request: PlanningRequestInput,
+    where: ILocation,
+    options: IPlanningOptions
+  ): Promise<PlanningResponse> {
+    const url = this._transport.urlOf('v1/reflection');
+    if (!where.stageId || !where.stepId) {
+      throw new PlannerError({
+        kind: 'invalid',
+        url,
+        message: `POST ${url} not sent: the run has no current stage and step`
+      });
+    }
+    if (this._missing) {
+      options.onWarning?.(
+        `v1: step ${where.stepId} did not run (missing ${this._missing.join(', ')}); it starts again.`
+      );
+      this._enterStep(where.stageId, where.stepId);
+      return this._continue(where.stepId);
+    }
+    const body = {
+      stage_id: where.stageId,
+      step_index: fullStepIndex(where.stageId, where.stepId),
+      state: this._outgoingState(request.observation)
+    };
+    const response = await send(this._transport, 'POST', 'v1/reflection', body);
+    const text = await readText(response);
+    if (!response.ok) {
+      throw httpError(
+        'POST',
+        url,
+        response.status,
+        text,
+        `POST ${url} failed: HTTP ${response.status}: ${detailOf(text) || '(no details)'}`
+      );
+    }
+    const parsed = parseJson(text);
+    if (
+      !parsed.ok ||
+      !isRecord(parsed.value) ||
+      typeof parsed.value.targetAchieved !== 'boolean'
+    ) {
+      throw invalidAnswer(
+        url,
+        response.status,
+        'expected an object with a boolean "targetAchieved"',
+        text
+      );
+    }
+    if (!parsed.value.targetAchieved) {
+      return this._continue(where.stepId);
+    }
+    const next = this._nextStageId;
+    this._nextStageId = null;
+    this._behaviors = 0;
+    return {
+      targetAchieved: true,
+      transition: {
+        target_achieved: true,
+        ...(next ? { next_stage_id: next } : {})
+      }
+    };
+  }
+
+  /** The next behavior of the step: its made-up id and its focus. */
+  private _continue(stepId: string): PlanningResponse {
+    const iteration = this._behaviors + 1;
+    const next = lastTodo(this._state);
+    const response: PlanningResponse = {
+      targetAchieved: false,
+      transition: { continue_behaviors: true, target_achieved: false },
+      behavior: { id: `${stepId}#b${iteration}`, iteration }
+    };
+    if (next) {
+      response.context_update = {
+        progress_update: { level: 'behaviors', focus: `next: ${next}` }
+      };
+      response.behavior = { ...response.behavior, target: `next: ${next}` };
+    }
+    return response;
+  }
+
+  private _bootstrapTemplate(): WorkflowTemplate {
+    return {
+      name: 'Planning',
+      stages: [
+        {
+          id: this._entryStageId,
+          name: this._entryStageId,
+          steps: [{ id: this._entryStepId, name: this._entryStepId }]
+        }
+      ]
+    };
+  }
+
+  /** Task variables from the engine's context fill names the server's state lacks (never kernel summaries). */
+  private _adoptTaskVariables(observation: ObservationInput | undefined): void {
+    const source = observation?.context?.variables ?? {};
+    const variables: JsonObject = isRecord(this._state.variables)
+      ? { ...this._state.variables }
+      : {};
+    const task: JsonObject = {};
+    for (const name of TASK_VARIABLES) {
+      task[name] = source[name];
+    }
+    task.user_goal ??= source.problem_description;
+    for (const [name, value] of Object.entries(task)) {
+      if (isMissing(variables[name]) && !isMissing(value)) {
+        variables[name] = value;
+      }
+    }
+    this._state = { ...this._state, variables };
+    if (!Array.isArray(this._state.toDoList)) {
+      this._state.toDoList = [];
+    }
+  }
+
+  /** The stored state with the client-owned `effect` (the engine's effects without its notices). */
+  private _outgoingState(
+    observation: ObservationInput | undefined
+  ): JsonObject {
+    const effects = observation?.context?.effects;
+    const keep = (items: readonly string[] | undefined) =>
+      (items ?? []).filter(
+        item => !NOTICE_PREFIXES.some(prefix => item.startsWith(prefix))
+      );
+    const history = keep(effects?.history);
+    return {
+      ...this._state,
+      effect: {
+        current: keep(effects?.current),
+        history: history.slice(Math.max(0, history.length - this._historyLimit))
+      }
+    };
+  }
+
+  private _mapAction(raw: JsonObject, url: string): GeneratingEvent[] {
+    const fields = dropNulls(omit(raw, ['state']));
+    const type = asString(fields.action) ?? '';
+    const adds = (content: string): JsonObject[] => [
+      { action: 'add', shot_type: 'dialogue', content }
+    ];
+    let actions: JsonObject[];
+    switch (type) {
+      case 'add':
+        if (fields.delay !== undefined) {
+          this._log(`v1: add delay ${String(fields.delay)} ms ignored`);
+        }
+        actions = [omit(fields, ['delay'])];
+        break;
+      case 'exec':
+        if (fields.auto_debug !== undefined) {
+          this._log(`v1: exec auto_debug ignored`);
+        }
+        actions = [{ ...omit(fields, ['auto_debug']), need_output: true }];
+        break;
+      case 'set_effect_as_thinking':
+        actions = [
+          {
+            action: 'set_effect_as_thinking',
+            thinking_text: asString(fields.thinkingText) ?? ''
+          }
+        ];
+        break;
+      case 'next_event':
+        this._log(
+          `v1: next_event (next: ${lastTodo(this._state) ?? 'end of step'})`
+        );
+        return [];
+      case 'update_workflow':
+        actions = this._workflowAction(fields);
+        break;
+      case 'update_stage_steps':
+        if (fields.next_step_id !== undefined) {
+          this._log(
+            `v1: update_stage_steps next_step_id ${String(fields.next_step_id)} ignored (it names the running step)`
+          );
+        }
+        actions = [omit(fields, ['next_step_id'])];
+        break;
+      case 'error': {
+        const text =
+          asString(fields.error_message) ??
+          asString(fields.content) ??
+          'the planner reported an error';
+        return [this._warning(`POST ${url}: planner error: ${text}`)];
+      }
+      case 'text':
+        this._log(`v1 text: ${asString(fields.content) ?? ''}`);
+        return [];
+      case 'command_call': {
+        const command = asString(fields.command) ?? '';
+        this._log(`v1: command not executed: ${command}`);
+        actions = adds(`(planner requested: \`${command}\`)`);
+        break;
+      }
+      case 'comunicate_with_agent':
+        actions = adds(
+          `**${asString(fields.agent_name) ?? 'agent'}:** ${asString(fields.content) ?? ''}`
+        );
+        break;
+      default:
+        actions = [fields];
+    }
+    const events: GeneratingEvent[] = [];
+    const line = JSON.stringify(raw).slice(0, 500);
+    for (const action of actions) {
+      const normalized = normalizeAction(action);
+      if (!normalized.ok) {
+        events.push(
+          this._warning(`POST ${url}: action ignored: ${normalized.error}`)
+        );
+        continue;
+      }
+      for (const warning of normalized.warnings) {
+        events.push(this._warning(`POST ${url}: ${warning}`));
+      }
+      for (const item of normalized.actions) {
+        events.push({ kind: 'action', action: item, index: 0, line });
+      }
+    }
+    return events;
+  }
+
+  private _workflowAction(fields: JsonObject): JsonObject[] {
+    const updated = isRecord(fields.updated_workflow)
+      ? fields.updated_workflow
+      : {};
+    const raw =
+      updated.workflowTemplate ?? updated.workflow_template ?? updated;
+    const next = asString(updated.nextStageId ?? updated.next_stage_id);
+    const template = normalizeWorkflowTemplate(raw);
+    if (!template.ok) {
+      return [{ action: 'update_workflow' }];
+    }
+    this._nextStageId = next ?? null;
+    if (next) {
+      this._log(`v1: update_workflow names the next stage ${next}`);
+    }
+    return [{ action: 'update_workflow', updated_workflow: template.template }];
+  }
+
+  private _actionsError(
+    url: string,
+    status: number,
+    text: string,
+    stageId: string,
+    stepId: string
+  ): PlannerError {
+    const detail = detailOf(text);
+    const sequence = /^Sequence for section (.+) not found/.exec(detail);
+    let message: string;
+    if (status === 404 && sequence) {
+      message = `planner failed in step ${sequence[1]} (no details returned)`;
+    } else if (status === 404 && /^Stage .+ not found/.test(detail)) {
+      message = `POST ${url}: the planner does not know stage ${stageId} (HTTP 404: ${detail})`;
+    } else if (status === 400 && /not found in stage/.test(detail)) {
+      message = `POST ${url}: the planner does not know step ${sectionOf(stageId, stepId)} (HTTP 400: ${detail})`;
+    } else {
+      message = `POST ${url} failed: HTTP ${status}: ${detail || '(no details)'}`;
+    }
+    return httpError('POST', url, status, text, message);
+  }
+
+  private _warning(message: string): GeneratingEvent {
+    this._log(message);
+    return { kind: 'warning', message };
+  }
+
+  private readonly _transport: IPlannerTransport;
+  private readonly _entryStageId: string;
+  private readonly _entryStepId: string;
+  private readonly _historyLimit: number;
+  private readonly _log: DialectLog;
+  private _state: JsonObject = {};
+  private _nextStep: string | null = null;
+  private _streamComplete = true;
+  private _stepKey: string | null = null;
+  private _behaviors = 0;
+  private _nextStageId: string | null = null;
+  private _missing: string[] | null = null;
+  private _restored = false;
+}
+
+function isMissing(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    value === '' ||
+    (Array.isArray(value) && value.length === 0) ||
+    (isRecord(value) && Object.keys(value).length === 0)
+  );
+}
