@@ -2,6 +2,11 @@
 import { readFileSync } from 'fs';
 import { parseArgs } from 'util';
 
+import {
+  DIALECT_USAGE,
+  IDialectCliOptions,
+  parseDialectCli
+} from './dialects/cli';
 import { parseFault } from './faults';
 import { parseTrace, ReplayScript } from './replay';
 import {
@@ -34,7 +39,9 @@ Usage: node planner/lib/planner/src/main.js [options]
   --help                 this text
 
 Endpoints: POST /planning, POST /generating (alias /generate), GET /health.
-Session key: the X-Notebook-Id header (else observation.context.notebook.id, else "default").`;
+Session key: the X-Notebook-Id header (else observation.context.notebook.id, else "default").
+
+${DIALECT_USAGE}`;
 
 export class UsageError extends Error {}
 
@@ -77,11 +84,18 @@ function number(
 export interface ICliOptions {
   help: boolean;
   server: IPlannerServerOptions;
+  /** Set by `--dialect v1|bcc`: start that test double instead of the planner. */
+  dialect?: IDialectCliOptions;
 }
 
 export function parseCli(argv: string[]): ICliOptions {
   let values;
   try {
+    const split = parseDialectCli(argv);
+    if (split.dialect) {
+      return { help: split.dialect.help, server: {}, dialect: split.dialect };
+    }
+    argv = split.argv;
     ({ values } = parseArgs({
       args: argv,
       options: {

@@ -1,5 +1,6 @@
 /** Entry point: `npm run planner -- [options]` (see `cli.ts` for the options). */
 import { parseCli, USAGE, UsageError } from './cli';
+import { describeDouble, startDialectDouble } from './dialects/cli';
 import { startPlannerServer } from './server';
 
 async function main(): Promise<void> {
@@ -15,6 +16,14 @@ async function main(): Promise<void> {
   }
   if (options.help) {
     console.log(USAGE);
+    return;
+  }
+  if (options.dialect) {
+    const double = await startDialectDouble(options.dialect);
+    console.log(describeDouble(options.dialect, double.url));
+    const close = (): void => void double.close().then(() => process.exit(0));
+    process.on('SIGINT', close);
+    process.on('SIGTERM', close);
     return;
   }
   const server = await startPlannerServer(options.server);
