@@ -27,6 +27,8 @@ def load(serverapp: Any) -> None:
     def resolve() -> PlannerTarget:
         return resolve_target(config, user_settings_dir(serverapp))
 
+    # Other server code (and tests) find the live configuration here.
+    serverapp.web_app.settings["notebook_bcc"] = config
     setup_handlers(serverapp.web_app, config, resolve)
     if config.planner_url or config.planner_token:
         serverapp.log.info(

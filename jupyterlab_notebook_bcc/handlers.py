@@ -116,7 +116,8 @@ class RelayHandler(APIHandler):
         try:
             whole = await self.upstream.send(_BrowserSink(self, self.upstream))
         except PlannerUnreachable as error:
-            self._fail(502, f"Planner at {display_url(target.url)} is unreachable: {error.cause}")
+            state = "gave no answer" if error.connected else "is unreachable"
+            self._fail(502, f"Planner at {display_url(target.url)} {state}: {error.cause}")
             return
         if not whole and self.request.connection is not None:
             # Ending the chunked answer normally would tell the browser a broken stream was complete.

@@ -26,9 +26,11 @@ MAX_HEADER_BYTES = 64 * 1024
 class PlannerUnreachable(Exception):
     """No answer started: the cause reads as a short phrase ("connection refused")."""
 
-    def __init__(self, cause: str) -> None:
+    def __init__(self, cause: str, connected: bool = False) -> None:
         super().__init__(cause)
         self.cause = cause
+        # False: no connection at all; True: connected, but no valid answer came back.
+        self.connected = connected
 
 
 class AnswerSink(Protocol):
@@ -156,11 +158,11 @@ class PlannerRequest:
             await connection.read_response(delegate)
         except StreamClosedError as error:
             if not delegate.started and not self._closed:
-                raise PlannerUnreachable(describe_error(error)) from error
+                raise PlannerUnreachable(describe_error(error), connected=True) from error
         finally:
             self.close()
         if not delegate.started and not self._closed:
-            raise PlannerUnreachable("the answer was not valid HTTP")
+            raise PlannerUnreachable("the answer was not valid HTTP", connected=True)
         return delegate.complete
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -245,6 +246,48 @@ class TestUnreachable:
         }
 
 
+class TestBrokenAnswers:
+    """Reference planner with a `reset` fault (the connection breaks mid-stream), and a scripted
+    planner that hangs up without answering."""
+
+    @pytest.fixture
+    def planner(self, start_planner: Callable[..., PlannerProcess]) -> PlannerProcess:
+        return start_planner("--quiet", "--fault", "reset")
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: PlannerProcess) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_a_stream_broken_upstream_is_broken_for_the_browser_too(
+        self, relay_url: Callable[[str], str], jp_auth_header: dict[str, str]
+    ) -> None:
+        reader, writer = await open_relay_request(
+            relay_url("generating"),
+            "POST",
+            {**jp_auth_header, "Content-Type": "application/json", "Connection": "close"},
+            generating_body(),
+        )
+        raw = await asyncio.wait_for(reader.read(), 20)
+        writer.close()
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        assert b"Transfer-Encoding: chunked" in head
+        assert b'{"action"' in body
+        # A complete chunked body ends with a zero-length chunk; a relayed reset must not invent one.
+        assert not body.endswith(b"0\r\n\r\n")
+
+    async def test_a_planner_that_hangs_up_without_answering_gives_a_502(
+        self, jp_fetch: Fetch, jp_serverapp: Any, scripted_planner: Callable[..., ScriptedPlanner]
+    ) -> None:
+        silent = scripted_planner(lambda exchange: exchange.handler.connection.shutdown(socket.SHUT_RDWR))
+        jp_serverapp.web_app.settings["notebook_bcc"].planner_url = silent.url
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert json.loads(response.body) == {
+            "message": f"Planner at {silent.url} gave no answer: connection closed before an answer"
+        }
+
+
 class TestServerToken:
     """Reference planner started with --token; the admin's config carries the same token."""
 
@@ -374,6 +417,26 @@ class TestUserSettings:
         response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}")
         assert json.loads(response.body) == {"from": "user planner"}
         assert planner.received[0].headers["Authorization"] == "Bearer user-token"
+
+    async def test_a_url_that_is_not_http_is_refused_with_a_message(
+        self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        self.write_settings(tmp_path, '{"baseUrl": "file:///etc/passwd"}')
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert json.loads(response.body) == {
+            "message": "Planner URL 'file:///etc/passwd' (user setting) is not an http:// or https:// URL"
+        }
+
+    async def test_an_unreadable_settings_file_is_named(
+        self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        self.write_settings(tmp_path, '{"baseUrl": ')
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert "plugin.jupyterlab-settings" in json.loads(response.body)["message"]
 
     async def test_without_settings_the_default_url_is_used(
         self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
