@@ -44,6 +44,11 @@ class _BrowserSink:
             handler.set_header("Cache-Control", "no-cache")
         # Reverse proxies in front of Jupyter (nginx) would otherwise hold the stream back.
         handler.set_header("X-Accel-Buffering", "no")
+        connection = handler.request.connection
+        stream = getattr(connection, "stream", None)
+        if stream is not None and not stream.closed():
+            # Small NDJSON lines must not wait for the browser's ACK of the previous one (Nagle).
+            stream.set_nodelay(True)
         return self._flush()
 
     def chunk(self, data: bytes) -> Awaitable[None]:
