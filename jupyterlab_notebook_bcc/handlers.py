@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import unquote
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
@@ -90,7 +91,7 @@ class RelayHandler(APIHandler):
 
     async def _relay(self, _decoded_path: str) -> None:
         path = self._raw_path()
-        if not path or any(part in ("", ".", "..") for part in path.split("/")):
+        if not path or any(unquote(part) in ("", ".", "..") for part in path.split("/")):
             raise tornado.web.HTTPError(400, f"not a planner path: {path!r}")
         try:
             target = self.resolve()
