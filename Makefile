@@ -9,7 +9,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PLANNER_PORT ?= 28600
 LAB_PORT ?= 8888
 
-.PHONY: demo test setup venv node build planner lint unit ui wheel bench clean
+.PHONY: demo test setup venv node build planner lint unit pytest ui wheel bench clean
 
 ## demo: the reference planner plus JupyterLab with the extension, on the demo notebook (Ctrl-C stops both)
 demo: setup
@@ -28,6 +28,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet "jupyterlab>=4.2,<5" "hatchling>=1.5.0" "hatch-nodejs-version>=0.3.2" "hatch-jupyter-builder>=0.5" editables
 	# The labextension is built by `make build` below, so the Python install skips its npm step.
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(BIN)/pip install --quiet --no-build-isolation -e ".[test]"
+	# The editable install does not place the server extension's enable file; enable the relay explicitly.
+	$(BIN)/jupyter server extension enable --sys-prefix jupyterlab_notebook_bcc
 	touch $@
 
 node: node_modules/.installed
@@ -45,6 +47,12 @@ lint: node
 
 unit: build
 	$(BIN)/jlpm test
+
+## pytest: the server extension (planner relay) in a real Jupyter server, against real planner processes
+PYTEST_ARGS ?=
+pytest: venv node
+	$(BIN)/jlpm build:planner
+	PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest jupyterlab_notebook_bcc/tests -q $(PYTEST_ARGS)
 
 ui: build
 	cd ui-tests && npx playwright test

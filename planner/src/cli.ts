@@ -14,16 +14,20 @@ import {
   DEFAULT_LINE_DELAY_MS,
   DEFAULT_MAX_BODY,
   DEFAULT_PORT,
-  IPlannerServerOptions
+  IPlannerServerOptions,
+  normalizeOrigin
 } from './server';
 
 export const USAGE = `Notebook-BCC reference planner
 
 Usage: node planner/lib/planner/src/main.js [options]
 
-  --host HOST            listen address (default ${DEFAULT_HOST})
+  --host HOST            listen address (default ${DEFAULT_HOST}: this machine only)
   --port PORT            listen port, 0 = any free port (default ${DEFAULT_PORT})
   --token TOKEN          require "Authorization: Bearer TOKEN" on API requests
+  --cors-origin ORIGIN   let pages from ORIGIN (e.g. http://localhost:8888) call the planner from the
+                         browser; repeatable. Without it no CORS headers are sent: JupyterLab reaches
+                         the planner through its server relay.
   --max-body SIZE        request body limit, e.g. 5mb, 512kb, 1000000 (default 5mb)
   --line-delay MS        pause between streamed actions (default ${DEFAULT_LINE_DELAY_MS})
   --max-tries N          failed behaviors before a step is given up (default 3)
@@ -102,6 +106,7 @@ export function parseCli(argv: string[]): ICliOptions {
         host: { type: 'string' },
         port: { type: 'string' },
         token: { type: 'string' },
+        'cors-origin': { type: 'string', multiple: true },
         'max-body': { type: 'string' },
         'line-delay': { type: 'string' },
         'max-tries': { type: 'string' },
@@ -121,6 +126,12 @@ export function parseCli(argv: string[]): ICliOptions {
     faults = (values.fault ?? []).map(parseFault);
   } catch (error) {
     throw new UsageError((error as Error).message);
+  }
+  let corsOrigins: string[];
+  try {
+    corsOrigins = (values['cors-origin'] ?? []).map(normalizeOrigin);
+  } catch (error) {
+    throw new UsageError(`--cors-origin ${(error as Error).message}`);
   }
   let replay: ReplayScript | null = null;
   if (values.replay) {
@@ -147,6 +158,7 @@ export function parseCli(argv: string[]): ICliOptions {
       host: values.host ?? DEFAULT_HOST,
       port: number('port', values.port, DEFAULT_PORT),
       token: values.token ?? null,
+      corsOrigins,
       maxBodyBytes: values['max-body']
         ? parseSize(values['max-body'])
         : DEFAULT_MAX_BODY,

@@ -1,5 +1,5 @@
 /**
- * The planner's HTTP service: routing, CORS, bearer token, body limit, request validation with the
+ * The planner's HTTP service: routing, CORS for named origins only, bearer token, body limit, request validation with the
  * shared protocol schemas, one log line per request, and fault injection on top of either mode
  * (the reference planner or the replay of a recorded trace).
  */
@@ -42,6 +42,8 @@ export interface IPlannerServerOptions {
   port?: number;
   /** When set, API requests need `Authorization: Bearer <token>`. */
   token?: string | null;
+  /** Origins (`http://localhost:8888`) a browser page may call from; none by default, so no CORS headers. */
+  corsOrigins?: readonly string[];
   /** Request body limit in bytes. */
   maxBodyBytes?: number;
   /** Pause between streamed actions, standing in for generation time. */
@@ -70,6 +72,23 @@ const ROUTES: Record<string, { name: RouteName; methods: string[] }> = {
   '/generate': { name: 'generating', methods: ['POST'] },
   '/health': { name: 'health', methods: ['GET', 'HEAD'] }
 };
+
+/** `http://host:port` exactly, the form a browser sends in `Origin`; anything else is a usage mistake. */
+export function normalizeOrigin(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`"${text}" is not an origin like http://localhost:8888`);
+  }
+  const bare = text.replace(/\/+$/, '');
+  if (!/^https?:$/.test(url.protocol) || url.origin !== bare) {
+    throw new Error(
+      `"${text}" is not an origin like http://localhost:8888 (scheme, host and port only)`
+    );
+  }
+  return url.origin;
+}
 
 const CORS_HEADERS = {
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
@@ -163,6 +182,7 @@ export function startPlannerServer(
 ): Promise<IRunningPlannerServer> {
   const host = options.host ?? DEFAULT_HOST;
   const token = options.token || null;
+  const corsOrigins = new Set((options.corsOrigins ?? []).map(normalizeOrigin));
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const lineDelay = options.lineDelayMs ?? DEFAULT_LINE_DELAY_MS;
   const replay = options.replay ?? null;
@@ -262,7 +282,7 @@ export function startPlannerServer(
     if (method === 'OPTIONS') {
       return {
         status: 204,
-        headers: {},
+        headers: { Allow: 'GET, HEAD, POST, OPTIONS' },
         firstByteDelayMs: 0,
         chunks: [],
         ending: 'end',
@@ -301,10 +321,15 @@ export function startPlannerServer(
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
     const origin = req.headers.origin;
-    res.setHeader('Access-Control-Allow-Origin', origin ?? '*');
-    res.setHeader('Vary', 'Origin');
-    for (const [name, value] of Object.entries(CORS_HEADERS)) {
-      res.setHeader(name, value);
+    if (corsOrigins.size) {
+      res.setHeader('Vary', 'Origin');
+    }
+    // Only a named origin may read answers: any page the user visits could otherwise drive the planner.
+    if (origin && corsOrigins.has(origin)) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      for (const [name, value] of Object.entries(CORS_HEADERS)) {
+        res.setHeader(name, value);
+      }
     }
     let status = 0;
     res.on('close', () => {

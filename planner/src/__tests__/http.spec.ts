@@ -126,7 +126,7 @@ describe('planner HTTP service', () => {
 
   describe('CORS, token and size limit', () => {
     it('answers a preflight and marks every answer for cross-origin use', async () => {
-      await start({ token: 'secret' });
+      await start({ token: 'secret', corsOrigins: ['http://localhost:8888'] });
       const preflight = await fetch(`${server.url}/planning`, {
         method: 'OPTIONS',
         headers: {
@@ -154,6 +154,54 @@ describe('planner HTTP service', () => {
       expect(denied.headers.get('access-control-allow-origin')).toBe(
         'http://localhost:8888'
       );
+    });
+
+    it('sends no CORS headers unless an origin is named, and then only to that origin', async () => {
+      const preflightFrom = (origin: string) =>
+        fetch(`${server.url}/generating`, {
+          method: 'OPTIONS',
+          headers: {
+            Origin: origin,
+            'Access-Control-Request-Method': 'POST',
+            'Access-Control-Request-Headers': 'content-type, x-notebook-id'
+          }
+        });
+      await start();
+      const closed = await preflightFrom('http://localhost:8888');
+      expect(closed.status).toBe(204);
+      expect(closed.headers.get('access-control-allow-origin')).toBeNull();
+      expect(closed.headers.get('access-control-allow-headers')).toBeNull();
+      const plain = await postJson(`${server.url}/planning`, requestBody(), {
+        Origin: 'http://localhost:8888'
+      });
+      expect(plain.status).toBe(200);
+      expect(plain.headers['access-control-allow-origin']).toBeUndefined();
+      await server.close();
+
+      await start({ corsOrigins: ['http://localhost:8888/'] });
+      const named = await preflightFrom('http://localhost:8888');
+      expect(named.headers.get('access-control-allow-origin')).toBe(
+        'http://localhost:8888'
+      );
+      expect(
+        (named.headers.get('access-control-allow-headers') ?? '').toLowerCase()
+      ).toContain('x-notebook-id');
+      const other = await preflightFrom('http://evil.example');
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+      const otherPost = await postJson(
+        `${server.url}/planning`,
+        requestBody(),
+        {
+          Origin: 'http://evil.example'
+        }
+      );
+      expect(otherPost.headers['access-control-allow-origin']).toBeUndefined();
+      expect(otherPost.headers.vary).toBe('Origin');
+    });
+
+    it('listens on 127.0.0.1 unless told otherwise', async () => {
+      await start();
+      expect(new URL(server.url).hostname).toBe('127.0.0.1');
     });
 
     it('requires the bearer token when one is set', async () => {

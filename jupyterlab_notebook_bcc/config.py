@@ -1,0 +1,120 @@
+"""Which planner the relay talks to: the admin's server config, else the user's JupyterLab setting.
+
+The relay never takes a URL from a request; the target is resolved here on every request so a change
+in the user's settings applies without a server restart.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import json5
+from jupyter_core.paths import jupyter_config_dir
+from traitlets import Float, Unicode, default
+from traitlets.config import Configurable
+
+DEFAULT_PLANNER_URL = "http://localhost:28600"
+# The labextension's plugin id `jupyterlab-notebook-bcc:plugin` names its user settings file.
+SETTINGS_FILE = Path("jupyterlab-notebook-bcc") / "plugin.jupyterlab-settings"
+
+Source = Literal["server", "user", "default"]
+
+
+class NotebookBCC(Configurable):
+    """Server-side settings of Notebook-BCC; they take precedence over each user's settings."""
+
+    planner_url = Unicode(
+        help=(
+            "Base URL of the planner service the relay forwards to. When set (here or through "
+            "NOTEBOOK_BCC_PLANNER_URL), users' own baseUrl settings are ignored."
+        ),
+    ).tag(config=True)
+
+    planner_token = Unicode(
+        help=(
+            "Bearer token the relay adds to every planner request (or NOTEBOOK_BCC_PLANNER_TOKEN). "
+            "It never reaches the browser. Setting it also pins the planner URL to planner_url "
+            "(or the default), so a user's setting cannot send the token elsewhere."
+        ),
+    ).tag(config=True)
+
+    connect_timeout = Float(
+        30.0,
+        help="Seconds to wait for a TCP (and TLS) connection to the planner. Answers have no time limit.",
+    ).tag(config=True)
+
+    @default("planner_url")
+    def _planner_url_from_env(self) -> str:
+        return os.environ.get("NOTEBOOK_BCC_PLANNER_URL", "")
+
+    @default("planner_token")
+    def _planner_token_from_env(self) -> str:
+        return os.environ.get("NOTEBOOK_BCC_PLANNER_TOKEN", "")
+
+
+@dataclass(frozen=True)
+class PlannerTarget:
+    """Where the relay sends requests and with which token (never shown)."""
+
+    url: str
+    source: Source
+    token: str = field(default="", repr=False)
+
+    def public(self) -> dict[str, Any]:
+        """What the browser may know: no token, no credentials in the URL."""
+        return {
+            "planner_url": display_url(self.url),
+            "source": self.source,
+            "token_configured": bool(self.token),
+        }
+
+
+def display_url(url: str) -> str:
+    """The URL without any `user:password@` part, for messages and logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def read_user_settings(settings_dir: str) -> dict[str, Any]:
+    """The user's saved Notebook-BCC settings (JSON5 with comments); empty when absent or unreadable."""
+    path = Path(settings_dir) / SETTINGS_FILE
+    try:
+        data = json5.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        raise UserSettingsError(f"cannot read {path}: {error}") from error
+    return data if isinstance(data, dict) else {}
+
+
+class UserSettingsError(Exception):
+    """The user's settings file exists but is not readable JSON5."""
+
+
+def resolve_target(config: NotebookBCC, settings_dir: str) -> PlannerTarget:
+    """Server config wins as a whole; otherwise the user's `baseUrl` and `token`; else the default URL."""
+    if config.planner_url or config.planner_token:
+        url = config.planner_url.strip() or DEFAULT_PLANNER_URL
+        return PlannerTarget(url.rstrip("/"), "server", config.planner_token)
+    settings = read_user_settings(settings_dir)
+    base_url = settings.get("baseUrl")
+    token = settings.get("token")
+    token = token.strip() if isinstance(token, str) else ""
+    if isinstance(base_url, str) and base_url.strip():
+        return PlannerTarget(base_url.strip().rstrip("/"), "user", token)
+    return PlannerTarget(DEFAULT_PLANNER_URL, "default", token)
+
+
+def default_user_settings_dir() -> str:
+    """JupyterLab's own default: `JUPYTERLAB_SETTINGS_DIR`, else `<jupyter config dir>/lab/user-settings`."""
+    configured = os.environ.get("JUPYTERLAB_SETTINGS_DIR")
+    return os.path.abspath(configured or os.path.join(jupyter_config_dir(), "lab", "user-settings"))

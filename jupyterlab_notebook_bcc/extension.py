@@ -1,0 +1,46 @@
+"""Wires the relay into a running Jupyter server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import NotebookBCC, PlannerTarget, default_user_settings_dir, display_url, resolve_target
+from .handlers import NAMESPACE, setup_handlers
+
+
+def user_settings_dir(serverapp: Any) -> str:
+    """JupyterLab's user settings directory: the running LabApp's, else its configured or default one."""
+    apps = serverapp.extension_manager.extension_apps
+    for app in apps.get("jupyterlab", ()):
+        configured = getattr(app, "user_settings_dir", "")
+        if configured:
+            return str(configured)
+    lab_config = serverapp.config.get("LabApp", {})
+    if lab_config.get("user_settings_dir"):
+        return str(lab_config["user_settings_dir"])
+    return default_user_settings_dir()
+
+
+def load(serverapp: Any) -> None:
+    config = NotebookBCC(parent=serverapp)
+
+    def resolve() -> PlannerTarget:
+        return resolve_target(config, user_settings_dir(serverapp))
+
+    # Other server code (and tests) find the live configuration here.
+    serverapp.web_app.settings["notebook_bcc"] = config
+    setup_handlers(serverapp.web_app, config, resolve)
+    if config.planner_url or config.planner_token:
+        serverapp.log.info(
+            "Notebook-BCC relay at %s%s/relay/ serves the planner at %s (server config, token %s)",
+            serverapp.base_url,
+            NAMESPACE,
+            display_url(config.planner_url) or "default URL",
+            "set" if config.planner_token else "not set",
+        )
+    else:
+        serverapp.log.info(
+            "Notebook-BCC relay at %s%s/relay/ serves each user's planner URL setting",
+            serverapp.base_url,
+            NAMESPACE,
+        )

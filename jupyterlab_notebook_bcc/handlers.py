@@ -1,0 +1,167 @@
+"""The relay (`{base_url}notebook-bcc/relay/<path>`) and its public config (`{base_url}notebook-bcc/config`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import unquote
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import httputil
+from tornado.iostream import StreamClosedError
+
+from . import __version__
+from .config import NotebookBCC, PlannerTarget, UserSettingsError, display_url
+from .upstream import PlannerRequest, PlannerUnreachable
+
+NAMESPACE = "notebook-bcc"
+# Only these reach the planner: never the browser's cookies or its Jupyter token.
+FORWARDED_REQUEST_HEADERS = ("Content-Type", "Accept", "X-Notebook-Id")
+# What the browser needs from an answer: how to read it and when to retry.
+FORWARDED_ANSWER_HEADERS = ("Content-Type", "Retry-After", "Cache-Control")
+
+TargetResolver = Callable[[], PlannerTarget]
+
+
+class _BrowserSink:
+    """Writes the planner's answer to the browser, flushing every chunk as it arrives."""
+
+    def __init__(self, handler: RelayHandler, upstream: PlannerRequest) -> None:
+        self.handler = handler
+        self.upstream = upstream
+
+    def start(self, status: int, reason: str, headers: httputil.HTTPHeaders) -> Awaitable[None]:
+        handler = self.handler
+        handler.set_status(status, reason or None)
+        handler.clear_header("Content-Type")
+        for name in FORWARDED_ANSWER_HEADERS:
+            value = headers.get(name)
+            if value is not None:
+                handler.set_header(name, value)
+        if "Cache-Control" not in headers:
+            handler.set_header("Cache-Control", "no-cache")
+        # Reverse proxies in front of Jupyter (nginx) would otherwise hold the stream back.
+        handler.set_header("X-Accel-Buffering", "no")
+        connection = handler.request.connection
+        stream = getattr(connection, "stream", None)
+        if stream is not None and not stream.closed():
+            # Small NDJSON lines must not wait for the browser's ACK of the previous one (Nagle).
+            stream.set_nodelay(True)
+        return self._flush()
+
+    def chunk(self, data: bytes) -> Awaitable[None]:
+        self.handler.write(data)
+        return self._flush()
+
+    async def _flush(self) -> None:
+        try:
+            await self.handler.flush()
+        except StreamClosedError:
+            self.upstream.close()
+
+
+class RelayHandler(APIHandler):
+    """Forwards a request to the configured planner and streams its answer back."""
+
+    def initialize(self, config: NotebookBCC, resolve: TargetResolver) -> None:
+        self.bcc_config = config
+        self.resolve = resolve
+        self.upstream: PlannerRequest | None = None
+
+    @tornado.web.authenticated
+    async def get(self, path: str) -> None:
+        await self._relay(path)
+
+    @tornado.web.authenticated
+    async def post(self, path: str) -> None:
+        await self._relay(path)
+
+    def on_connection_close(self) -> None:
+        # The browser went away (Stop aborts the fetch): the planner should stop working for it too.
+        if self.upstream is not None:
+            self.upstream.close()
+
+    def _raw_path(self) -> str:
+        """The path after `relay/` as the browser sent it, still percent-encoded."""
+        marker = f"/{NAMESPACE}/relay/"
+        return self.request.path.split(marker, 1)[1]
+
+    async def _relay(self, _decoded_path: str) -> None:
+        path = self._raw_path()
+        if not path or any(unquote(part) in ("", ".", "..") for part in path.split("/")):
+            raise tornado.web.HTTPError(400, f"not a planner path: {path!r}")
+        try:
+            target = self.resolve()
+        except UserSettingsError as error:
+            self._fail(502, f"Cannot read the Notebook-BCC user settings: {error}")
+            return
+        if not target.url.lower().startswith(("http://", "https://")):
+            self._fail(
+                502,
+                f"Planner URL {display_url(target.url)!r} ({target.source} setting) is not an http:// or https:// URL",
+            )
+            return
+        url = f"{target.url}/{path}"
+        if self.request.query:
+            url += "?" + self.request.query
+        headers = httputil.HTTPHeaders()
+        for name in FORWARDED_REQUEST_HEADERS:
+            value = self.request.headers.get(name)
+            if value is not None:
+                headers[name] = value
+        headers["User-Agent"] = f"jupyterlab-notebook-bcc-relay/{__version__}"
+        if target.token:
+            headers["Authorization"] = f"Bearer {target.token}"
+        body = self.request.body if self.request.method == "POST" else None
+        self.upstream = PlannerRequest(
+            url, self.request.method or "GET", headers, body, self.bcc_config.connect_timeout
+        )
+        try:
+            whole = await self.upstream.send(_BrowserSink(self, self.upstream))
+        except PlannerUnreachable as error:
+            state = "gave no answer" if error.connected else "is unreachable"
+            self._fail(502, f"Planner at {display_url(target.url)} {state}: {error.cause}")
+            return
+        if not whole and self.request.connection is not None:
+            # Ending the chunked answer normally would tell the browser a broken stream was complete.
+            self.request.connection.close()
+            return
+        self.finish()
+
+    def _fail(self, status: int, message: str) -> None:
+        self.log.warning("Notebook-BCC relay: %s", message)
+        self.set_status(status)
+        self.finish(json.dumps({"message": message}))
+
+
+class ConfigHandler(APIHandler):
+    """Which planner the relay serves and whether a token is set; never the token itself."""
+
+    def initialize(self, resolve: TargetResolver) -> None:
+        self.resolve = resolve
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        try:
+            public: dict[str, Any] = self.resolve().public()
+        except UserSettingsError as error:
+            raise tornado.web.HTTPError(500, str(error)) from error
+        self.finish(json.dumps(public))
+
+
+def setup_handlers(web_app: tornado.web.Application, config: NotebookBCC, resolve: TargetResolver) -> None:
+    base_url = web_app.settings["base_url"]
+    web_app.add_handlers(
+        ".*$",
+        [
+            (
+                url_path_join(base_url, NAMESPACE, "relay", "(.*)"),
+                RelayHandler,
+                {"config": config, "resolve": resolve},
+            ),
+            (url_path_join(base_url, NAMESPACE, "config"), ConfigHandler, {"resolve": resolve}),
+        ],
+    )

@@ -1,0 +1,558 @@
+"""The relay in a real Jupyter server (pytest-jupyter), in front of real planner processes.
+
+Each test says which planner it uses: the reference planner (Node process) or a scripted Python server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+from .helpers import (
+    Exchange,
+    PlannerProcess,
+    ScriptedPlanner,
+    free_port,
+    generating_body,
+    open_relay_request,
+    planning_body,
+    read_until,
+)
+
+TOKEN = "server-side-s3cret-token"
+NDJSON = "application/x-ndjson; charset=utf-8"
+Fetch = Callable[..., Any]
+
+
+def lines_of(data: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+
+
+async def stream_through_relay(
+    url: str, auth: dict[str, str], body: bytes, on_chunk: Callable[[bytes], None]
+) -> int:
+    """POSTs through the relay with a streaming client; returns the status once the body ended."""
+    client = AsyncHTTPClient(force_instance=True)
+    try:
+        response = await client.fetch(
+            HTTPRequest(
+                url,
+                method="POST",
+                headers={**auth, "Content-Type": "application/json"},
+                body=body,
+                streaming_callback=on_chunk,
+                request_timeout=60,
+            ),
+            raise_error=False,
+        )
+        return int(response.code)
+    finally:
+        client.close()
+
+
+class TestStreaming:
+    """Chunks reach the browser as the planner writes them."""
+
+    @pytest.fixture
+    def held(self) -> threading.Event:
+        return threading.Event()
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner], held: threading.Event) -> ScriptedPlanner:
+        # Scripted planner: writes one line, then holds the rest until the test has received that line.
+        def script(exchange: Exchange) -> None:
+            exchange.start(200, {"Content-Type": NDJSON, "Retry-After": "0"})
+            exchange.write(b'{"action": {"action": "update_title", "title": "first"}}\n')
+            released = held.wait(10)
+            exchange.write(b'{"action": {"action": "comment", "content": "released=%s"}}\n' % str(released).encode())
+            exchange.write(b'{"action": {"action": "comment", "content": "last"}}\n')
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_the_first_line_arrives_before_the_planner_writes_the_last(
+        self, relay_url: Callable[[str], str], jp_auth_header: dict[str, str], held: threading.Event
+    ) -> None:
+        chunks: list[bytes] = []
+
+        def on_chunk(chunk: bytes) -> None:
+            chunks.append(chunk)
+            if b"first" in b"".join(chunks):
+                held.set()
+
+        status = await stream_through_relay(relay_url("generating"), jp_auth_header, b"{}", on_chunk)
+        assert status == 200
+        actions = [line["action"] for line in lines_of(b"".join(chunks))]
+        # "released=True": the planner went on only because the first line had already reached the client.
+        assert [a.get("title") or a.get("content") for a in actions] == ["first", "released=True", "last"]
+        assert len(chunks) >= 2
+
+
+class TestReferencePlannerStream:
+    """Reference planner (Node process) with a 150 ms pause between streamed actions."""
+
+    @pytest.fixture
+    def planner(self, start_planner: Callable[..., PlannerProcess]) -> PlannerProcess:
+        return start_planner("--line-delay", "150")
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: PlannerProcess) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_actions_arrive_one_by_one_with_the_planners_headers(
+        self, relay_url: Callable[[str], str], jp_auth_header: dict[str, str]
+    ) -> None:
+        arrivals: list[tuple[float, bytes]] = []
+        started = time.monotonic()
+        status = await stream_through_relay(
+            relay_url("generating"),
+            jp_auth_header,
+            generating_body(),
+            lambda chunk: arrivals.append((time.monotonic() - started, chunk)),
+        )
+        assert status == 200
+        actions = lines_of(b"".join(chunk for _, chunk in arrivals))
+        assert len(actions) > 3
+        assert all(set(line) == {"action"} for line in actions)
+        # Spread out like the planner's writes: not one block at the end.
+        assert len(arrivals) >= len(actions) - 1
+        assert arrivals[-1][0] - arrivals[0][0] >= 0.15 * (len(actions) - 2)
+
+    async def test_the_content_type_passes_through(self, jp_fetch: Fetch) -> None:
+        response = await jp_fetch("notebook-bcc", "relay", "generating", method="POST", body=generating_body())
+        assert response.code == 200
+        assert response.headers["Content-Type"] == NDJSON
+        assert response.headers["X-Accel-Buffering"] == "no"
+
+    async def test_hanging_up_mid_stream_closes_the_planners_connection(
+        self, planner: PlannerProcess, relay_url: Callable[[str], str], jp_auth_header: dict[str, str]
+    ) -> None:
+        reader, writer = await open_relay_request(
+            relay_url("generating"), "POST", {**jp_auth_header, "Content-Type": "application/json"}, generating_body()
+        )
+        await read_until(reader, b'{"action"')
+        writer.close()
+        # The reference planner logs a stream its client left before the end as "(closed early)".
+        line = await asyncio.get_running_loop().run_in_executor(None, planner.wait_for_log, "POST /generating")
+        assert "closed early" in line
+
+
+class TestHangUpWhileThePlannerThinks:
+    """Scripted planner that sends nothing for a long time, as an LLM planner does before its first byte."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        planner: ScriptedPlanner
+
+        def script(exchange: Exchange) -> None:
+            if exchange.received.path.endswith("/streaming"):
+                exchange.start()
+                exchange.write(b'{"action": {"action": "update_title", "title": "t"}}\n')
+            if exchange.wait_for_disconnect(15):
+                planner.disconnected.set()
+
+        planner = scripted_planner(script)
+        return planner
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    @pytest.mark.parametrize("path", ["planning", "streaming"])
+    async def test_the_planner_sees_the_disconnect_at_once(
+        self,
+        path: str,
+        planner: ScriptedPlanner,
+        relay_url: Callable[[str], str],
+        jp_auth_header: dict[str, str],
+    ) -> None:
+        reader, writer = await open_relay_request(
+            relay_url(path), "POST", {**jp_auth_header, "Content-Type": "application/json"}, b"{}"
+        )
+        if path == "streaming":
+            await read_until(reader, b'"title"')
+        else:
+            for _ in range(100):
+                if planner.received:
+                    break
+                await asyncio.sleep(0.02)
+            assert planner.received, "the request never reached the planner"
+        writer.close()
+        hung_up = time.monotonic()
+        assert await asyncio.get_running_loop().run_in_executor(None, planner.disconnected.wait, 5)
+        assert time.monotonic() - hung_up < 2
+
+
+class TestStatusPassThrough:
+    """Reference planner with injected faults: a 500 on the first API request, a 429 on the second."""
+
+    @pytest.fixture
+    def planner(self, start_planner: Callable[..., PlannerProcess]) -> PlannerProcess:
+        return start_planner("--quiet", "--fault", "http-500@1", "--fault", "http-429=7@2")
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: PlannerProcess) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_404_500_and_429_with_retry_after_reach_the_browser(self, jp_fetch: Fetch) -> None:
+        failed = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), raise_error=False)
+        assert failed.code == 500
+        assert json.loads(failed.body)["status"] == 500
+
+        limited = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), raise_error=False)
+        assert limited.code == 429
+        assert limited.headers["Retry-After"] == "7"
+        assert limited.headers["Content-Type"].startswith("application/json")
+
+        missing = await jp_fetch("notebook-bcc", "relay", "nowhere", method="POST", body=b"{}", raise_error=False)
+        assert missing.code == 404
+        assert "/nowhere" in json.loads(missing.body)["error"]
+
+        ok = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body())
+        assert ok.code == 200
+        assert json.loads(ok.body)["context_update"]
+
+    async def test_get_reaches_the_planner_too(self, jp_fetch: Fetch) -> None:
+        health = await jp_fetch("notebook-bcc", "relay", "health")
+        assert json.loads(health.body)["status"] == "ok"
+
+
+class TestUnreachable:
+    """No planner at all: a port nothing listens on."""
+
+    @pytest.fixture
+    def bcc_server_config(self) -> dict[str, Any]:
+        return {"planner_url": f"http://127.0.0.1:{free_port()}"}
+
+    async def test_502_names_the_url_and_the_cause(self, jp_fetch: Fetch, bcc_server_config: dict[str, Any]) -> None:
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert json.loads(response.body) == {
+            "message": f"Planner at {bcc_server_config['planner_url']} is unreachable: connection refused"
+        }
+
+
+class TestBrokenAnswers:
+    """Reference planner with a `reset` fault (the connection breaks mid-stream), and a scripted
+    planner that hangs up without answering."""
+
+    @pytest.fixture
+    def planner(self, start_planner: Callable[..., PlannerProcess]) -> PlannerProcess:
+        return start_planner("--quiet", "--fault", "reset")
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: PlannerProcess) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_a_stream_broken_upstream_is_broken_for_the_browser_too(
+        self, relay_url: Callable[[str], str], jp_auth_header: dict[str, str]
+    ) -> None:
+        reader, writer = await open_relay_request(
+            relay_url("generating"),
+            "POST",
+            {**jp_auth_header, "Content-Type": "application/json", "Connection": "close"},
+            generating_body(),
+        )
+        raw = await asyncio.wait_for(reader.read(), 20)
+        writer.close()
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        assert b"Transfer-Encoding: chunked" in head
+        assert b'{"action"' in body
+        # A complete chunked body ends with a zero-length chunk; a relayed reset must not invent one.
+        assert not body.endswith(b"0\r\n\r\n")
+
+    async def test_a_planner_that_hangs_up_without_answering_gives_a_502(
+        self, jp_fetch: Fetch, jp_serverapp: Any, scripted_planner: Callable[..., ScriptedPlanner]
+    ) -> None:
+        silent = scripted_planner(lambda exchange: exchange.handler.connection.shutdown(socket.SHUT_RDWR))
+        jp_serverapp.web_app.settings["notebook_bcc"].planner_url = silent.url
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert json.loads(response.body) == {
+            "message": f"Planner at {silent.url} gave no answer: connection closed before an answer"
+        }
+
+
+class TestServerToken:
+    """Reference planner started with --token; the admin's config carries the same token."""
+
+    @pytest.fixture
+    def planner(self, start_planner: Callable[..., PlannerProcess]) -> PlannerProcess:
+        return start_planner("--token", TOKEN)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: PlannerProcess) -> dict[str, Any]:
+        return {"planner_url": planner.url, "planner_token": TOKEN}
+
+    async def test_the_token_reaches_the_planner_and_never_the_browser(
+        self, jp_fetch: Fetch, planner: PlannerProcess, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.DEBUG)
+        relayed = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body())
+        assert relayed.code == 200
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body) == {
+            "planner_url": planner.url,
+            "source": "server",
+            "token_configured": True,
+        }
+        for response in (relayed, config):
+            assert TOKEN not in response.body.decode()
+            assert all(TOKEN not in value for _, value in response.headers.get_all())
+        assert TOKEN not in caplog.text
+
+
+class TestWrongServerToken:
+    """Reference planner with --token; the admin configured another one."""
+
+    @pytest.fixture
+    def planner(self, start_planner: Callable[..., PlannerProcess]) -> PlannerProcess:
+        return start_planner("--quiet", "--token", TOKEN)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: PlannerProcess) -> dict[str, Any]:
+        return {"planner_url": planner.url, "planner_token": "not-the-token"}
+
+    async def test_the_planners_401_passes_through(self, jp_fetch: Fetch) -> None:
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), raise_error=False)
+        assert response.code == 401
+        assert "bearer token" in json.loads(response.body)["error"]
+
+
+class TestWhatIsForwarded:
+    """Scripted planner that records each request as it arrived."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            exchange.start(200, {"Content-Type": "application/json", "X-Planner-Secret": "internal"})
+            exchange.write(b'{"ok": true}')
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url + "/api/", "planner_token": TOKEN}
+
+    async def test_body_notebook_id_and_bearer_go_through_jupyters_own_credentials_do_not(
+        self, jp_fetch: Fetch, planner: ScriptedPlanner, jp_auth_header: dict[str, str]
+    ) -> None:
+        notebook_id = "%E6%95%B0%E6%8D%AE%E5%88%86%E6%9E%90%20%F0%9F%93%88.ipynb"
+        body = json.dumps({"notebook_id": "数据分析 📈.ipynb", "n": 1}, ensure_ascii=False).encode()
+        response = await jp_fetch(
+            "notebook-bcc",
+            "relay",
+            "v1",
+            "actions",
+            method="POST",
+            body=body,
+            params={"stream": "1"},
+            headers={
+                "Content-Type": "application/json",
+                "X-Notebook-Id": notebook_id,
+                "Cookie": "_xsrf=abc; session=browser-only",
+            },
+        )
+        assert json.loads(response.body) == {"ok": True}
+        assert "X-Planner-Secret" not in response.headers
+        [received] = planner.received
+        assert received.method == "POST"
+        assert received.path == "/api/v1/actions?stream=1"
+        assert received.body == body
+        assert received.headers["X-Notebook-Id"] == notebook_id
+        assert received.headers["Authorization"] == f"Bearer {TOKEN}"
+        assert "Cookie" not in received.headers
+        assert all(jp_auth_header["Authorization"] not in value for value in received.headers.values())
+
+    async def test_paths_that_climb_out_of_the_planner_root_are_refused(
+        self, http_server_client: Any, jp_base_url: str, jp_auth_header: dict[str, str], planner: ScriptedPlanner
+    ) -> None:
+        for climbing in ("v1/../../admin", "%2E%2E/admin", "v1//actions"):
+            response = await http_server_client.fetch(
+                f"{jp_base_url}notebook-bcc/relay/{climbing}",
+                method="POST",
+                body=b"{}",
+                headers=jp_auth_header,
+                raise_error=False,
+            )
+            assert response.code == 400, climbing
+            assert "not a planner path" in json.loads(response.body)["message"]
+        assert planner.received == []
+
+
+class TestUserSettings:
+    """No server config: the URL and token come from the user's JupyterLab settings file."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            exchange.start(200, {"Content-Type": "application/json"})
+            exchange.write(b'{"from": "user planner"}')
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @staticmethod
+    def write_settings(settings_dir: Path, text: str) -> None:
+        folder = settings_dir / "jupyterlab-notebook-bcc"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "plugin.jupyterlab-settings").write_text(text, encoding="utf-8")
+
+    async def test_the_users_base_url_and_token_are_used(
+        self, jp_fetch: Fetch, planner: ScriptedPlanner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        self.write_settings(
+            tmp_path,
+            '{\n  // written by the settings editor\n  "baseUrl": "%s/",\n  "token": "user-token",\n}\n' % planner.url,
+        )
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body) == {"planner_url": planner.url, "source": "user", "token_configured": True}
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}")
+        assert json.loads(response.body) == {"from": "user planner"}
+        assert planner.received[0].headers["Authorization"] == "Bearer user-token"
+
+    async def test_a_url_that_is_not_http_is_refused_with_a_message(
+        self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        self.write_settings(tmp_path, '{"baseUrl": "file:///etc/passwd"}')
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert json.loads(response.body) == {
+            "message": "Planner URL 'file:///etc/passwd' (user setting) is not an http:// or https:// URL"
+        }
+
+    async def test_an_unreadable_settings_file_is_named(
+        self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        self.write_settings(tmp_path, '{"baseUrl": ')
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert "plugin.jupyterlab-settings" in json.loads(response.body)["message"]
+
+    async def test_without_settings_the_default_url_is_used(
+        self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body) == {
+            "planner_url": "http://localhost:28600",
+            "source": "default",
+            "token_configured": False,
+        }
+
+
+class TestLabAppSettingsDir:
+    """No server config; JupyterLab's settings directory is configured as `LabApp.user_settings_dir`."""
+
+    @pytest.fixture
+    def settings_dir(self, tmp_path: Path) -> Path:
+        return tmp_path / "lab-settings"
+
+    @pytest.fixture
+    def jp_server_config(self, settings_dir: Path) -> dict[str, Any]:
+        return {
+            "ServerApp": {"jpserver_extensions": {"jupyterlab_notebook_bcc": True}},
+            "LabApp": {"user_settings_dir": str(settings_dir)},
+        }
+
+    async def test_the_settings_file_there_is_read(self, jp_fetch: Fetch, settings_dir: Path) -> None:
+        TestUserSettings.write_settings(settings_dir, '{"baseUrl": "http://planner.internal:9000"}')
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body)["planner_url"] == "http://planner.internal:9000"
+
+
+class TestServerConfigWins:
+    """Scripted planner named by the admin; the user's settings point elsewhere."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            exchange.start(200, {"Content-Type": "application/json"})
+            exchange.write(b'{"from": "admin planner"}')
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        TestUserSettings.write_settings(
+            tmp_path, json.dumps({"baseUrl": f"http://127.0.0.1:{free_port()}", "token": "user-token"})
+        )
+        monkeypatch.setenv("NOTEBOOK_BCC_PLANNER_URL", planner.url)
+        return {}
+
+    async def test_the_environment_variable_beats_the_users_setting(self, jp_fetch: Fetch, planner: ScriptedPlanner) -> None:
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body) == {"planner_url": planner.url, "source": "server", "token_configured": False}
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}")
+        assert json.loads(response.body) == {"from": "admin planner"}
+        # The user's token belongs to the user's planner: it is not sent to the admin's.
+        assert "Authorization" not in planner.received[0].headers
+
+
+class TestBaseUrl:
+    """Reference planner behind a Jupyter server under /user/alice/ (as on JupyterHub)."""
+
+    @pytest.fixture
+    def jp_base_url(self) -> str:
+        return "/user/alice/"
+
+    @pytest.fixture
+    def planner(self, start_planner: Callable[..., PlannerProcess]) -> PlannerProcess:
+        return start_planner("--quiet")
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: PlannerProcess) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_the_relay_lives_under_the_base_url(self, jp_fetch: Fetch, http_server_client: Any, jp_auth_header: dict[str, str]) -> None:
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body())
+        assert response.code == 200
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body)["source"] == "server"
+        outside = await http_server_client.fetch(
+            "/notebook-bcc/relay/planning", method="POST", body=planning_body(), headers=jp_auth_header, raise_error=False
+        )
+        assert outside.code == 404
+
+
+class TestAuthentication:
+    """Scripted planner; requests without Jupyter credentials."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        return scripted_planner(lambda exchange: exchange.end())
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url, "planner_token": TOKEN}
+
+    async def test_an_anonymous_request_is_refused_and_never_relayed(
+        self, http_server_client: Any, jp_base_url: str, planner: ScriptedPlanner
+    ) -> None:
+        for path, method, body in (("relay/planning", "POST", b"{}"), ("relay/health", "GET", None), ("config", "GET", None)):
+            response = await http_server_client.fetch(
+                f"{jp_base_url}notebook-bcc/{path}", method=method, body=body, raise_error=False
+            )
+            assert response.code == 403, path
+        assert planner.received == []
