@@ -20,10 +20,7 @@ export const NOTEBOOK_ID_HEADER = 'X-Notebook-Id';
 export class SettingsPlannerService implements IPlannerService {
   constructor(private _options: SettingsPlannerService.IOptions) {}
 
-  /**
-   * What the client only logs during this request (e.g. "retrying in 3 s" after a 429) reaches the run's
-   * warnings too, so the user sees why nothing happens for a while.
-   */
+  /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
   async planning(
     request: PlanningRequestInput,
     options: {
@@ -31,27 +28,11 @@ export class SettingsPlannerService implements IPlannerService {
       onWarning?: (message: string) => void;
     } = {}
   ): Promise<PlanningResponse> {
-    const onWarning = options.onWarning;
-    let logged: string | null = null;
-    this._forward = message => {
-      logged = message;
-      onWarning?.(message);
-    };
-    try {
-      return await this._client().planning(request, {
-        ...options,
-        // A warning both logged and reported would be shown twice.
-        onWarning: message => {
-          if (message === logged) {
-            logged = null;
-          } else {
-            onWarning?.(message);
-          }
-        }
-      });
-    } finally {
-      this._forward = null;
-    }
+    const { signal, onWarning } = options;
+    return this._client().planning(request, {
+      signal,
+      observer: { onWarning: (_endpoint, message) => onWarning?.(message) }
+    });
   }
 
   generating(
@@ -77,20 +58,18 @@ export class SettingsPlannerService implements IPlannerService {
       this._current = new PlannerClient({
         ...options,
         fetch: this._options.fetch,
-        observer: this._options.observer,
-        logger: {
-          warn: message => {
-            console.warn(`Notebook-BCC: ${message}`);
-            this._forward?.(message);
+        observer: [
+          ...(this._options.observer ? [this._options.observer] : []),
+          {
+            onWarning: (_, message) => console.warn(`Notebook-BCC: ${message}`)
           }
-        }
+        ]
       });
     }
     return this._current;
   }
 
   private _current: PlannerClient | null = null;
-  private _forward: ((message: string) => void) | null = null;
   private _key = '';
 }
 

@@ -86,8 +86,11 @@ function makeClient(
     sleep: async ms => {
       sleeps.push(ms);
     },
-    logger: { warn: message => warnings.push(message) },
-    ...options
+    ...options,
+    observer: [
+      ...(options.observer ? [options.observer].flat() : []),
+      { onWarning: (_endpoint, message) => warnings.push(message) }
+    ]
   });
   return { client, warnings, sleeps };
 }
@@ -557,12 +560,12 @@ describe('PlannerClient.planning', () => {
     });
   });
 
-  it('passes normalisation warnings to onWarning and the logger', async () => {
+  it("passes normalisation warnings to the call's and the client's observers", async () => {
     const { fetch } = fakeFetch(() => jsonResponse({ context_update: {} }));
     const { client, warnings } = makeClient(fetch);
     const seen: string[] = [];
     const response = await client.planning(REQUEST, {
-      onWarning: message => seen.push(message)
+      observer: { onWarning: (_endpoint, message) => seen.push(message) }
     });
     expect(response.targetAchieved).toBe(false);
     const expected = [
