@@ -10,6 +10,8 @@
 import { actionEvents, GeneratingEvent } from './actionStream';
 import { describeCause, PlannerError } from './errors';
 import {
+  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+  DEFAULT_STALL_TIMEOUT_MS,
   defaultSleep,
   Exchange,
   httpError,
@@ -54,9 +56,9 @@ export interface IPlannerClientOptions {
   /** Extra request headers (e.g. a notebook id); undefined values are left out. */
   headers?: Record<string, string | undefined>;
   fetch?: FetchLike;
-  /** Time allowed from sending a request to the first byte of its body; 0 = none. Default 120 s. */
+  /** Time allowed from sending a request to the first byte of its body; 0 = none. */
   firstByteTimeoutMs?: number;
-  /** Time allowed between two chunks of a body; 0 = none. Default 60 s. */
+  /** Time allowed between two chunks of a body; 0 = none. */
   stallTimeoutMs?: number;
   /** Retries of /planning after network errors, 5xx and 429. Default 3. */
   planningRetries?: number;
@@ -102,8 +104,9 @@ export class PlannerClient {
     }
     this._fetch =
       options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this._firstByteTimeoutMs = options.firstByteTimeoutMs ?? 120_000;
-    this._stallTimeoutMs = options.stallTimeoutMs ?? 60_000;
+    this._firstByteTimeoutMs =
+      options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
+    this._stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
     this._retry = {
       retries: options.planningRetries ?? 3,
       baseDelayMs: options.retryBaseDelayMs ?? 1000,

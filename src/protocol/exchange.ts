@@ -4,6 +4,11 @@
  */
 import { abortError, excerpt, networkError, PlannerError } from './errors';
 
+/** Default time from sending a request to the first byte of its answer (`firstByteTimeout`). */
+export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
+/** Default time a streamed answer may stay silent between two chunks (`stallTimeout`). */
+export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+
 export type SleepLike = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /** `Retry-After` as seconds or an HTTP date -> milliseconds from `now`. */
