@@ -8,6 +8,7 @@
  * one call, or both; without any `onWarning`, warnings go to `console.warn`.
  */
 import { actionEvents, GeneratingEvent } from './actionStream';
+import { createBrowserTransport, FetchLike } from './browserTransport';
 import { describeCause, PlannerError } from './errors';
 import {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
@@ -26,8 +27,10 @@ import {
   PlanningRequestInput,
   PlanningResponse
 } from './schemas';
+import { IPlannerTransport } from './transport';
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+/** The header the reference planner keys its sessions by; the id also travels as `notebook_id`. */
+export const NOTEBOOK_ID_HEADER = 'X-Notebook-Id';
 
 /** Sees every exchange (e.g. to record a trace of the run) and hears every warning. */
 export interface IPlannerObserver {
@@ -49,13 +52,18 @@ export interface IPlannerObserver {
 export type PlannerObservers = IPlannerObserver | readonly IPlannerObserver[];
 
 export interface IPlannerClientOptions {
-  /** Default `http://localhost:28600`. */
+  /** Where requests go. Without one, a browser transport to `baseUrl` with `token` and `fetch`. */
+  transport?: IPlannerTransport;
+  /** Only without `transport`: the planner root, default `http://localhost:28600`. */
   baseUrl?: string;
-  /** Sent as `Authorization: Bearer <token>` when set. */
+  /** Only without `transport`: sent as `Authorization: Bearer <token>` when set. */
   token?: string | null;
-  /** Extra request headers (e.g. a notebook id); undefined values are left out. */
-  headers?: Record<string, string | undefined>;
+  /** Only without `transport`. */
   fetch?: FetchLike;
+  /** Sent as the `X-Notebook-Id` header (percent-encoded) and as `notebook_id` in every body. */
+  notebookId?: string;
+  /** Extra request headers; undefined values are left out. */
+  headers?: Record<string, string | undefined>;
   /** Time allowed from sending a request to the first byte of its body; 0 = none. */
   firstByteTimeoutMs?: number;
   /** Time allowed between two chunks of a body; 0 = none. */
@@ -79,7 +87,6 @@ export interface IRequestOptions {
 export type IGeneratingOptions = IRequestOptions;
 export type IPlanningOptions = IRequestOptions;
 
-const DEFAULT_BASE_URL = 'http://localhost:28600';
 const ACCEPT_STREAM = 'application/x-ndjson, application/json';
 
 function observersOf(observers?: PlannerObservers): IPlannerObserver[] {
@@ -91,19 +98,23 @@ function observersOf(observers?: PlannerObservers): IPlannerObserver[] {
 
 export class PlannerClient {
   constructor(options: IPlannerClientOptions = {}) {
-    this._baseUrl = (options.baseUrl?.trim() || DEFAULT_BASE_URL).replace(
-      /\/+$/,
-      ''
-    );
-    this._token = options.token?.trim() || undefined;
+    this._transport =
+      options.transport ??
+      createBrowserTransport({
+        baseUrl: options.baseUrl,
+        token: options.token,
+        fetch: options.fetch
+      });
+    this._notebookId = options.notebookId || undefined;
     this._headers = {};
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       if (value !== undefined) {
         this._headers[name] = value;
       }
     }
-    this._fetch =
-      options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    if (this._notebookId) {
+      this._headers[NOTEBOOK_ID_HEADER] = this._notebookId;
+    }
     this._firstByteTimeoutMs =
       options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
     this._stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
@@ -116,8 +127,9 @@ export class PlannerClient {
     this._observers = observersOf(options.observer);
   }
 
-  get baseUrl(): string {
-    return this._baseUrl;
+  /** Where requests go, for messages. */
+  get transport(): IPlannerTransport {
+    return this._transport;
   }
 
   /**
@@ -128,10 +140,10 @@ export class PlannerClient {
     request: PlanningRequestInput,
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
-    const url = `${this._baseUrl}/planning`;
+    const url = this._transport.urlOf('planning');
     const tell = this._teller(options);
     return withRetries(
-      () => this._planningOnce(url, request, options),
+      () => this._planningOnce('planning', request, options),
       this._retry,
       {
         request: `POST ${url}`,
@@ -151,19 +163,19 @@ export class PlannerClient {
     options: IGeneratingOptions = {}
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     const tell = this._teller(options);
-    const primary = `${this._baseUrl}/generating`;
+    const primary = this._transport.urlOf('generating');
     let opened: { exchange: Exchange; response: Response };
     try {
-      opened = await this._openGenerating(primary, request, options);
+      opened = await this._openGenerating('generating', request, options);
     } catch (error) {
       if (!(error instanceof PlannerError && error.status === 404)) {
         throw error;
       }
-      const fallback = `${this._baseUrl}/generate`;
+      const fallback = this._transport.urlOf('generate');
       const notice = `POST ${primary} answered 404; trying ${fallback}`;
       tell.warning(primary, notice);
       yield { kind: 'warning', message: notice };
-      opened = await this._openGenerating(fallback, request, options);
+      opened = await this._openGenerating('generate', request, options);
     }
     const { exchange, response } = opened;
     let failure: PlannerError | undefined;
@@ -191,15 +203,17 @@ export class PlannerClient {
 
   /** Sends a /generating request and resolves once a successful answer starts. */
   private async _openGenerating(
-    url: string,
+    path: string,
     request: GeneratingRequestInput,
     options: IGeneratingOptions
   ): Promise<{ exchange: Exchange; response: Response }> {
     const tell = this._teller(options);
-    const exchange = this._exchange(url, options);
+    const exchange = this._exchange(path, options);
+    const url = exchange.url;
     try {
       const response = await this._send(
         exchange,
+        path,
         request,
         ACCEPT_STREAM,
         options
@@ -220,15 +234,17 @@ export class PlannerClient {
   }
 
   private async _planningOnce(
-    url: string,
+    path: string,
     request: PlanningRequestInput,
     options: IPlanningOptions
   ): Promise<PlanningResponse> {
     const tell = this._teller(options);
-    const exchange = this._exchange(url, options);
+    const exchange = this._exchange(path, options);
+    const url = exchange.url;
     try {
       const response = await this._send(
         exchange,
+        path,
         request,
         'application/json',
         options
@@ -278,10 +294,10 @@ export class PlannerClient {
     }
   }
 
-  private _exchange(url: string, options: IRequestOptions): Exchange {
+  private _exchange(path: string, options: IRequestOptions): Exchange {
     return new Exchange({
       method: 'POST',
-      url,
+      url: this._transport.urlOf(path),
       signal: options.signal,
       firstByteTimeoutMs: this._firstByteTimeoutMs,
       stallTimeoutMs: this._stallTimeoutMs
@@ -290,38 +306,24 @@ export class PlannerClient {
 
   private async _send(
     exchange: Exchange,
-    request: unknown,
+    path: string,
+    request: object,
     accept: string,
     options: IRequestOptions
   ): Promise<Response> {
     if (exchange.signal.aborted) {
       throw exchange.abortError();
     }
-    let body: string;
-    try {
-      body = JSON.stringify(request);
-    } catch (error) {
-      throw new PlannerError({
-        kind: 'invalid',
-        url: exchange.url,
-        message: `${exchange.request} not sent: the request cannot be serialized (${describeCause(error)})`,
-        cause: error
-      });
-    }
-    const headers: Record<string, string> = {
-      ...this._headers,
-      'Content-Type': 'application/json',
-      Accept: accept
-    };
-    if (this._token) {
-      headers.Authorization = `Bearer ${this._token}`;
-    }
-    this._teller(options).each(o => o.onRequest?.(exchange.url, request));
+    const body = this._notebookId
+      ? { ...request, notebook_id: this._notebookId }
+      : request;
+    this._teller(options).each(o => o.onRequest?.(exchange.url, body));
     return exchange.guard(
-      this._fetch(exchange.url, {
+      this._transport.send({
         method: 'POST',
-        headers,
+        path,
         body,
+        headers: { ...this._headers, Accept: accept },
         signal: exchange.signal
       })
     );
@@ -365,10 +367,9 @@ export class PlannerClient {
     };
   }
 
-  private readonly _baseUrl: string;
-  private readonly _token: string | undefined;
+  private readonly _transport: IPlannerTransport;
+  private readonly _notebookId: string | undefined;
   private readonly _headers: Record<string, string>;
-  private readonly _fetch: FetchLike;
   private readonly _firstByteTimeoutMs: number;
   private readonly _stallTimeoutMs: number;
   private readonly _retry: IRetryPolicy;

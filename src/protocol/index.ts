@@ -7,6 +7,7 @@ export * from './normalizeResponse';
 export * from './actionStream';
 export * from './errors';
 export * from './exchange';
+export * from './browserTransport';
 export * from './client';
 export * from './traceFormat';
 export * from './transport';

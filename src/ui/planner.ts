@@ -7,15 +7,13 @@ import {
   GeneratingEvent,
   GeneratingRequestInput,
   IPlannerObserver,
+  IPlannerTransport,
   PlannerClient,
   PlanningRequestInput,
   PlanningResponse
 } from '../protocol';
 import type { IRunSettings } from '../engine/settings';
 import type { IPlannerService } from '../engine/types';
-
-/** The header the reference planner keys its sessions by. */
-export const NOTEBOOK_ID_HEADER = 'X-Notebook-Id';
 
 export class SettingsPlannerService implements IPlannerService {
   constructor(private _options: SettingsPlannerService.IOptions) {}
@@ -46,9 +44,10 @@ export class SettingsPlannerService implements IPlannerService {
     const settings = this._options.settings();
     const notebookId = settings.notebookId || this._options.notebookId();
     const options = {
+      transport: settings.transport,
       baseUrl: settings.baseUrl,
       token: settings.token || null,
-      headers: notebookId ? { [NOTEBOOK_ID_HEADER]: notebookId } : {},
+      notebookId,
       firstByteTimeoutMs: settings.firstByteTimeout * 1000,
       stallTimeoutMs: settings.stallTimeout * 1000
     };
@@ -57,6 +56,7 @@ export class SettingsPlannerService implements IPlannerService {
       this._key = key;
       this._current = new PlannerClient({
         ...options,
+        transport: this._options.transport?.(settings),
         fetch: this._options.fetch,
         observer: [
           ...(this._options.observer ? [this._options.observer] : []),
@@ -80,7 +80,9 @@ export namespace SettingsPlannerService {
     notebookId: () => string;
     /** The run's trace. */
     observer?: IPlannerObserver;
-    /** Default: the browser's `fetch`. */
+    /** How requests leave for these settings (`createPlannerTransport`); default: straight to `baseUrl`. */
+    transport?: (settings: IRunSettings) => IPlannerTransport;
+    /** For the default transport; default: the browser's `fetch`. */
     fetch?: FetchLike;
   }
 }
