@@ -9,7 +9,7 @@
  */
 import { actionEvents, GeneratingEvent } from './actionStream';
 import { createBrowserTransport, FetchLike } from './browserTransport';
-import { describeCause, PlannerError } from './errors';
+import { describeCause, excerpt, PlannerError } from './errors';
 import {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
   DEFAULT_STALL_TIMEOUT_MS,
@@ -46,6 +46,19 @@ export interface IPlannerObserver {
   onEnd?(endpoint: string, error?: PlannerError): void;
   /** Something the user should know that does not stop the request: a retry, an ignored line. */
   onWarning?(endpoint: string, message: string): void;
+  /**
+   * A call waits for the planner's first byte since `since` (ms since the epoch, kept across retries),
+   * or no longer (`null`: bytes arrived, or the call ended). A view shows "Waiting for the planner… 1 min 12 s".
+   */
+  onWaiting?(endpoint: string, since: number | null): void;
+}
+
+/** What `checkConnection` found, with a message a user can act on. */
+export interface IConnectionCheck {
+  ok: boolean;
+  /** The HTTP status, when the planner (or the relay) answered. */
+  status?: number;
+  message: string;
 }
 
 /** One observer or several, each told everything. */
@@ -88,6 +101,41 @@ export type IGeneratingOptions = IRequestOptions;
 export type IPlanningOptions = IRequestOptions;
 
 const ACCEPT_STREAM = 'application/x-ndjson, application/json';
+const CONNECTION_CHECK_TIMEOUT_MS = 10_000;
+const FIX_CONNECTION =
+  'Start the planner, or set its URL in Settings > Notebook-BCC.';
+
+interface ITeller {
+  warning(endpoint: string, message: string): void;
+  each(call: (observer: IPlannerObserver) => void): void;
+}
+
+/** The "waiting since" of one call: shown when a request leaves, hidden at the first byte or the end. */
+class WaitReport {
+  constructor(
+    private readonly _tell: ITeller,
+    private readonly _url: string
+  ) {}
+
+  start(): void {
+    this._since ??= Date.now();
+    if (!this._shown) {
+      this._shown = true;
+      const since = this._since;
+      this._tell.each(o => o.onWaiting?.(this._url, since));
+    }
+  }
+
+  stop(): void {
+    if (this._shown) {
+      this._shown = false;
+      this._tell.each(o => o.onWaiting?.(this._url, null));
+    }
+  }
+
+  private _since: number | undefined;
+  private _shown = false;
+}
 
 function observersOf(observers?: PlannerObservers): IPlannerObserver[] {
   if (!observers) {
@@ -134,7 +182,7 @@ export class PlannerClient {
 
   /**
    * Asks whether the current step's target is achieved (and gets context updates). Retried with
-   * exponential backoff on network errors, 5xx and 429 (honouring `Retry-After`).
+   * exponential backoff on network errors, timeouts, 5xx and 429 (honouring `Retry-After`).
    */
   async planning(
     request: PlanningRequestInput,
@@ -142,16 +190,21 @@ export class PlannerClient {
   ): Promise<PlanningResponse> {
     const url = this._transport.urlOf('planning');
     const tell = this._teller(options);
-    return withRetries(
-      () => this._planningOnce('planning', request, options),
-      this._retry,
-      {
-        request: `POST ${url}`,
-        url,
-        signal: options.signal,
-        onRetry: message => tell.warning(url, message)
-      }
-    );
+    const wait = new WaitReport(tell, url);
+    try {
+      return await withRetries(
+        () => this._planningOnce('planning', request, options, wait),
+        this._retry,
+        {
+          request: `POST ${url}`,
+          url,
+          signal: options.signal,
+          onRetry: message => tell.warning(url, message)
+        }
+      );
+    } finally {
+      wait.stop();
+    }
   }
 
   /**
@@ -164,18 +217,25 @@ export class PlannerClient {
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     const tell = this._teller(options);
     const primary = this._transport.urlOf('generating');
+    const wait = new WaitReport(tell, primary);
     let opened: { exchange: Exchange; response: Response };
     try {
-      opened = await this._openGenerating('generating', request, options);
+      opened = await this._openGenerating('generating', request, options, wait);
     } catch (error) {
       if (!(error instanceof PlannerError && error.status === 404)) {
+        wait.stop();
         throw error;
       }
       const fallback = this._transport.urlOf('generate');
       const notice = `POST ${primary} answered 404; trying ${fallback}`;
       tell.warning(primary, notice);
       yield { kind: 'warning', message: notice };
-      opened = await this._openGenerating('generate', request, options);
+      try {
+        opened = await this._openGenerating('generate', request, options, wait);
+      } catch (error) {
+        wait.stop();
+        throw error;
+      }
     }
     const { exchange, response } = opened;
     let failure: PlannerError | undefined;
@@ -196,7 +256,66 @@ export class PlannerClient {
       throw failure;
     } finally {
       // Also reached when the consumer stops early.
+      wait.stop();
       tell.each(o => o.onEnd?.(exchange.url, failure));
+      exchange.dispose();
+    }
+  }
+
+  /**
+   * Probes the planner's root (`GET /`) through the transport, for the Run dialog and "Test connection".
+   * Any answer but a refusal or a server error means the planner is there.
+   */
+  async checkConnection(
+    options: { signal?: AbortSignal; timeoutMs?: number } = {}
+  ): Promise<IConnectionCheck> {
+    const where = `The planner (${this._transport.label})`;
+    const exchange = new Exchange({
+      method: 'GET',
+      url: this._transport.urlOf(''),
+      signal: options.signal,
+      firstByteTimeoutMs: options.timeoutMs ?? CONNECTION_CHECK_TIMEOUT_MS,
+      stallTimeoutMs: options.timeoutMs ?? CONNECTION_CHECK_TIMEOUT_MS
+    });
+    try {
+      const response = await exchange.guard(
+        this._transport.send({
+          method: 'GET',
+          path: '',
+          headers: { ...this._headers, Accept: 'application/json' },
+          signal: exchange.signal
+        })
+      );
+      const status = response.status;
+      const body = excerpt(await exchange.text(response).catch(() => ''));
+      const detail = `HTTP ${status}${body ? `: ${body}` : ''}`;
+      if (status === 401 || status === 403) {
+        return {
+          ok: false,
+          status,
+          message: `${where} refused the request (${detail}). Check the token in Settings > Notebook-BCC.`
+        };
+      }
+      if (status >= 500) {
+        return {
+          ok: false,
+          status,
+          message: `${where} answered with an error (${detail}). ${FIX_CONNECTION}`
+        };
+      }
+      return {
+        ok: true,
+        status,
+        message: `${where} answers (HTTP ${status}).`
+      };
+    } catch (error) {
+      const failure = exchange.mapError(error);
+      return {
+        ok: false,
+        status: failure.status,
+        message: `${where} cannot be reached: ${failure.message}. ${FIX_CONNECTION}`
+      };
+    } finally {
       exchange.dispose();
     }
   }
@@ -205,10 +324,11 @@ export class PlannerClient {
   private async _openGenerating(
     path: string,
     request: GeneratingRequestInput,
-    options: IGeneratingOptions
+    options: IGeneratingOptions,
+    wait: WaitReport
   ): Promise<{ exchange: Exchange; response: Response }> {
     const tell = this._teller(options);
-    const exchange = this._exchange(path, options);
+    const exchange = this._exchange(path, options, wait);
     const url = exchange.url;
     try {
       const response = await this._send(
@@ -236,10 +356,11 @@ export class PlannerClient {
   private async _planningOnce(
     path: string,
     request: PlanningRequestInput,
-    options: IPlanningOptions
+    options: IPlanningOptions,
+    wait: WaitReport
   ): Promise<PlanningResponse> {
     const tell = this._teller(options);
-    const exchange = this._exchange(path, options);
+    const exchange = this._exchange(path, options, wait);
     const url = exchange.url;
     try {
       const response = await this._send(
@@ -294,13 +415,19 @@ export class PlannerClient {
     }
   }
 
-  private _exchange(path: string, options: IRequestOptions): Exchange {
+  private _exchange(
+    path: string,
+    options: IRequestOptions,
+    wait: WaitReport
+  ): Exchange {
+    wait.start();
     return new Exchange({
       method: 'POST',
       url: this._transport.urlOf(path),
       signal: options.signal,
       firstByteTimeoutMs: this._firstByteTimeoutMs,
-      stallTimeoutMs: this._stallTimeoutMs
+      stallTimeoutMs: this._stallTimeoutMs,
+      onFirstByte: () => wait.stop()
     });
   }
 

@@ -4,10 +4,10 @@
  */
 import { abortError, excerpt, networkError, PlannerError } from './errors';
 
-/** Default time from sending a request to the first byte of its answer (`firstByteTimeout`). */
-export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
-/** Default time a streamed answer may stay silent between two chunks (`stallTimeout`). */
-export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+/** Default time from sending a request to the first byte of its answer: an LLM planner thinks for minutes. */
+export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 300_000;
+/** Default time a streamed answer may stay silent between two chunks (a long cell is generated at once). */
+export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
 
 export type SleepLike = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -252,9 +252,9 @@ export interface IRetryPolicy {
   sleep: SleepLike;
 }
 
-/** Failures worth another attempt: no answer, a server error, or "too many requests". */
+/** Failures worth another attempt: no answer (or none in time), a server error, "too many requests". */
 export function isRetryable(error: PlannerError): boolean {
-  if (error.kind === 'network') {
+  if (error.kind === 'network' || error.kind === 'timeout') {
     return true;
   }
   return (
