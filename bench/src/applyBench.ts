@@ -20,7 +20,7 @@ import {
   ReplayTraceBuilder,
   startAnswer,
   workflow
-} from './replayTrace';
+} from '../../src/protocol/testing/replayTrace';
 import { quantile, round } from './stats';
 
 export interface IApplyOptions {
@@ -106,7 +106,7 @@ function applyTrace(cells: ICellSpec[], rounds: number, file: string): string {
       )
       .planning(achievedAnswer());
   }
-  return trace.write(file);
+  return trace.write(file, writeFileSync);
 }
 
 /** Installs a MutationObserver that records when each new cell node enters the notebook's viewport. */

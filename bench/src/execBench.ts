@@ -5,6 +5,7 @@
  */
 import type { CodeCell } from '@jupyterlab/cells';
 import type { Page } from '@playwright/test';
+import { writeFileSync } from 'fs';
 import * as path from 'path';
 import type { IActionApplied, IWorkflowRunner } from '../../src/engine/types';
 import type { IBenchWindow } from './page';
@@ -21,7 +22,7 @@ import {
   ReplayTraceBuilder,
   startAnswer,
   workflow
-} from './replayTrace';
+} from '../../src/protocol/testing/replayTrace';
 import { round } from './stats';
 
 export interface IExecOptions {
@@ -86,7 +87,7 @@ function execTrace(execs: number, rounds: number, file: string): string {
       ])
       .planning(achievedAnswer());
   }
-  return trace.write(file);
+  return trace.write(file, writeFileSync);
 }
 
 async function measureExtension(

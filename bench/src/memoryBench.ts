@@ -4,6 +4,7 @@
  * behavior runs the same cell again, so the notebook does not grow: what grows is the run's own state.
  */
 import type { CDPSession, Page } from '@playwright/test';
+import { writeFileSync } from 'fs';
 import * as path from 'path';
 import type { IRunSnapshot, IWorkflowRunner } from '../../src/engine/types';
 import type { IBenchWindow } from './page';
@@ -15,7 +16,7 @@ import {
   ReplayTraceBuilder,
   startAnswer,
   workflow
-} from './replayTrace';
+} from '../../src/protocol/testing/replayTrace';
 import { round } from './stats';
 
 export interface IMemoryOptions {
@@ -78,7 +79,7 @@ function memoryTrace(behaviors: number, file: string): string {
       .planning(continueAnswer())
       .actions([{ action: 'exec', codecell_id: 'tick', need_output: true }]);
   }
-  return trace.planning(achievedAnswer()).write(file);
+  return trace.planning(achievedAnswer()).write(file, writeFileSync);
 }
 
 async function usedHeap(cdp: CDPSession): Promise<number> {

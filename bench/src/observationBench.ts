@@ -5,6 +5,7 @@
  * not something a browser tab can be asked to hold). Every behavior runs a cell that prints 1 MB of
  * text that does not repeat; every request body the client sends is measured.
  */
+import { writeFileSync } from 'fs';
 import * as path from 'path';
 import {
   DEFAULT_SETTINGS,
@@ -22,7 +23,7 @@ import {
   ReplayTraceBuilder,
   startAnswer,
   workflow
-} from './replayTrace';
+} from '../../src/protocol/testing/replayTrace';
 import { median, round } from './stats';
 
 export interface IObservationOptions {
@@ -176,7 +177,7 @@ function observationTrace(
       .planning(continueAnswer(extra))
       .actions([{ action: 'exec', codecell_id: 'out', need_output: true }]);
   }
-  return trace.planning(achievedAnswer()).write(file);
+  return trace.planning(achievedAnswer()).write(file, writeFileSync);
 }
 
 async function measureRun(
@@ -243,8 +244,7 @@ async function measureRun(
       driver,
       client: new PlannerClient({
         baseUrl: planner.url,
-        observer,
-        logger: { warn: () => undefined }
+        observer: [observer, { onWarning: () => undefined }]
       }),
       settings: () => settings,
       trace: new RunTrace()

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-import type { TraceRecord } from '../../src/engine/traceFormat';
+import type { TraceRecord } from '../../src/protocol/traceFormat';
 import { errorAnswer, IAnswer, jsonAnswer, ndjsonAnswer } from './answer';
 
 const TraceRecordSchema: z.ZodType<TraceRecord> = z.discriminatedUnion('kind', [

@@ -10,5 +10,4 @@ export * from './registry';
 export * from './runner';
 export * from './settings';
 export * from './trace';
-export * from './traceFormat';
 export * from './types';

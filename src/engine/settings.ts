@@ -1,7 +1,15 @@
 /**
- * Run settings (spec README item 12). The plugin maps JupyterLab settings onto this; the engine reads
- * only this object, so a changed setting applies to the next request without a reload.
+ * Run settings (docs/protocol.md#settings). The plugin maps JupyterLab settings onto this; the engine
+ * reads only this object, so a changed setting applies to the next request without a reload.
+ *
+ * `schema/plugin.json` is the source of every default and minimum; `DEFAULT_SETTINGS` and
+ * `SETTING_MINIMA` repeat them for code that runs without the schema, and a test holds them equal.
  */
+import {
+  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+  DEFAULT_STALL_TIMEOUT_MS
+} from '../protocol';
+
 export interface IRunSettings {
   /** Planner base URL, e.g. `http://localhost:28600`. */
   baseUrl: string;
@@ -9,6 +17,8 @@ export interface IRunSettings {
   token: string;
   /** Optional notebook id sent to the planner; empty = the notebook's path. */
   notebookId: string;
+  /** `server`: through the Jupyter server's relay (default); `browser`: straight to the planner. */
+  transport: 'server' | 'browser';
   /** 0 = unlimited. Counted in behaviors. */
   maxExecutionSteps: number;
   /** Confirm before each behavior's code runs. */
@@ -37,6 +47,7 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   baseUrl: 'http://localhost:28600',
   token: '',
   notebookId: '',
+  transport: 'server',
   maxExecutionSteps: 0,
   interactive: false,
   startMode: 'reflection',
@@ -46,6 +57,77 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   effectTruncation: 16000,
   autoAcceptWorkflowUpdates: false,
   followNewCells: true,
-  firstByteTimeout: 60,
-  stallTimeout: 60
+  firstByteTimeout: DEFAULT_FIRST_BYTE_TIMEOUT_MS / 1000,
+  stallTimeout: DEFAULT_STALL_TIMEOUT_MS / 1000
 };
+
+type NumericSetting = {
+  [K in keyof IRunSettings]: IRunSettings[K] extends number ? K : never;
+}[keyof IRunSettings];
+
+/** The smallest accepted value of each number setting; a smaller one keeps the default. */
+export const SETTING_MINIMA: Record<NumericSetting, number> = {
+  maxExecutionSteps: 0,
+  executionTimeout: 0,
+  maxContextLength: 1000,
+  maxHistoryItems: 1,
+  effectTruncation: 200,
+  firstByteTimeout: 1,
+  stallTimeout: 1
+};
+
+function text(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
+}
+
+function flag(value: unknown, fallback: boolean): boolean {
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+function oneOf<T extends string>(
+  value: unknown,
+  allowed: readonly T[],
+  fallback: T
+): T {
+  return allowed.find(item => item === value) ?? fallback;
+}
+
+/** Composite settings (schema/plugin.json) -> engine settings; anything invalid keeps its default. */
+export function toRunSettings(
+  composite: Readonly<Record<string, unknown>>
+): IRunSettings {
+  const d = DEFAULT_SETTINGS;
+  const count = (key: NumericSetting): number => {
+    const value = composite[key];
+    return typeof value === 'number' &&
+      Number.isFinite(value) &&
+      value >= SETTING_MINIMA[key]
+      ? value
+      : d[key];
+  };
+  const baseUrl = text(composite.baseUrl, d.baseUrl).trim().replace(/\/+$/, '');
+  return {
+    baseUrl: baseUrl || d.baseUrl,
+    token: text(composite.token, d.token).trim(),
+    notebookId: text(composite.notebookId, d.notebookId).trim(),
+    transport: oneOf(composite.transport, ['server', 'browser'], d.transport),
+    maxExecutionSteps: Math.floor(count('maxExecutionSteps')),
+    interactive: flag(composite.interactive, d.interactive),
+    startMode: oneOf(
+      composite.startMode,
+      ['reflection', 'generation'],
+      d.startMode
+    ),
+    executionTimeout: count('executionTimeout'),
+    maxContextLength: count('maxContextLength'),
+    maxHistoryItems: count('maxHistoryItems'),
+    effectTruncation: count('effectTruncation'),
+    autoAcceptWorkflowUpdates: flag(
+      composite.autoAcceptWorkflowUpdates,
+      d.autoAcceptWorkflowUpdates
+    ),
+    followNewCells: flag(composite.followNewCells, d.followNewCells),
+    firstByteTimeout: count('firstByteTimeout'),
+    stallTimeout: count('stallTimeout')
+  };
+}

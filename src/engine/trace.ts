@@ -1,13 +1,13 @@
 /**
  * The run trace: every request and its answer (a stream as its lines) with timings, as JSONL records
- * (`traceFormat.ts`) that the reference planner's `--replay` reads.
+ * (`protocol/traceFormat.ts`) that the reference planner's `--replay` reads.
  *
  * A `RunTrace` is an `IPlannerObserver`: give the same instance to the `PlannerClient` (`observer`) and to
  * the `WorkflowRunner` (`trace`), so that the raw lines, statuses and the `/generate` fallback are recorded
  * exactly as they went over the wire.
  */
 import type { IPlannerObserver, PlannerError } from '../protocol';
-import type { TraceRecord } from './traceFormat';
+import type { TraceRecord } from '../protocol/traceFormat';
 
 /**
  * About 8 MB of UTF-16 text. Past it the oldest requests are dropped whole (request, answer, lines and

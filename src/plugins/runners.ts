@@ -23,6 +23,7 @@ import {
 } from '../tokens';
 import { RunHooks } from '../ui/hooks';
 import { RunModelRegistry } from '../ui/model';
+import { createPlannerTransport } from '../lab/relayTransport';
 import { SettingsPlannerService } from '../ui/planner';
 import { RunnerRegistry } from '../ui/runners';
 import { RunSettingsModel } from '../ui/settings';
@@ -93,7 +94,11 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         client: new SettingsPlannerService({
           settings: () => settings.current,
           notebookId: () => panel.context.path,
-          observer: trace
+          observer: trace,
+          transport: current =>
+            createPlannerTransport(current, {
+              serverSettings: app.serviceManager.serverSettings
+            })
         }),
         settings: () => settings.current,
         registry: actions,

@@ -508,16 +508,16 @@ export type PlanningResponse = z.infer<typeof PlanningResponseSchema>;
 // Generating response
 // ---------------------------------------------------------------------------------------------
 
-/** One NDJSON line of a streamed /generating answer: `{"action": {...}}`. */
-export const GeneratingLineSchema = z
-  .looseObject({ action: z.unknown() })
-  .refine(line => line.action !== undefined, {
-    message: 'missing "action"',
-    path: ['action']
-  });
+/**
+ * One NDJSON line of a streamed /generating answer: `{"action": {...}}`. The action stream reads lines
+ * with this schema (and bare actions, which it also accepts); see `actionStream.ts`.
+ */
+export const GeneratingLineSchema = z.looseObject({
+  action: z.record(z.string(), z.unknown())
+});
 export type GeneratingLine = z.infer<typeof GeneratingLineSchema>;
 
-/** A non-streamed /generating answer: `{"actions": [...]}`. */
+/** A non-streamed /generating answer (or one line holding several actions): `{"actions": [...]}`. */
 export const GeneratingBatchSchema = z.looseObject({
   actions: z.array(z.unknown())
 });

@@ -3,6 +3,7 @@
  * (`planning`, `v1/actions`, `v2/health`); a transport decides where that goes: straight to the planner
  * (`browser`) or through the Jupyter server's relay (`server`), which adds the admin's token itself.
  */
+import { describeCause, PlannerError } from './errors';
 
 /** One HTTP request to the planner. */
 export interface IPlannerRequest {
@@ -26,4 +27,50 @@ export interface IPlannerTransport {
    * Rejects only when no answer came (network failure, abort); any HTTP status resolves.
    */
   send(request: IPlannerRequest): Promise<Response>;
+}
+
+/**
+ * A header value any `fetch` accepts: visible ASCII stays, everything else (spaces, `%`, non-ASCII such
+ * as `数据分析 📈.ipynb`) is percent-encoded as UTF-8, so `decodeURIComponent` (Python: `unquote`) gives
+ * the value back.
+ */
+export function asciiHeaderValue(value: string): string {
+  const encoder = new TextEncoder();
+  return value.replace(/[^\x21-\x24\x26-\x7E]+/gu, run =>
+    Array.from(
+      encoder.encode(run),
+      byte => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+    ).join('')
+  );
+}
+
+/** Every value made ASCII-safe (`asciiHeaderValue`). */
+export function asciiHeaders(
+  headers: Record<string, string> = {}
+): Record<string, string> {
+  const safe: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    safe[name] = asciiHeaderValue(value);
+  }
+  return safe;
+}
+
+/** The request's body as JSON text; a body that cannot be serialized is never sent. */
+export function jsonBody(
+  request: IPlannerRequest,
+  url: string
+): string | undefined {
+  if (request.body === undefined) {
+    return undefined;
+  }
+  try {
+    return JSON.stringify(request.body);
+  } catch (error) {
+    throw new PlannerError({
+      kind: 'invalid',
+      url,
+      message: `${request.method} ${url} not sent: the request cannot be serialized (${describeCause(error)})`,
+      cause: error
+    });
+  }
 }

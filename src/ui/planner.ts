@@ -7,6 +7,7 @@ import {
   GeneratingEvent,
   GeneratingRequestInput,
   IPlannerObserver,
+  IPlannerTransport,
   PlannerClient,
   PlanningRequestInput,
   PlanningResponse
@@ -14,16 +15,10 @@ import {
 import type { IRunSettings } from '../engine/settings';
 import type { IPlannerService } from '../engine/types';
 
-/** The header the reference planner keys its sessions by. */
-export const NOTEBOOK_ID_HEADER = 'X-Notebook-Id';
-
 export class SettingsPlannerService implements IPlannerService {
   constructor(private _options: SettingsPlannerService.IOptions) {}
 
-  /**
-   * What the client only logs during this request (e.g. "retrying in 3 s" after a 429) reaches the run's
-   * warnings too, so the user sees why nothing happens for a while.
-   */
+  /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
   async planning(
     request: PlanningRequestInput,
     options: {
@@ -31,27 +26,11 @@ export class SettingsPlannerService implements IPlannerService {
       onWarning?: (message: string) => void;
     } = {}
   ): Promise<PlanningResponse> {
-    const onWarning = options.onWarning;
-    let logged: string | null = null;
-    this._forward = message => {
-      logged = message;
-      onWarning?.(message);
-    };
-    try {
-      return await this._client().planning(request, {
-        ...options,
-        // A warning both logged and reported would be shown twice.
-        onWarning: message => {
-          if (message === logged) {
-            logged = null;
-          } else {
-            onWarning?.(message);
-          }
-        }
-      });
-    } finally {
-      this._forward = null;
-    }
+    const { signal, onWarning } = options;
+    return this._client().planning(request, {
+      signal,
+      observer: { onWarning: (_endpoint, message) => onWarning?.(message) }
+    });
   }
 
   generating(
@@ -65,9 +44,10 @@ export class SettingsPlannerService implements IPlannerService {
     const settings = this._options.settings();
     const notebookId = settings.notebookId || this._options.notebookId();
     const options = {
+      transport: settings.transport,
       baseUrl: settings.baseUrl,
       token: settings.token || null,
-      headers: notebookId ? { [NOTEBOOK_ID_HEADER]: notebookId } : {},
+      notebookId,
       firstByteTimeoutMs: settings.firstByteTimeout * 1000,
       stallTimeoutMs: settings.stallTimeout * 1000
     };
@@ -76,21 +56,20 @@ export class SettingsPlannerService implements IPlannerService {
       this._key = key;
       this._current = new PlannerClient({
         ...options,
+        transport: this._options.transport?.(settings),
         fetch: this._options.fetch,
-        observer: this._options.observer,
-        logger: {
-          warn: message => {
-            console.warn(`Notebook-BCC: ${message}`);
-            this._forward?.(message);
+        observer: [
+          ...(this._options.observer ? [this._options.observer] : []),
+          {
+            onWarning: (_, message) => console.warn(`Notebook-BCC: ${message}`)
           }
-        }
+        ]
       });
     }
     return this._current;
   }
 
   private _current: PlannerClient | null = null;
-  private _forward: ((message: string) => void) | null = null;
   private _key = '';
 }
 
@@ -101,7 +80,9 @@ export namespace SettingsPlannerService {
     notebookId: () => string;
     /** The run's trace. */
     observer?: IPlannerObserver;
-    /** Default: the browser's `fetch`. */
+    /** How requests leave for these settings (`createPlannerTransport`); default: straight to `baseUrl`. */
+    transport?: (settings: IRunSettings) => IPlannerTransport;
+    /** For the default transport; default: the browser's `fetch`. */
     fetch?: FetchLike;
   }
 }

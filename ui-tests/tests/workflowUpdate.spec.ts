@@ -14,7 +14,7 @@ import {
   ReplayTraceBuilder,
   startAnswer,
   workflow
-} from '../../bench/src/replayTrace';
+} from '../../src/protocol/testing/replayTrace';
 import {
   cells,
   configure,
@@ -54,7 +54,7 @@ function updateTrace(): string {
       { action: 'end_phase' }
     ]);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcc-update-'));
-  return trace.write(path.join(dir, 'update.trace.jsonl'));
+  return trace.write(path.join(dir, 'update.trace.jsonl'), fs.writeFileSync);
 }
 
 function updateDialog(page: Page) {

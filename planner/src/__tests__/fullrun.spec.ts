@@ -140,8 +140,7 @@ async function runWorkflow(
   const client = new PlannerClient({
     baseUrl: server.url,
     headers: { 'X-Notebook-Id': notebookId },
-    observer: trace,
-    logger: { warn: () => undefined }
+    observer: [trace, { onWarning: () => undefined }]
   });
   let confirmations = 0;
   const settings: IRunSettings = { ...DEFAULT_SETTINGS, baseUrl: server.url };

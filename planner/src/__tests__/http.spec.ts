@@ -439,7 +439,7 @@ describe('planner HTTP service', () => {
       });
       const client = new PlannerClient({
         baseUrl: server.url,
-        logger: { warn: () => undefined }
+        observer: { onWarning: () => undefined }
       });
       const texts: string[] = [];
       const types: string[] = [];

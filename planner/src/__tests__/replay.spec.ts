@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 
-import type { TraceRecord } from '../../../src/engine/traceFormat';
+import type { TraceRecord } from '../../../src/protocol/traceFormat';
 import { parseCli, UsageError } from '../cli';
 import { endpointOf, parseTrace, ReplayScript } from '../replay';
 import { IRunningPlannerServer, startPlannerServer } from '../server';

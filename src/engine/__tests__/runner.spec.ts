@@ -11,7 +11,7 @@ import type {
 import { isSavedRunState, ISavedRunState, WorkflowRunner } from '../runner';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { endpointOf, RunTrace } from '../trace';
-import type { TraceRecord } from '../traceFormat';
+import type { TraceRecord } from '../../protocol/traceFormat';
 import {
   ActionStream,
   FakeNotebookDriver,
@@ -1240,8 +1240,7 @@ describe('WorkflowRunner persistence and trace', () => {
     const client = new PlannerClient({
       baseUrl: 'http://planner.local:28600',
       fetch,
-      observer: trace,
-      logger: { warn: () => undefined }
+      observer: [trace, { onWarning: () => undefined }]
     });
     const driver = new FakeNotebookDriver();
     const runner = new WorkflowRunner({

@@ -1,6 +1,6 @@
 import { PlannerError } from '../../protocol';
 import { endpointOf, RunTrace } from '../trace';
-import type { TraceRecord } from '../traceFormat';
+import type { TraceRecord } from '../../protocol/traceFormat';
 
 describe('RunTrace', () => {
   it('records exchanges from the client observer as JSONL with timings', () => {

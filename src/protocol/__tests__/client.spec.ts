@@ -86,8 +86,11 @@ function makeClient(
     sleep: async ms => {
       sleeps.push(ms);
     },
-    logger: { warn: message => warnings.push(message) },
-    ...options
+    ...options,
+    observer: [
+      ...(options.observer ? [options.observer].flat() : []),
+      { onWarning: (_endpoint, message) => warnings.push(message) }
+    ]
   });
   return { client, warnings, sleeps };
 }
@@ -557,12 +560,12 @@ describe('PlannerClient.planning', () => {
     });
   });
 
-  it('passes normalisation warnings to onWarning and the logger', async () => {
+  it("passes normalisation warnings to the call's and the client's observers", async () => {
     const { fetch } = fakeFetch(() => jsonResponse({ context_update: {} }));
     const { client, warnings } = makeClient(fetch);
     const seen: string[] = [];
     const response = await client.planning(REQUEST, {
-      onWarning: message => seen.push(message)
+      observer: { onWarning: (_endpoint, message) => seen.push(message) }
     });
     expect(response.targetAchieved).toBe(false);
     const expected = [
@@ -710,10 +713,58 @@ describe('PlannerClient.planning', () => {
           );
         })
     );
-    const { client, sleeps } = makeClient(fetch, { firstByteTimeoutMs: 20 });
+    const { client, sleeps } = makeClient(fetch, {
+      firstByteTimeoutMs: 20,
+      planningRetries: 0
+    });
     const error = await failureOf(client.planning(REQUEST));
     expect(error.kind).toBe('timeout');
     expect(sleeps).toEqual([]);
+  });
+
+  it('retries a planning answer that timed out, and the step gets its plan', async () => {
+    const { fetch, calls } = fakeFetch((_url, index, init) =>
+      index === 0
+        ? new Promise<Response>((_resolve, reject) => {
+            init.signal?.addEventListener('abort', () =>
+              reject(new Error('aborted'))
+            );
+          })
+        : jsonResponse({ targetAchieved: true })
+    );
+    const { client, sleeps, warnings } = makeClient(fetch, {
+      firstByteTimeoutMs: 20
+    });
+    expect((await client.planning(REQUEST)).targetAchieved).toBe(true);
+    expect(calls).toHaveLength(2);
+    expect(sleeps).toEqual([10]);
+    expect(warnings[0]).toBe(
+      `POST ${BASE}/planning timed out: no data from the planner for 0.02 s after the request was sent; retrying in 0.01 s (retry 1 of 3)`
+    );
+  });
+
+  it('reports waiting since the first attempt until the answer comes', async () => {
+    const waits: [string, number | null][] = [];
+    const { fetch } = fakeFetch((_url, index) =>
+      index === 0
+        ? new Response('busy', { status: 503 })
+        : jsonResponse({ targetAchieved: true })
+    );
+    const { client } = makeClient(fetch, {
+      observer: { onWaiting: (url, since) => waits.push([url, since]) }
+    });
+    const before = Date.now();
+    await client.planning(REQUEST);
+    const url = `${BASE}/planning`;
+    expect(waits.map(([u, since]) => [u, since === null])).toEqual([
+      [url, false],
+      [url, true],
+      [url, false],
+      [url, true]
+    ]);
+    const since = waits[0][1] ?? 0;
+    expect(since).toBeGreaterThanOrEqual(before);
+    expect(waits[2][1]).toBe(since);
   });
 
   it('tells the observer about every attempt', async () => {
@@ -766,5 +817,102 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Wed, 21 Oct 2015 07:27:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});
+
+describe('PlannerClient.generating waiting', () => {
+  it('reports waiting until the first line arrives, not just the headers', async () => {
+    const body = controlledBody();
+    const waits: (number | null)[] = [];
+    const { fetch } = fakeFetch(() => new Response(body.stream));
+    const { client } = makeClient(fetch, {
+      observer: { onWaiting: (_url, since) => waits.push(since) }
+    });
+    const events = client.generating(REQUEST);
+    const first = events.next();
+    await new Promise(resolve => setTimeout(resolve, 10));
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toEqual(expect.any(Number));
+    body.push(line({ action: 'finish_thinking' }));
+    await first;
+    expect(waits).toEqual([waits[0], null]);
+    body.close();
+    await collect(events);
+    expect(waits).toHaveLength(2);
+  });
+});
+
+describe('PlannerClient.checkConnection', () => {
+  it('says the planner answers', async () => {
+    const { fetch, calls } = fakeFetch(() => jsonResponse({ ok: true }));
+    const { client } = makeClient(fetch);
+    expect(await client.checkConnection()).toEqual({
+      ok: true,
+      status: 200,
+      message: `The planner (${BASE}) answers (HTTP 200).`
+    });
+    expect(calls[0].url).toBe(`${BASE}/`);
+    expect(calls[0].init.method).toBe('GET');
+  });
+
+  it('counts a 404 at the root as reachable', async () => {
+    const { fetch } = fakeFetch(() => new Response('', { status: 404 }));
+    const { client } = makeClient(fetch);
+    expect(await client.checkConnection()).toMatchObject({
+      ok: true,
+      status: 404
+    });
+  });
+
+  it('tells how to fix an unreachable planner', async () => {
+    const { fetch } = fakeFetch(() => {
+      throw new TypeError('fetch failed', {
+        cause: new Error('connect ECONNREFUSED 127.0.0.1:28600')
+      });
+    });
+    const { client } = makeClient(fetch);
+    const check = await client.checkConnection();
+    expect(check.ok).toBe(false);
+    expect(check.status).toBeUndefined();
+    expect(check.message).toBe(
+      `The planner (${BASE}) cannot be reached: GET ${BASE}/ failed: fetch failed (connect ECONNREFUSED 127.0.0.1:28600). Start the planner, or set its URL in Settings > Notebook-BCC.`
+    );
+  });
+
+  it('times out a planner that never answers', async () => {
+    const { fetch } = fakeFetch(
+      (_url, _index, init) =>
+        new Promise<Response>((_resolve, reject) => {
+          init.signal?.addEventListener('abort', () =>
+            reject(new Error('aborted'))
+          );
+        })
+    );
+    const { client } = makeClient(fetch);
+    const check = await client.checkConnection({ timeoutMs: 20 });
+    expect(check.ok).toBe(false);
+    expect(check.message).toContain('timed out');
+    expect(check.message).toContain('Start the planner');
+  });
+
+  it('names the token when the planner refuses', async () => {
+    const { fetch } = fakeFetch(
+      () => new Response('missing or wrong bearer token', { status: 401 })
+    );
+    const { client } = makeClient(fetch);
+    expect(await client.checkConnection()).toEqual({
+      ok: false,
+      status: 401,
+      message: `The planner (${BASE}) refused the request (HTTP 401: missing or wrong bearer token). Check the token in Settings > Notebook-BCC.`
+    });
+  });
+
+  it('reports a server error at the root as not ready', async () => {
+    const { fetch } = fakeFetch(() => new Response('boom', { status: 500 }));
+    const { client } = makeClient(fetch);
+    expect(await client.checkConnection()).toMatchObject({
+      ok: false,
+      status: 500
+    });
   });
 });

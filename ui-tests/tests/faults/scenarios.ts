@@ -14,7 +14,7 @@ import {
   ReplayTraceBuilder,
   startAnswer,
   workflow
-} from '../../../bench/src/replayTrace';
+} from '../../../src/protocol/testing/replayTrace';
 
 type Action = Record<string, unknown>;
 
@@ -46,7 +46,7 @@ export function twoStepTrace(run: ITwoStepRun): string {
       run.secondStream
     );
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcc-faults-'));
-  return trace.write(path.join(dir, 'scenario.trace.jsonl'));
+  return trace.write(path.join(dir, 'scenario.trace.jsonl'), fs.writeFileSync);
 }
 
 export const MULTIBYTE = 'Données chargées — ✓ 数据已加载 🚀';

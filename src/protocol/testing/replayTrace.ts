@@ -1,10 +1,9 @@
 /**
- * Writes run traces (the engine's JSONL `TraceRecord`s) for the reference planner's `--replay`: a
+ * Builds run traces (the engine's JSONL `TraceRecord`s) for the reference planner's `--replay`: a
  * scripted sequence of /planning answers and /generating streams, with the gaps between streamed
  * lines chosen by the script. The planner answers the requests in this order, whatever they contain.
  */
-import { writeFileSync } from 'fs';
-import type { TraceRecord } from '../../src/engine/traceFormat';
+import type { TraceRecord } from '../traceFormat';
 
 /** One streamed line: an action (sent as `{"action": ...}`) or a raw line sent as it is. */
 export type StreamLine = { action: Record<string, unknown> } | { raw: string };
@@ -75,8 +74,9 @@ export class ReplayTraceBuilder {
     return this._records.map(r => JSON.stringify(r) + '\n').join('');
   }
 
-  write(file: string): string {
-    writeFileSync(file, this.toJSONL());
+  /** Writes the trace with `writeFile` (Node's `fs.writeFileSync`: this module also builds for browsers). */
+  write(file: string, writeFile: (file: string, text: string) => void): string {
+    writeFile(file, this.toJSONL());
     return file;
   }
 

@@ -1,4 +1,9 @@
-import { NdjsonLineSplitter } from '..';
+import {
+  actionEvents,
+  actionsInMessage,
+  GeneratingEvent,
+  NdjsonLineSplitter
+} from '..';
 
 const LINES = [
   '{"action": {"action": "new_chapter", "content": "数据分析 📊"}}',
@@ -71,5 +76,66 @@ describe('NdjsonLineSplitter', () => {
     const bom = Uint8Array.of(0xef, 0xbb, 0xbf);
     const body = new TextEncoder().encode('{"a":1}\n');
     expect(splitAll([bom, body])).toEqual(['{"a":1}']);
+  });
+});
+
+describe('actionsInMessage', () => {
+  it('reads the documented line, bare actions and batches', () => {
+    const add = { action: 'add', content: 'a' };
+    expect(actionsInMessage({ action: add })).toEqual({ actions: [add] });
+    expect(actionsInMessage(add)).toEqual({ actions: [add] });
+    expect(actionsInMessage({ type: 'add', content: 'a' })).toEqual({
+      actions: [{ type: 'add', content: 'a' }]
+    });
+    expect(actionsInMessage({ actions: [{ action: add }, add] })).toEqual({
+      actions: [add, add]
+    });
+    expect(actionsInMessage([{ action: add }])).toEqual({ actions: [add] });
+  });
+
+  it('says why a message holds no action', () => {
+    expect(actionsInMessage('text')).toEqual({
+      ignored: 'ignored line that is not a JSON object'
+    });
+    expect(actionsInMessage({ error: 'overloaded' })).toEqual({
+      ignored: 'the planner reported an error: overloaded'
+    });
+    expect(actionsInMessage({ action: ['add'] })).toEqual({
+      ignored: 'ignored line without action'
+    });
+  });
+});
+
+describe('actionEvents', () => {
+  async function* chunksOf(text: string, size: number) {
+    const bytes = new TextEncoder().encode(text);
+    for (let i = 0; i < bytes.length; i += size) {
+      yield bytes.slice(i, i + size);
+    }
+  }
+
+  it('turns chunks into lines and lines into numbered actions, in order', async () => {
+    const seen: string[] = [];
+    const events: GeneratingEvent[] = [];
+    for await (const event of actionEvents(
+      chunksOf(`${STREAM}\n{"note": 1}\n`, 7),
+      'POST http://planner.test/generating',
+      line => seen.push(line)
+    )) {
+      events.push(event);
+    }
+    expect(seen).toEqual([...LINES, '{"note": 1}']);
+    expect(events.map(e => (e.kind === 'action' ? e.index : e.kind))).toEqual([
+      0,
+      1,
+      2,
+      'warning'
+    ]);
+    expect(events[3]).toEqual({
+      kind: 'warning',
+      message:
+        'POST http://planner.test/generating: ignored line without action: {"note": 1}',
+      line: '{"note": 1}'
+    });
   });
 });

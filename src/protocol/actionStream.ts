@@ -1,0 +1,210 @@
+/**
+ * Where a /generating answer becomes actions: bytes -> lines (`NdjsonLineSplitter`) -> messages ->
+ * normalised actions (`ActionLineParser`), as events in arrival order. Nothing here does HTTP: the
+ * client hands in the body's chunks (see `docs/architecture.md#one-action`).
+ */
+import { describeCause, excerpt } from './errors';
+import { isRecord } from './fields';
+import { isBuiltInActionName, normalizeAction } from './normalize';
+import {
+  Action,
+  GeneratingBatchSchema,
+  GeneratingLineSchema,
+  UnknownAction
+} from './schemas';
+
+export type GeneratingEvent =
+  | {
+      kind: 'action';
+      action: Action | UnknownAction;
+      index: number;
+      line: string;
+    }
+  | { kind: 'warning'; message: string; line?: string };
+
+/**
+ * Splits a byte stream into NDJSON lines. Bytes are decoded in streaming mode so that a UTF-8
+ * character cut between two chunks survives; the unfinished last line is kept until more bytes (or
+ * `flush()`) arrive. `\r\n` endings are accepted and blank lines are skipped.
+ */
+export class NdjsonLineSplitter {
+  /** Complete lines found in `chunk`, in order. */
+  push(chunk: Uint8Array): string[] {
+    this._pending += this._decoder.decode(chunk, { stream: true });
+    return this._takeLines();
+  }
+
+  /** The lines left when the stream ends, including a last line without a newline. */
+  flush(): string[] {
+    this._pending += this._decoder.decode();
+    const lines = this._takeLines();
+    const last = this._pending.trim();
+    this._pending = '';
+    if (last) {
+      lines.push(last);
+    }
+    return lines;
+  }
+
+  private _takeLines(): string[] {
+    const parts = this._pending.split('\n');
+    this._pending = parts.pop() ?? '';
+    return parts.map(line => line.trim()).filter(line => line.length > 0);
+  }
+
+  private _decoder = new TextDecoder('utf-8');
+  private _pending = '';
+}
+
+/** What one parsed NDJSON message (or a whole JSON body) holds: raw actions, or why it holds none. */
+export function actionsInMessage(
+  message: unknown
+): { actions: unknown[] } | { ignored: string } {
+  const unwrap = (item: unknown) => {
+    const wrapped = GeneratingLineSchema.safeParse(item);
+    return wrapped.success ? wrapped.data.action : item;
+  };
+  if (Array.isArray(message)) {
+    return { actions: message.map(unwrap) };
+  }
+  if (!isRecord(message)) {
+    return { ignored: 'ignored line that is not a JSON object' };
+  }
+  const line = GeneratingLineSchema.safeParse(message);
+  if (line.success) {
+    return { actions: [line.data.action] };
+  }
+  if (typeof message.action === 'string') {
+    return { actions: [message] };
+  }
+  const batch = GeneratingBatchSchema.safeParse(message);
+  if (batch.success) {
+    return { actions: batch.data.actions.map(unwrap) };
+  }
+  // A bare action keyed `type`, as older planners send it.
+  if (typeof message.type === 'string' && isBuiltInActionName(message.type)) {
+    return { actions: [message] };
+  }
+  if (message.error !== undefined) {
+    const error =
+      typeof message.error === 'string'
+        ? message.error
+        : JSON.stringify(message.error);
+    return { ignored: `the planner reported an error: ${excerpt(error)}` };
+  }
+  return { ignored: 'ignored line without action' };
+}
+
+/**
+ * Turns the lines of a /generating answer into events. A first line that is not JSON on its own
+ * suggests one pretty-printed JSON document, so from then on lines are kept and parsed together at
+ * the end (and one by one if that fails too).
+ */
+export class ActionLineParser {
+  /** `request` (`POST <url>`) prefixes every warning. */
+  constructor(private readonly _request: string) {}
+
+  line(line: string): GeneratingEvent[] {
+    if (this._wholeBody) {
+      this._kept.push(line);
+      return [];
+    }
+    return this._parseLine(line, true);
+  }
+
+  end(): GeneratingEvent[] {
+    if (!this._wholeBody) {
+      return [];
+    }
+    const text = this._kept.join('\n');
+    try {
+      return this._fromMessage(JSON.parse(text), text);
+    } catch {
+      return this._kept.flatMap(line => this._parseLine(line, false));
+    }
+  }
+
+  private _parseLine(
+    line: string,
+    mayStartWholeBody: boolean
+  ): GeneratingEvent[] {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch (error) {
+      if (mayStartWholeBody && this._wholeBody === undefined) {
+        this._wholeBody = true;
+        this._kept.push(line);
+        return [];
+      }
+      return [
+        this._warning(
+          `malformed JSON line ignored (${describeCause(error)})`,
+          line
+        )
+      ];
+    }
+    this._wholeBody ??= false;
+    return this._fromMessage(message, line);
+  }
+
+  private _fromMessage(message: unknown, line: string): GeneratingEvent[] {
+    const found = actionsInMessage(message);
+    if ('ignored' in found) {
+      return [this._warning(found.ignored, line)];
+    }
+    const events: GeneratingEvent[] = [];
+    for (const raw of found.actions) {
+      const normalized = normalizeAction(raw);
+      if (!normalized.ok) {
+        events.push(this._warning(`action ignored: ${normalized.error}`, line));
+        continue;
+      }
+      for (const warning of normalized.warnings) {
+        events.push(this._warning(warning, line));
+      }
+      for (const action of normalized.actions) {
+        events.push({ kind: 'action', action, index: this._index++, line });
+      }
+    }
+    return events;
+  }
+
+  private _warning(problem: string, line: string): GeneratingEvent {
+    return {
+      kind: 'warning',
+      message: `${this._request}: ${problem}: ${excerpt(line)}`,
+      line
+    };
+  }
+
+  private _wholeBody: boolean | undefined;
+  private readonly _kept: string[] = [];
+  private _index = 0;
+}
+
+/**
+ * The events of a streamed answer, yielded as soon as each line is complete. `onLine` sees every raw
+ * line first (the run trace records them).
+ */
+export async function* actionEvents(
+  chunks: AsyncIterable<Uint8Array>,
+  request: string,
+  onLine?: (line: string) => void
+): AsyncGenerator<GeneratingEvent, void, undefined> {
+  const splitter = new NdjsonLineSplitter();
+  const parser = new ActionLineParser(request);
+  const parse = (line: string): GeneratingEvent[] => {
+    onLine?.(line);
+    return parser.line(line);
+  };
+  for await (const chunk of chunks) {
+    for (const line of splitter.push(chunk)) {
+      yield* parse(line);
+    }
+  }
+  for (const line of splitter.flush()) {
+    yield* parse(line);
+  }
+  yield* parser.end();
+}

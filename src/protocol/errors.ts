@@ -1,0 +1,78 @@
+/**
+ * How a planner request fails. Every failure the client reports is a `PlannerError` whose message names
+ * the request (`POST <url>`) and the cause, so a user can act on it without opening the console.
+ */
+
+export type PlannerErrorKind =
+  'network' | 'http' | 'timeout' | 'abort' | 'invalid';
+
+export class PlannerError extends Error {
+  constructor(options: {
+    kind: PlannerErrorKind;
+    url: string;
+    message: string;
+    status?: number;
+    bodyExcerpt?: string;
+    retryAfterMs?: number;
+    cause?: unknown;
+  }) {
+    super(options.message, { cause: options.cause });
+    this.name = 'PlannerError';
+    this.kind = options.kind;
+    this.url = options.url;
+    this.status = options.status;
+    this.bodyExcerpt = options.bodyExcerpt;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  readonly kind: PlannerErrorKind;
+  readonly url: string;
+  readonly status?: number;
+  /** At most 200 characters of the response body, whitespace collapsed. */
+  readonly bodyExcerpt?: string;
+  /** From a `Retry-After` header, in milliseconds. */
+  readonly retryAfterMs?: number;
+}
+
+const EXCERPT_LENGTH = 200;
+
+/** Whitespace collapsed, cut to `max` characters. */
+export function excerpt(text: string, max = EXCERPT_LENGTH): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** An error's message, with its cause's when that says more (`fetch failed (connect ECONNREFUSED)`). */
+export function describeCause(error: unknown): string {
+  if (!(error instanceof Error)) {
+    return String(error);
+  }
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause && cause !== error.message
+    ? `${error.message} (${cause})`
+    : error.message;
+}
+
+/** The abort of a request, named like every other failure. */
+export function abortError(request: string, url: string, cause?: unknown) {
+  return new PlannerError({
+    kind: 'abort',
+    url,
+    message: `${request} aborted`,
+    cause
+  });
+}
+
+/** A request that got no answer at all. */
+export function networkError(
+  request: string,
+  url: string,
+  error: unknown
+): PlannerError {
+  return new PlannerError({
+    kind: 'network',
+    url,
+    message: `${request} failed: ${describeCause(error)}`,
+    cause: error
+  });
+}

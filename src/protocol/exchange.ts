@@ -1,0 +1,309 @@
+/**
+ * The timing of planner requests: first-byte and stall timeouts on one exchange, and the retry policy
+ * (exponential backoff, `Retry-After`) of the requests that may be repeated.
+ */
+import { abortError, excerpt, networkError, PlannerError } from './errors';
+
+/** Default time from sending a request to the first byte of its answer: an LLM planner thinks for minutes. */
+export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 300_000;
+/** Default time a streamed answer may stay silent between two chunks (a long cell is generated at once). */
+export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
+
+export type SleepLike = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** `Retry-After` as seconds or an HTTP date -> milliseconds from `now`. */
+export function parseRetryAfter(
+  value: string | null,
+  now = Date.now()
+): number | undefined {
+  const text = value?.trim();
+  if (!text) {
+    return undefined;
+  }
+  if (/^\d+(\.\d+)?$/.test(text)) {
+    return Math.round(parseFloat(text) * 1000);
+  }
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
+}
+
+export const defaultSleep: SleepLike = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** An answer with an error status, as a `PlannerError` naming the request, the status and the body. */
+export function httpError(
+  request: string,
+  url: string,
+  response: Response,
+  body: string
+): PlannerError {
+  const bodyExcerpt = excerpt(body) || undefined;
+  const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  return new PlannerError({
+    kind: 'http',
+    url,
+    status: response.status,
+    bodyExcerpt,
+    retryAfterMs: parseRetryAfter(response.headers.get('Retry-After')),
+    message: `${request} failed: ${status}${bodyExcerpt ? `: ${bodyExcerpt}` : ''}`
+  });
+}
+
+/** A successful status with a body that cannot be understood. */
+export function invalidResponse(
+  request: string,
+  url: string,
+  status: number,
+  problem: string,
+  body: string
+): PlannerError {
+  const bodyExcerpt = excerpt(body) || undefined;
+  return new PlannerError({
+    kind: 'invalid',
+    url,
+    status,
+    bodyExcerpt,
+    message: `${request} answered HTTP ${status} with an invalid response: ${problem}${
+      bodyExcerpt ? `: ${bodyExcerpt}` : ''
+    }`
+  });
+}
+
+export interface IExchangeOptions {
+  method: 'GET' | 'POST';
+  url: string;
+  /** The caller's signal (Stop). */
+  signal?: AbortSignal;
+  /** From sending the request to the first byte of its body; 0 = none. */
+  firstByteTimeoutMs: number;
+  /** Between two chunks of a body; 0 = none. */
+  stallTimeoutMs: number;
+  /** Called once, when the first byte of the body arrives. */
+  onFirstByte?: () => void;
+}
+
+/**
+ * One HTTP exchange: links the caller's signal to the request and enforces the first-byte and stall
+ * timeouts on sending and on every read of the body.
+ */
+export class Exchange {
+  constructor(private readonly _options: IExchangeOptions) {
+    this.url = _options.url;
+    this.request = `${_options.method} ${_options.url}`;
+    const signal = _options.signal;
+    if (signal?.aborted) {
+      this._onAbort();
+    } else {
+      signal?.addEventListener('abort', this._onAbort, { once: true });
+    }
+  }
+
+  readonly url: string;
+  /** `POST <url>`, the prefix of every message about this exchange. */
+  readonly request: string;
+
+  /** Aborted on the caller's abort and on a timeout: give it to the request. */
+  get signal(): AbortSignal {
+    return this._controller.signal;
+  }
+
+  abortError(): PlannerError {
+    return abortError(this.request, this.url, this._options.signal?.reason);
+  }
+
+  /** Resolves with `work` unless the caller aborts or no byte arrives in time. */
+  guard<T>(work: Promise<T>): Promise<T> {
+    const firstByte = !this._receivedData;
+    const { firstByteTimeoutMs, stallTimeoutMs } = this._options;
+    const signal = this._options.signal;
+    const timeoutMs = firstByte
+      ? Math.max(0, firstByteTimeoutMs - (Date.now() - this._started))
+      : stallTimeoutMs;
+    const limited = firstByte ? firstByteTimeoutMs > 0 : stallTimeoutMs > 0;
+    return new Promise<T>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settle = (done: () => void) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        done();
+      };
+      const onAbort = () => settle(() => reject(this.abortError()));
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (limited) {
+        timer = setTimeout(() => {
+          const error = this._timeoutError(firstByte);
+          this._controller.abort(error);
+          settle(() => reject(error));
+        }, timeoutMs);
+      }
+      work.then(
+        value => settle(() => resolve(value)),
+        (error: unknown) => settle(() => reject(this.mapError(error)))
+      );
+    });
+  }
+
+  /** The chunks of the body as they arrive, each read under the timeouts. */
+  async *chunks(
+    response: Response
+  ): AsyncGenerator<Uint8Array, void, undefined> {
+    if (!response.body) {
+      const text = await this.guard(response.text());
+      this._firstByte();
+      yield new TextEncoder().encode(text);
+      return;
+    }
+    const reader = response.body.getReader();
+    try {
+      for (;;) {
+        const result = await this.guard(reader.read());
+        if (result.done) {
+          return;
+        }
+        this._firstByte();
+        yield result.value;
+      }
+    } finally {
+      // Also reached when the consumer stops early: the planner sees the connection close.
+      reader.cancel().catch(() => undefined);
+    }
+  }
+
+  /** The whole body as text, under the same timeouts. */
+  async text(response: Response): Promise<string> {
+    const decoder = new TextDecoder('utf-8');
+    let text = '';
+    for await (const chunk of this.chunks(response)) {
+      text += decoder.decode(chunk, { stream: true });
+    }
+    return text + decoder.decode();
+  }
+
+  mapError(error: unknown): PlannerError {
+    if (this._options.signal?.aborted) {
+      return this.abortError();
+    }
+    if (error instanceof PlannerError) {
+      return error;
+    }
+    return networkError(this.request, this.url, error);
+  }
+
+  dispose(): void {
+    this._options.signal?.removeEventListener('abort', this._onAbort);
+  }
+
+  private _firstByte(): void {
+    if (!this._receivedData) {
+      this._receivedData = true;
+      this._options.onFirstByte?.();
+    }
+  }
+
+  private _timeoutError(firstByte: boolean): PlannerError {
+    const ms = firstByte
+      ? this._options.firstByteTimeoutMs
+      : this._options.stallTimeoutMs;
+    const detail = firstByte
+      ? 'after the request was sent'
+      : 'since the last chunk (stream stalled)';
+    return new PlannerError({
+      kind: 'timeout',
+      url: this.url,
+      message: `${this.request} timed out: no data from the planner for ${formatSeconds(ms)} ${detail}`
+    });
+  }
+
+  private _onAbort = () => this._controller.abort(this._options.signal?.reason);
+  private readonly _controller = new AbortController();
+  private readonly _started = Date.now();
+  private _receivedData = false;
+}
+
+export interface IRetryPolicy {
+  /** Retries after the first attempt. */
+  retries: number;
+  /** First retry delay, doubled on each further retry. */
+  baseDelayMs: number;
+  /** Upper bound for any retry delay, including `Retry-After`. */
+  maxDelayMs: number;
+  sleep: SleepLike;
+}
+
+/** Failures worth another attempt: no answer (or none in time), a server error, "too many requests". */
+export function isRetryable(error: PlannerError): boolean {
+  if (error.kind === 'network' || error.kind === 'timeout') {
+    return true;
+  }
+  return (
+    error.kind === 'http' &&
+    error.status !== undefined &&
+    (error.status >= 500 || error.status === 429)
+  );
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails for good, or the retries are spent. `onRetry` hears why it
+ * waits ("...; retrying in 2 s (retry 1 of 3)").
+ */
+export async function withRetries<T>(
+  attempt: () => Promise<T>,
+  policy: IRetryPolicy,
+  context: {
+    request: string;
+    url: string;
+    signal?: AbortSignal;
+    onRetry: (message: string) => void;
+  }
+): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const failure =
+        error instanceof PlannerError
+          ? error
+          : networkError(context.request, context.url, error);
+      if (!isRetryable(failure) || retry >= policy.retries) {
+        throw failure;
+      }
+      const delay = Math.min(
+        failure.retryAfterMs ?? policy.baseDelayMs * 2 ** retry,
+        policy.maxDelayMs
+      );
+      context.onRetry(
+        `${failure.message}; retrying in ${formatSeconds(delay)} (retry ${retry + 1} of ${policy.retries})`
+      );
+      try {
+        await policy.sleep(delay, context.signal);
+      } catch (sleepError) {
+        throw abortError(context.request, context.url, sleepError);
+      }
+      if (context.signal?.aborted) {
+        throw abortError(context.request, context.url);
+      }
+    }
+  }
+}
