@@ -4,8 +4,9 @@
  * depending on `state.FSM.state`, `/generating` with actions keyed by `type`, and `/reflecting` with a
  * reflection (docs/protocol.md#dialect-bcc). The adapter owns the plan and the FSM state it sends.
  */
-import { PlannerError } from '../client';
-import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { PlannerError } from '../errors';
+import type { GeneratingEvent } from '../actionStream';
+import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject, omit } from '../fields';
 import { normalizeAction } from '../normalize';
 import type {

@@ -2,10 +2,10 @@
  * What the dialect adapters share: the service surface they implement, HTTP error mapping, and reading
  * an answer's body line by line as it streams (docs/protocol.md#dialects).
  */
-import { excerpt, PlannerError } from '../client';
-import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { excerpt, PlannerError } from '../errors';
+import type { GeneratingEvent } from '../actionStream';
 import { isRecord } from '../fields';
-import { NdjsonLineSplitter } from '../ndjson';
+import { NdjsonLineSplitter } from '../actionStream';
 import type {
   GeneratingRequestInput,
   PlanningRequestInput,
@@ -15,6 +15,12 @@ import type { IPlannerTransport } from '../transport';
 
 export const DIALECTS = ['dslc', 'bcc', 'v1'] as const;
 export type Dialect = (typeof DIALECTS)[number];
+
+/** Per-call options of the engine's planner service: its own warning channel for this request. */
+export interface IPlanningOptions {
+  signal?: AbortSignal;
+  onWarning?: (message: string) => void;
+}
 
 /** The planner service the engine drives, with the optional members a dialect adapter adds. */
 export interface IDialectPlannerService {

@@ -2,8 +2,9 @@
  * Which dialect a planner speaks (docs/protocol.md#dialect-detection), and the service the engine
  * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run.
  */
-import { PlannerError } from '../client';
-import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { PlannerError } from '../errors';
+import type { GeneratingEvent } from '../actionStream';
+import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
 import { normalizePlanningResponse } from '../normalizeResponse';
 import type {

@@ -3,8 +3,9 @@
  * v1/reflection` says whether the step is done, and the server's only memory is a `state` object that
  * the client stores and sends back (docs/protocol.md#dialect-v1).
  */
-import { PlannerError } from '../client';
-import type { GeneratingEvent, IPlanningOptions } from '../client';
+import { PlannerError } from '../errors';
+import type { GeneratingEvent } from '../actionStream';
+import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject, omit } from '../fields';
 import { normalizeAction, normalizeWorkflowTemplate } from '../normalize';
 import type {

@@ -1,4 +1,4 @@
-import type { GeneratingEvent } from '../../client';
+import type { GeneratingEvent } from '../../actionStream';
 import type { PlanningRequestInput } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { BccPlannerService } from '../bcc';

@@ -1,5 +1,5 @@
-import { PlannerError } from '../../client';
-import type { GeneratingEvent } from '../../client';
+import { PlannerError } from '../../errors';
+import type { GeneratingEvent } from '../../actionStream';
 import type { PlanningRequestInput } from '../../schemas';
 import { isRouteMissingError } from '../common';
 import { fullStepIndex, missingVariableNames, V1PlannerService } from '../v1';
