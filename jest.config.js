@@ -41,7 +41,7 @@ module.exports = {
       ...labConfig,
       displayName: 'lab',
       reporters: undefined,
-      testRegex: 'src/(notebook|ui)/.*__tests__/.*\\.spec\\.tsx?$',
+      testRegex: 'src/(notebook|ui|lab)/.*__tests__/.*\\.spec\\.tsx?$',
       testPathIgnorePatterns: ['/lib/', '/node_modules/'],
       transform: { ...labConfig.transform, ...tsTransform },
       transformIgnorePatterns: [`/node_modules/(?!${esModules}).+`]

@@ -30,19 +30,14 @@ import type {
   INotebookSummary,
   SummarizeRequest
 } from '../engine/driver';
-import { TRANSLATION_DOMAIN } from '../tokens';
+import { TRANSLATION_DOMAIN } from '../translation';
 import {
   COLLECT_EXPRESSION,
   KERNEL_HELPERS,
   summarizeExpression
 } from './kernelCode';
+import { CELL_METADATA_KEY, RUN_STATE_METADATA_KEY } from './metadata';
 import { outputsToText } from './outputText';
-
-/** Cell and notebook metadata key of everything the run writes (provenance, role, title). */
-export const CELL_METADATA_KEY = 'notebook_bcc';
-
-/** Notebook metadata key of the saved run state. */
-export const RUN_STATE_METADATA_KEY = 'notebook_bcc_run';
 
 /** How long a save waits for a save it did not start (the user's, the autosave) to end, in ms. */
 const OTHER_SAVE_WAIT_MS = 20000;

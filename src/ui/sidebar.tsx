@@ -26,10 +26,15 @@ import {
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import type { ItemStatus } from '../engine/types';
-import { CommandIDs, TRANSLATION_DOMAIN } from '../tokens';
+import {
+  CommandIDs,
+  IRunModel,
+  IRunModelRegistry,
+  ITimedWarning
+} from '../tokens';
+import { TRANSLATION_DOMAIN } from '../translation';
 import { bccIcon } from './icons';
 import { Markdown } from './markdown';
-import type { CurrentRun, IWarningEntry, RunModel } from './model';
 import {
   describeRun,
   formatDuration,
@@ -44,7 +49,7 @@ const EFFECT_CLIP = 400;
 const LIST_LIMIT = 8;
 
 interface IViewProps {
-  model: RunModel | null;
+  model: IRunModel | null;
   /** The active notebook is still loading (its runner does not exist yet). */
   loading: boolean;
   commands: CommandRegistry;
@@ -111,7 +116,7 @@ function CommandButton(props: {
 }
 
 function sourceLabel(
-  source: IWarningEntry['source'],
+  source: ITimedWarning['source'],
   trans: TranslationBundle
 ): string {
   switch (source) {
@@ -478,7 +483,7 @@ function Section(props: {
   );
 }
 
-function RunView(props: IViewProps & { model: RunModel }): JSX.Element {
+function RunView(props: IViewProps & { model: IRunModel }): JSX.Element {
   const { model, commands, rendermime, trans } = props;
   const snapshot = model.snapshot;
   const available = model.availability;
@@ -667,7 +672,7 @@ function RunView(props: IViewProps & { model: RunModel }): JSX.Element {
             className="jp-bcc-warning-list"
             label={trans.__('Warnings, newest first')}
             trans={trans}
-            render={(warning: IWarningEntry, index) => (
+            render={(warning: ITimedWarning, index) => (
               <li key={`${warning.time}-${index}`} className="jp-bcc-warning">
                 <span className="jp-bcc-warning-source">
                   {sourceLabel(warning.source, trans)}
@@ -757,21 +762,18 @@ export class WorkflowSidebar extends ReactWidget {
     this.addClass('jp-bcc-sidebar');
     this.title.icon = bccIcon;
     this.title.caption = this._trans.__('Notebook-BCC Workflow');
-    options.current.changed.connect(this._onChanged, this);
+    options.models.currentChanged.connect(this._onChanged, this);
   }
 
   protected render(): JSX.Element {
-    const { current } = this._options;
+    const current = this._options.models.current;
+    const path = current?.panel.context.localPath ?? null;
     return (
       <SidebarView
-        model={current.model}
-        loading={current.panel !== null && current.model === null}
-        label={current.panel?.context.localPath ?? null}
-        name={
-          current.panel
-            ? PathExt.basename(current.panel.context.localPath)
-            : null
-        }
+        model={current?.model ?? null}
+        loading={current !== null && current.model === null}
+        label={path}
+        name={path === null ? null : PathExt.basename(path)}
         commands={this._options.commands}
         rendermime={this._options.rendermime}
         trans={this._trans}
@@ -789,7 +791,8 @@ export class WorkflowSidebar extends ReactWidget {
 
 export namespace WorkflowSidebar {
   export interface IOptions {
-    current: CurrentRun;
+    /** The view models; the sidebar shows the current one. */
+    models: IRunModelRegistry;
     commands: CommandRegistry;
     rendermime: IRenderMimeRegistry;
     translator?: ITranslator;
