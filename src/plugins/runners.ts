@@ -17,7 +17,7 @@ import { RunHooks } from '../lab/hooks';
 import { SettingsPlannerService } from '../lab/planner';
 import { RunnerRegistry } from '../lab/runners';
 import { RunSettingsModel } from '../lab/settings';
-import { NotebookDriver } from '../notebook/driver';
+import { NotebookDriver } from '../notebook/notebookDriver';
 import {
   IRunModelRegistry,
   IWorkflowActionRegistry,

@@ -1,6 +1,6 @@
 import { MarkdownCell } from '@jupyterlab/cells';
 import type { ICellProvenance } from '../../engine/driver';
-import { NotebookDriver } from '../driver';
+import { NotebookDriver } from '../notebookDriver';
 import { CELL_METADATA_KEY } from '../metadata';
 import {
   IOpenNotebook,
