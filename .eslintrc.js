@@ -10,8 +10,57 @@ module.exports = {
     project: ['tsconfig.json', 'planner/tsconfig.json'],
     sourceType: 'module'
   },
-  plugins: ['@typescript-eslint'],
+  plugins: ['@typescript-eslint', 'import'],
+  settings: {
+    'import/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+    'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js'] } }
+  },
   rules: {
+    // Data flows one way: protocol -> engine -> notebook -> ui -> lab -> plugins (docs/architecture.md).
+    'import/no-cycle': 'error',
+    'import/no-restricted-paths': [
+      'error',
+      {
+        zones: [
+          {
+            target: './src/protocol',
+            from: './src',
+            except: ['./protocol'],
+            message: 'protocol/ imports nothing of this package but itself.'
+          },
+          {
+            target: './src/engine',
+            from: [
+              './src/notebook',
+              './src/ui',
+              './src/lab',
+              './src/plugins',
+              './src/tokens.ts',
+              './src/index.ts'
+            ],
+            message:
+              'engine/ never imports notebook/, ui/, lab/, plugins/ or the tokens.'
+          },
+          {
+            target: './src/notebook',
+            from: [
+              './src/ui',
+              './src/lab',
+              './src/plugins',
+              './src/tokens.ts',
+              './src/index.ts'
+            ],
+            message:
+              'notebook/ never imports ui/, lab/, plugins/ or the tokens.'
+          },
+          {
+            target: ['./src/ui', './src/lab'],
+            from: ['./src/plugins', './src/index.ts'],
+            message: 'Only plugins/ wire; ui/ and lab/ never import them.'
+          }
+        ]
+      }
+    ],
     '@typescript-eslint/naming-convention': [
       'error',
       {

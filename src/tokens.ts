@@ -1,11 +1,35 @@
-/** Ids shared by the plugins, the schema and the tests, and the tokens other extensions may use. */
+/**
+ * The tokens other extensions may use, typed by interfaces, and the ids shared by the plugins, the
+ * schema and the tests.
+ */
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Token } from '@lumino/coreutils';
 import type { ISignal } from '@lumino/signaling';
-import type { ActionRegistry } from './engine/registry';
+import type { ActionOf, ActionType, Artifact, UnknownAction } from './protocol';
+import type {
+  ActionHandler,
+  ActionPostHook,
+  ActionPreHook,
+  IDisposableLike,
+  IUnhandledAction
+} from './engine/registry';
 import type { IRunSettings } from './engine/settings';
-import type { IWorkflowRunner } from './engine/types';
-import type { RunModel } from './ui/model';
+import type {
+  IBehaviorApproval,
+  IRunError,
+  IRunFinished,
+  IRunnerHooks,
+  IRunSnapshot,
+  IRunWarning,
+  IWorkflowRunner
+} from './engine/types';
+import type {
+  ICommandAvailability,
+  IOutputItem,
+  IStageNode
+} from './ui/present';
+
+export { TRANSLATION_DOMAIN } from './translation';
 
 export const PLUGIN_PREFIX = 'jupyterlab-notebook-bcc';
 
@@ -33,13 +57,45 @@ export namespace CommandIDs {
   export const exportTrace = 'notebook-bcc:export-trace';
 }
 
-/** The translation domain of every user-visible string. */
-export const TRANSLATION_DOMAIN = 'notebook_bcc';
+/**
+ * The action handlers every runner uses: the built-in types plus those other extensions register at
+ * run time. Dispose what `register`, `addPreHook` or `addPostHook` return to undo the registration.
+ */
+export interface IActionRegistry {
+  /** An action type with no handler was met. */
+  readonly unhandled: ISignal<IActionRegistry, IUnhandledAction>;
+  /** A handler was registered or removed. */
+  readonly changed: ISignal<IActionRegistry, string>;
+  /** The registered types, newest registration last. */
+  readonly types: string[];
+  has(type: string): boolean;
+  /** A later registration of the same type takes over until it is disposed. */
+  register<T extends ActionType>(
+    type: T,
+    handler: ActionHandler<ActionOf<T>>
+  ): IDisposableLike;
+  register(
+    type: string,
+    handler: ActionHandler<UnknownAction>
+  ): IDisposableLike;
+  /** Runs before the handler of `type` (of every type when absent). */
+  addPreHook(hook: ActionPreHook, type?: string): IDisposableLike;
+  /** Runs after the handler of `type` (of every type when absent), with its result. */
+  addPostHook(hook: ActionPostHook, type?: string): IDisposableLike;
+}
 
-/** A notebook and the run loop bound to it. */
+/** The hooks of a notebook's runner (dialogs in interactive mode); the pending approval is observable. */
+export interface IRunHooks extends IRunnerHooks {
+  /** The behavior waiting for the user's approval, or null. */
+  readonly pending: IBehaviorApproval | null;
+  readonly pendingChanged: ISignal<IRunHooks, void>;
+}
+
+/** A notebook, the run loop bound to it and the runner's hooks. */
 export interface IRunnerEntry {
   readonly panel: NotebookPanel;
   readonly runner: IWorkflowRunner;
+  readonly hooks: IRunHooks;
 }
 
 /**
@@ -59,6 +115,8 @@ export interface IWorkflowRunnerRegistry {
   entries(): IRunnerEntry[];
   /** The settings every run reads (the user's settings, updated as they change). */
   readonly settings: IRunSettings;
+  /** The action handlers shared by every runner, present and future. */
+  readonly actions: IActionRegistry;
 }
 
 export const IWorkflowRunnerRegistry = new Token<IWorkflowRunnerRegistry>(
@@ -67,28 +125,73 @@ export const IWorkflowRunnerRegistry = new Token<IWorkflowRunnerRegistry>(
 );
 
 /**
- * The action handlers every runner uses: the built-in types plus those other extensions register at
- * run time (`register`, `addPreHook`, `addPostHook`; dispose the result to undo). One registry is shared
- * by all runners, present and future, so a registration applies to every notebook's run.
+ * The action registry shared by all runners, present and future, so a registration applies to every
+ * notebook's run.
  */
-export type IWorkflowActionRegistry = ActionRegistry;
+export type IWorkflowActionRegistry = IActionRegistry;
 
 export const IWorkflowActionRegistry = new Token<IWorkflowActionRegistry>(
   'jupyterlab-notebook-bcc:IWorkflowActionRegistry',
   'Registers custom action types (and hooks) for every workflow run.'
 );
 
-/** The view models of the notebooks' runs: what the sidebar, status bar and commands show. */
-export interface IRunModelRegistry {
-  /** The run model of a notebook, or null while its runner does not exist yet. */
-  model(panel: NotebookPanel): RunModel | null;
-  /** A notebook got its runner and model. */
-  readonly modelAdded: ISignal<IRunModelRegistry, IRunModelEntry>;
+/** A warning of a run, with when it was shown. */
+export interface ITimedWarning extends IRunWarning {
+  /** ISO 8601. */
+  readonly time: string;
+}
+
+/** What the views show of one notebook's run; `changed` fires when any of it changes. */
+export interface IRunModel {
+  readonly changed: ISignal<IRunModel, void>;
+  readonly runner: IWorkflowRunner;
+  /** `live`: the runner ran in this session; `saved`: only a run saved in the notebook is known. */
+  readonly source: 'live' | 'saved' | 'none';
+  readonly snapshot: IRunSnapshot;
+  /** Interactive mode: the running behavior waits for the user's approval. */
+  readonly awaitingApproval: boolean;
+  /** Stages > steps > behaviors, with their status. */
+  readonly tree: IStageNode[];
+  readonly outputs: IOutputItem[];
+  readonly artifacts: Artifact[];
+  /** Effects, newest first. */
+  readonly effects: string[];
+  /** Warnings, newest first. */
+  readonly warnings: ITimedWarning[];
+  readonly error: IRunError | null;
+  /** How the last run ended in this session; null while one runs. */
+  readonly finished: IRunFinished | null;
+  /** Which run commands apply now. */
+  readonly availability: ICommandAvailability;
+  /** There is a stopped or saved run that Resume continues. */
+  readonly canResumeSaved: boolean;
+  readonly isDisposed: boolean;
 }
 
 export interface IRunModelEntry {
   readonly panel: NotebookPanel;
-  readonly model: RunModel;
+  readonly model: IRunModel;
+}
+
+/** The active notebook and its run model (null while the notebook loads). */
+export interface ICurrentRun {
+  readonly panel: NotebookPanel;
+  readonly model: IRunModel | null;
+}
+
+/** The view models of the notebooks' runs: what the sidebar, status bar and commands show. */
+export interface IRunModelRegistry {
+  /** The run model of a notebook, or null while its runner does not exist yet. */
+  model(panel: NotebookPanel): IRunModel | null;
+  /** A notebook got its runner and model. */
+  readonly modelAdded: ISignal<IRunModelRegistry, IRunModelEntry>;
+  /** The active notebook's run (following the notebook tracker); null when no notebook is active. */
+  readonly current: ICurrentRun | null;
+  /**
+   * The active notebook changed, got its run model or was renamed, or its run changed: whatever the
+   * views show of the current run may differ.
+   */
+  readonly currentChanged: ISignal<IRunModelRegistry, ICurrentRun | null>;
 }
 
 export const IRunModelRegistry = new Token<IRunModelRegistry>(

@@ -2,61 +2,24 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import {
-  ICommandPalette,
-  IToolbarWidgetRegistry,
-  Notification
-} from '@jupyterlab/apputils';
+import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import {
-  CommandToolbarButton,
-  downloadIcon,
-  pauseIcon,
-  refreshIcon,
-  runIcon,
-  stepOverIcon,
-  stopIcon
-} from '@jupyterlab/ui-components';
-import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
-import type { IStartOptions } from '../engine/types';
+import { CommandToolbarButton } from '@jupyterlab/ui-components';
+import { addCommands, RUN_COMMANDS } from '../lab/commands';
 import {
   CommandIDs,
   IRunModelRegistry,
   IWorkflowRunnerRegistry,
-  PluginIDs,
-  TRANSLATION_DOMAIN
+  PluginIDs
 } from '../tokens';
-import { showRunDialog, showStopDialog } from '../ui/dialogs';
-import { bccIcon } from '../ui/icons';
-import { CurrentRun } from '../ui/model';
-import { commandAvailability } from '../ui/present';
-import { tracePath } from '../ui/trace';
+import { TRANSLATION_DOMAIN } from '../translation';
 
 /** The toolbar item name, also used in `schema/plugin.json`. */
 const TOOLBAR_ITEM = 'bcc-run-workflow';
 
-function startOptionsFrom(
-  args: ReadonlyPartialJSONObject
-): IStartOptions | null {
-  if (typeof args.task !== 'string' || !args.task.trim()) {
-    return null;
-  }
-  const files = Array.isArray(args.dataFiles)
-    ? args.dataFiles.filter((f): f is string => typeof f === 'string')
-    : [];
-  return {
-    task: args.task.trim(),
-    dataFiles: files,
-    stepMode: args.stepMode === true
-  };
-}
-
-/**
- * The run commands, in the palette and the notebook toolbar. Each acts on the notebook given as
- * `notebook` (a panel id, e.g. from a toolbar button) or else on the active notebook.
- */
+/** The run commands, in the palette and the notebook toolbar. */
 export const commandsPlugin: JupyterFrontEndPlugin<void> = {
   id: PluginIDs.commands,
   description:
@@ -81,204 +44,18 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const { commands } = app;
-    const current = new CurrentRun(tracker, models);
-
-    const panelOf = (args: ReadonlyPartialJSONObject): NotebookPanel | null =>
-      typeof args.notebook === 'string'
-        ? (tracker.find(panel => panel.id === args.notebook) ?? null)
-        : tracker.currentWidget;
-    const targetOf = (args: ReadonlyPartialJSONObject) => {
-      const panel = panelOf(args);
-      const runner = panel ? runners.get(panel) : null;
-      const model = panel ? models.model(panel) : null;
-      return panel && runner && model ? { panel, runner, model } : null;
-    };
-    const available = (args: ReadonlyPartialJSONObject) =>
-      targetOf(args)?.model.availability ?? commandAvailability(null);
-    const hasNotebook = (args: ReadonlyPartialJSONObject) =>
-      panelOf(args) !== null;
-    const report = (what: string) => (reason: unknown) => {
-      Notification.error(
-        trans.__(
-          '%1 failed: %2',
-          what,
-          String((reason as Error)?.message ?? reason)
-        )
-      );
-    };
-
-    commands.addCommand(CommandIDs.run, {
-      label: trans.__('Run Workflow'),
-      caption: trans.__(
-        'Describe a task; the planner writes and runs the analysis in this notebook'
-      ),
-      icon: args => (args.toolbar ? bccIcon : runIcon),
-      isEnabled: args => available(args).run,
-      isVisible: hasNotebook,
-      execute: async args => {
-        const target = targetOf(args);
-        if (!target) {
-          return;
-        }
-        const options =
-          startOptionsFrom(args) ??
-          (await showRunDialog({
-            notebookPath: target.panel.context.path,
-            docManager,
-            translator: translator ?? nullTranslator,
-            trans,
-            label: target.panel.context.localPath
-          }));
-        if (!options || target.runner.isRunning) {
-          return;
-        }
-        void commands.execute(CommandIDs.open);
-        target.runner.start(options).catch(report(trans.__('Run Workflow')));
-      }
-    });
-
-    commands.addCommand(CommandIDs.pause, {
-      label: trans.__('Pause Workflow'),
-      caption: trans.__('Pause the run after the current action'),
-      icon: pauseIcon,
-      isEnabled: args => available(args).pause,
-      isVisible: hasNotebook,
-      execute: args => targetOf(args)?.runner.pause()
-    });
-
-    const resume = (args: ReadonlyPartialJSONObject) => {
-      const target = targetOf(args);
-      if (!target) {
-        return;
-      }
-      if (target.runner.isRunning) {
-        target.runner.resume();
-      } else if (target.model.canResumeSaved) {
-        void commands.execute(CommandIDs.open);
-        target.runner
-          .resumeFromSaved()
-          .catch(report(trans.__('Resume Workflow')));
-      }
-    };
-
-    commands.addCommand(CommandIDs.resume, {
-      label: trans.__('Resume Workflow'),
-      caption: trans.__('Continue the paused or stopped run'),
-      icon: runIcon,
-      isEnabled: args => available(args).resume,
-      isVisible: hasNotebook,
-      execute: resume
-    });
-
-    commands.addCommand(CommandIDs.togglePause, {
-      label: trans.__('Pause or Resume Workflow'),
-      caption: trans.__('Pause the run, or resume it when paused'),
-      isEnabled: args => available(args).pause || available(args).resume,
-      isVisible: hasNotebook,
-      execute: args => {
-        if (available(args).pause) {
-          targetOf(args)?.runner.pause();
-        } else {
-          resume(args);
-        }
-      }
-    });
-
-    commands.addCommand(CommandIDs.step, {
-      label: trans.__('Step Workflow'),
-      caption: trans.__('Run one behavior, then pause'),
-      icon: stepOverIcon,
-      isEnabled: args => available(args).step,
-      isVisible: hasNotebook,
-      execute: args => targetOf(args)?.runner.step()
-    });
-
-    commands.addCommand(CommandIDs.stop, {
-      label: trans.__('Stop Workflow…'),
-      caption: trans.__('Stop the run; it can be resumed later'),
-      icon: stopIcon,
-      isEnabled: args => available(args).stop,
-      isVisible: hasNotebook,
-      execute: async args => {
-        const target = targetOf(args);
-        if (!target) {
-          return;
-        }
-        const options =
-          typeof args.interruptKernel === 'boolean'
-            ? { interruptKernel: args.interruptKernel }
-            : await showStopDialog(trans, target.panel.context.localPath);
-        if (options) {
-          // Interrupting while no cell runs can hit the runner's silent kernel inspection, which then
-          // never answers: only interrupt a running action.
-          const running = target.runner.snapshot.state === 'ACTION_RUNNING';
-          await target.runner.stop({
-            interruptKernel: options.interruptKernel && running
-          });
-        }
-      }
-    });
-
-    commands.addCommand(CommandIDs.retry, {
-      label: trans.__('Retry Workflow Request'),
-      caption: trans.__('Send the failed planner request again'),
-      icon: refreshIcon,
-      isEnabled: args => available(args).retry,
-      isVisible: args => available(args).retry,
-      execute: args => {
-        targetOf(args)
-          ?.runner.retry()
-          .catch(report(trans.__('Retry')));
-      }
-    });
-
-    commands.addCommand(CommandIDs.exportTrace, {
-      label: trans.__('Export Workflow Run Trace'),
-      caption: trans.__(
-        'Save the planner requests and answers of this run as JSONL beside the notebook'
-      ),
-      icon: downloadIcon,
-      isEnabled: args => (targetOf(args)?.runner.trace.length ?? 0) > 0,
-      isVisible: hasNotebook,
-      execute: async args => {
-        const target = targetOf(args);
-        if (!target) {
-          return;
-        }
-        const path = tracePath(target.panel.context.path);
-        try {
-          await app.serviceManager.contents.save(path, {
-            type: 'file',
-            format: 'text',
-            content: target.runner.trace.toJSONL()
-          });
-          Notification.success(trans.__('Run trace saved to %1', path), {
-            autoClose: 5000
-          });
-        } catch (reason) {
-          report(trans.__('Export Workflow Run Trace'))(reason);
-        }
-      }
-    });
-
-    const ids = [
-      CommandIDs.run,
-      CommandIDs.pause,
-      CommandIDs.resume,
-      CommandIDs.togglePause,
-      CommandIDs.step,
-      CommandIDs.stop,
-      CommandIDs.retry,
-      CommandIDs.exportTrace
-    ];
-    current.changed.connect(() => {
-      for (const id of ids) {
-        commands.notifyCommandChanged(id);
-      }
+    addCommands(commands, {
+      tracker,
+      runners,
+      models,
+      contents: app.serviceManager.contents,
+      trans,
+      docManager,
+      translator: translator ?? undefined
     });
 
     const category = trans.__('Notebook-BCC');
-    for (const command of ids) {
+    for (const command of RUN_COMMANDS) {
       palette?.addItem({ command, category });
     }
 

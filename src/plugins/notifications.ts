@@ -10,9 +10,9 @@ import {
   CommandIDs,
   IRunnerEntry,
   IWorkflowRunnerRegistry,
-  PluginIDs,
-  TRANSLATION_DOMAIN
+  PluginIDs
 } from '../tokens';
+import { TRANSLATION_DOMAIN } from '../translation';
 
 /** A notification when a run completes, fails or reaches its step limit (not for every step). */
 export const notificationsPlugin: JupyterFrontEndPlugin<void> = {

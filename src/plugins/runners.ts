@@ -9,54 +9,41 @@ import {
 } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { ActionRegistry } from '../engine/registry';
 import { registerBuiltinActions } from '../engine/actions';
+import { ActionRegistry } from '../engine/registry';
 import { WorkflowRunner } from '../engine/runner';
 import { RunTrace } from '../engine/trace';
-import { NotebookDriver } from '../notebook/driver';
+import { RunHooks } from '../lab/hooks';
+import { SettingsPlannerService } from '../lab/planner';
+import { RunnerRegistry } from '../lab/runners';
+import { RunSettingsModel } from '../lab/settings';
+import { NotebookDriver } from '../notebook/notebookDriver';
 import {
   IRunModelRegistry,
   IWorkflowActionRegistry,
   IWorkflowRunnerRegistry,
-  PluginIDs,
-  TRANSLATION_DOMAIN
+  PluginIDs
 } from '../tokens';
-import { RunHooks } from '../ui/hooks';
-import { RunModelRegistry } from '../ui/model';
 import { createPlannerTransport } from '../lab/relayTransport';
-import { SettingsPlannerService } from '../ui/planner';
-import { RunnerRegistry } from '../ui/runners';
-import { RunSettingsModel } from '../ui/settings';
-
-/** The action handlers shared by every run: the built-in types, and those other extensions add. */
-export const actionsPlugin: JupyterFrontEndPlugin<IWorkflowActionRegistry> = {
-  id: PluginIDs.actions,
-  description: 'The action types every workflow run can apply.',
-  autoStart: true,
-  provides: IWorkflowActionRegistry,
-  activate: () => {
-    const registry = new ActionRegistry();
-    registerBuiltinActions(registry);
-    return registry;
-  }
-};
+import { TRANSLATION_DOMAIN } from '../translation';
+import { RunModelRegistry } from '../ui/modelRegistry';
 
 /**
  * One workflow runner per notebook, each with a driver pinned to its panel, a planner client built
- * from the settings, and dialogs for interactive mode. Owns the user settings.
+ * from the settings, and dialogs for interactive mode. Owns the user settings and the action handlers
+ * every runner shares.
  */
 export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
   id: PluginIDs.plugin,
   description: 'The workflow runner of each notebook, and the settings.',
   autoStart: true,
-  requires: [INotebookTracker, ISettingRegistry, IWorkflowActionRegistry],
+  requires: [INotebookTracker, ISettingRegistry],
   optional: [ITranslator, INotebookCellExecutor],
   provides: IWorkflowRunnerRegistry,
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     settingRegistry: ISettingRegistry,
-    actions: IWorkflowActionRegistry,
     translator: ITranslator | null,
     executor: INotebookCellExecutor | null
   ) => {
@@ -70,6 +57,8 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
       .catch(reason => {
         console.error('Notebook-BCC: failed to load the settings.', reason);
       });
+    const actions = new ActionRegistry();
+    registerBuiltinActions(actions);
 
     const createRunner = (panel: NotebookPanel) => {
       const driver = new NotebookDriver({
@@ -105,16 +94,27 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         trace,
         hooks
       });
-      hooks.attach(runner);
-      return runner;
+      return { runner, hooks };
     };
 
     return new RunnerRegistry({
       tracker,
       createRunner,
-      settings: () => settings.current
+      settings: () => settings.current,
+      actions
     });
   }
+};
+
+/** The action handlers shared by every run: the built-in types, and those other extensions add. */
+export const actionsPlugin: JupyterFrontEndPlugin<IWorkflowActionRegistry> = {
+  id: PluginIDs.actions,
+  description: 'The action types every workflow run can apply.',
+  autoStart: true,
+  requires: [IWorkflowRunnerRegistry],
+  provides: IWorkflowActionRegistry,
+  activate: (_: JupyterFrontEnd, runners: IWorkflowRunnerRegistry) =>
+    runners.actions
 };
 
 /** The view model of each notebook's run, shared by the sidebar, status bar and commands. */
@@ -122,8 +122,11 @@ export const modelsPlugin: JupyterFrontEndPlugin<IRunModelRegistry> = {
   id: PluginIDs.models,
   description: 'The view models of the workflow runs.',
   autoStart: true,
-  requires: [IWorkflowRunnerRegistry],
+  requires: [IWorkflowRunnerRegistry, INotebookTracker],
   provides: IRunModelRegistry,
-  activate: (_: JupyterFrontEnd, runners: IWorkflowRunnerRegistry) =>
-    new RunModelRegistry(runners)
+  activate: (
+    _: JupyterFrontEnd,
+    runners: IWorkflowRunnerRegistry,
+    tracker: INotebookTracker
+  ) => new RunModelRegistry({ runners, tracker })
 };

@@ -4,17 +4,11 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import {
-  CommandIDs,
-  IRunModelRegistry,
-  PluginIDs,
-  TRANSLATION_DOMAIN
-} from '../tokens';
+import { CommandIDs, IRunModelRegistry, PluginIDs } from '../tokens';
+import { TRANSLATION_DOMAIN } from '../translation';
 import { bccIcon } from '../ui/icons';
-import { CurrentRun } from '../ui/model';
 import { WorkflowSidebar } from '../ui/sidebar';
 
 /** The workflow sidebar in the right area, bound to the active notebook, and the command that opens it. */
@@ -22,11 +16,10 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   id: PluginIDs.sidebar,
   description: 'The Notebook-BCC workflow sidebar.',
   autoStart: true,
-  requires: [INotebookTracker, IRunModelRegistry, IRenderMimeRegistry],
+  requires: [IRunModelRegistry, IRenderMimeRegistry],
   optional: [ICommandPalette, ILayoutRestorer, ITranslator],
   activate: (
     app: JupyterFrontEnd,
-    tracker: INotebookTracker,
     models: IRunModelRegistry,
     rendermime: IRenderMimeRegistry,
     palette: ICommandPalette | null,
@@ -35,7 +28,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const sidebar = new WorkflowSidebar({
-      current: new CurrentRun(tracker, models),
+      models,
       commands: app.commands,
       rendermime,
       translator: translator ?? undefined

@@ -3,7 +3,7 @@
  * saved in the notebook) and tells its views when to render. One per notebook, shared by the sidebar,
  * the status bar item and the commands.
  */
-import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import type { NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
 import type { Artifact } from '../protocol';
 import type { IEffectsState } from '../engine/effects';
@@ -17,13 +17,7 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../engine/types';
-import { RUN_STATE_METADATA_KEY } from '../notebook/driver';
-import type {
-  IRunModelEntry,
-  IRunModelRegistry,
-  IRunnerEntry,
-  IWorkflowRunnerRegistry
-} from '../tokens';
+import { RUN_STATE_METADATA_KEY } from '../notebook/metadata';
 import {
   buildTree,
   commandAvailability,
@@ -34,7 +28,7 @@ import {
   isResumable,
   trackOutputs
 } from './present';
-import { RunHooks } from './hooks';
+import type { IRunHooks as RunHooks } from '../tokens';
 import { isSavedRunState, ISavedRunState, snapshotFromSaved } from './saved';
 
 /** Where the run state saved in a notebook is read, and when it changes. */
@@ -295,111 +289,4 @@ export namespace RunModel {
     /** The runner's hooks, to know when it waits for the user. */
     hooks?: RunHooks | null;
   }
-}
-
-/** One run model per notebook with a runner (`IRunModelRegistry`). */
-export class RunModelRegistry implements IRunModelRegistry {
-  constructor(private _runners: IWorkflowRunnerRegistry) {
-    _runners.runnerAdded.connect((_, entry) => this._add(entry), this);
-    _runners.runnerRemoved.connect((_, entry) => this._remove(entry), this);
-    for (const entry of _runners.entries()) {
-      this._add(entry);
-    }
-  }
-
-  get modelAdded(): ISignal<IRunModelRegistry, IRunModelEntry> {
-    return this._modelAdded;
-  }
-
-  model(panel: NotebookPanel): RunModel | null {
-    return this._models.get(panel)?.model ?? null;
-  }
-
-  private _add({ panel, runner }: IRunnerEntry): void {
-    if (this._models.has(panel)) {
-      return;
-    }
-    const source = new NotebookRunStateSource(panel);
-    const model = new RunModel({
-      runner,
-      saved: source,
-      settings: () => this._runners.settings,
-      hooks: RunHooks.of(runner)
-    });
-    this._models.set(panel, { model, source });
-    this._modelAdded.emit({ panel, model });
-  }
-
-  private _remove({ panel }: IRunnerEntry): void {
-    const entry = this._models.get(panel);
-    if (entry) {
-      this._models.delete(panel);
-      entry.model.dispose();
-      entry.source.dispose();
-    }
-  }
-
-  private _models = new Map<
-    NotebookPanel,
-    { model: RunModel; source: NotebookRunStateSource }
-  >();
-  private _modelAdded = new Signal<IRunModelRegistry, IRunModelEntry>(this);
-}
-
-/**
- * The run of the active notebook: follows the notebook tracker and the current notebook's run model.
- * `changed` fires when the active notebook changes or its run does.
- */
-export class CurrentRun {
-  constructor(
-    private _tracker: INotebookTracker,
-    private _models: IRunModelRegistry
-  ) {
-    _tracker.currentChanged.connect(this._bind, this);
-    _models.modelAdded.connect(this._onModelAdded, this);
-    this._bind();
-  }
-
-  get changed(): ISignal<this, void> {
-    return this._changed;
-  }
-
-  /** The active notebook, or null. */
-  get panel(): NotebookPanel | null {
-    return this._panel;
-  }
-
-  /** Its run model; null while the notebook loads. */
-  get model(): RunModel | null {
-    return this._model;
-  }
-
-  private _bind(): void {
-    const panel = this._tracker.currentWidget;
-    const model = panel ? this._models.model(panel) : null;
-    if (panel === this._panel && model === this._model) {
-      return;
-    }
-    this._model?.changed.disconnect(this._onChanged, this);
-    this._panel?.context.pathChanged.disconnect(this._onChanged, this);
-    this._panel = panel;
-    this._model = model;
-    this._model?.changed.connect(this._onChanged, this);
-    this._panel?.context.pathChanged.connect(this._onChanged, this);
-    this._changed.emit();
-  }
-
-  private _onModelAdded(_: IRunModelRegistry, entry: IRunModelEntry): void {
-    if (entry.panel === this._tracker.currentWidget) {
-      this._bind();
-    }
-  }
-
-  private _onChanged(): void {
-    this._changed.emit();
-  }
-
-  private _panel: NotebookPanel | null = null;
-  private _model: RunModel | null = null;
-  private _changed = new Signal<this, void>(this);
 }

@@ -4,23 +4,23 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { ISignal, Signal } from '@lumino/signaling';
 import * as React from 'react';
 import { bccIcon } from './icons';
-import type { CurrentRun } from './model';
+import type { IRunModelRegistry } from '../tokens';
 import { describeRun } from './present';
 
 export class RunStatusItem extends ReactWidget {
   constructor(
-    private _current: CurrentRun,
+    private _models: IRunModelRegistry,
     private _trans: TranslationBundle,
     private _open: () => void
   ) {
     super();
     this.addClass('jp-bcc-status-item');
-    _current.changed.connect(this._onChanged, this);
+    _models.currentChanged.connect(this._onChanged, this);
   }
 
   /** Shown only for a notebook with a run (live or saved). */
   get isActive(): boolean {
-    const model = this._current.model;
+    const model = this._models.current?.model ?? null;
     return model !== null && model.source !== 'none';
   }
 
@@ -29,7 +29,7 @@ export class RunStatusItem extends ReactWidget {
   }
 
   protected render(): JSX.Element | null {
-    const model = this._current.model;
+    const model = this._models.current?.model ?? null;
     if (!model) {
       return null;
     }

@@ -1,6 +1,7 @@
 import { MarkdownCell } from '@jupyterlab/cells';
 import type { ICellProvenance } from '../../engine/driver';
-import { CELL_METADATA_KEY, NotebookDriver } from '../driver';
+import { NotebookDriver } from '../notebookDriver';
+import { CELL_METADATA_KEY } from '../metadata';
 import {
   IOpenNotebook,
   openNotebook,

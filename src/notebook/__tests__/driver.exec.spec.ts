@@ -1,7 +1,7 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import { runCell } from '@jupyterlab/notebook';
 import type { ICellProvenance } from '../../engine/driver';
-import { NotebookDriver } from '../driver';
+import { NotebookDriver } from '../notebookDriver';
 import {
   IOpenNotebook,
   openNotebook,

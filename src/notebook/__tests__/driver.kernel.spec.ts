@@ -1,7 +1,8 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import type { KernelMessage } from '@jupyterlab/services';
 import type { ICellProvenance } from '../../engine/driver';
-import { NotebookDriver, RUN_STATE_METADATA_KEY } from '../driver';
+import { NotebookDriver } from '../notebookDriver';
+import { RUN_STATE_METADATA_KEY } from '../metadata';
 import {
   IOpenNotebook,
   openNotebook,

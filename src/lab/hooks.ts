@@ -8,26 +8,13 @@ import type { WorkflowTemplate } from '../protocol';
 import type {
   BehaviorDecision,
   IBehaviorApproval,
-  IRunnerHooks,
-  IRunSnapshot,
-  IWorkflowRunner
+  IRunSnapshot
 } from '../engine/types';
-import { showApprovalDialog, showWorkflowUpdateDialog } from './dialogs';
+import type { IRunHooks } from '../tokens';
+import { showApprovalDialog, showWorkflowUpdateDialog } from '../ui/dialogs';
 
-const hooksOfRunner = new WeakMap<IWorkflowRunner, RunHooks>();
-
-export class RunHooks implements IRunnerHooks {
+export class RunHooks implements IRunHooks {
   constructor(private _options: RunHooks.IOptions) {}
-
-  /** The hooks a runner was created with (when they are `RunHooks`). */
-  static of(runner: IWorkflowRunner): RunHooks | null {
-    return hooksOfRunner.get(runner) ?? null;
-  }
-
-  /** Remembers that `runner` uses these hooks. */
-  attach(runner: IWorkflowRunner): void {
-    hooksOfRunner.set(runner, this);
-  }
 
   /** The behavior waiting for the user's approval, or null. */
   get pending(): IBehaviorApproval | null {

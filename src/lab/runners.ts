@@ -7,9 +7,15 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { PromiseDelegate } from '@lumino/coreutils';
 import { IMessageHandler, Message, MessageLoop } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
+import type { ActionRegistry } from '../engine/registry';
 import type { IRunSettings } from '../engine/settings';
 import type { IWorkflowRunner } from '../engine/types';
-import type { IRunnerEntry, IWorkflowRunnerRegistry } from '../tokens';
+import type {
+  IActionRegistry,
+  IRunHooks,
+  IRunnerEntry,
+  IWorkflowRunnerRegistry
+} from '../tokens';
 
 /** How long closing a notebook waits for its run to stop and save before it closes anyway. */
 const DEFAULT_CLOSE_TIMEOUT_MS = 10000;
@@ -18,10 +24,15 @@ interface IEntry extends IRunnerEntry {
   closing: boolean;
 }
 
+function entryOf({ panel, runner, hooks }: IEntry): IRunnerEntry {
+  return { panel, runner, hooks };
+}
+
 export class RunnerRegistry implements IWorkflowRunnerRegistry {
   constructor(options: RunnerRegistry.IOptions) {
     this._createRunner = options.createRunner;
     this._settings = options.settings;
+    this._actions = options.actions;
     this._closeTimeoutMs = options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
     options.tracker.widgetAdded.connect((_, panel) => this._adopt(panel), this);
     options.tracker.forEach(panel => this._adopt(panel));
@@ -37,6 +48,10 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
 
   get settings(): IRunSettings {
     return this._settings();
+  }
+
+  get actions(): IActionRegistry {
+    return this._actions;
   }
 
   get(panel: NotebookPanel): IWorkflowRunner | null {
@@ -57,10 +72,7 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
   }
 
   entries(): IRunnerEntry[] {
-    return [...this._entries.values()].map(({ panel, runner }) => ({
-      panel,
-      runner
-    }));
+    return [...this._entries.values()].map(entryOf);
   }
 
   private _adopt(panel: NotebookPanel): void {
@@ -76,13 +88,13 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
         }
         const entry: IEntry = {
           panel,
-          runner: this._createRunner(panel),
+          ...this._createRunner(panel),
           closing: false
         };
         this._entries.set(panel, entry);
         MessageLoop.installMessageHook(panel, this._closeHook);
         panel.disposed.connect(this._onDisposed, this);
-        this._runnerAdded.emit({ panel, runner: entry.runner });
+        this._runnerAdded.emit(entryOf(entry));
         this._pending.get(panel)?.resolve(entry.runner);
         this._pending.delete(panel);
       })
@@ -130,12 +142,13 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
     }
     this._entries.delete(panel);
     MessageLoop.removeMessageHook(panel, this._closeHook);
-    this._runnerRemoved.emit({ panel, runner: entry.runner });
+    this._runnerRemoved.emit(entryOf(entry));
     entry.runner.dispose();
   }
 
-  private _createRunner: (panel: NotebookPanel) => IWorkflowRunner;
+  private _createRunner: RunnerRegistry.IOptions['createRunner'];
   private _settings: () => IRunSettings;
+  private _actions: ActionRegistry;
   private _closeTimeoutMs: number;
   private _entries = new Map<NotebookPanel, IEntry>();
   private _adopting = new Set<NotebookPanel>();
@@ -151,10 +164,15 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
 export namespace RunnerRegistry {
   export interface IOptions {
     tracker: INotebookTracker;
-    /** Makes the runner of a notebook; called once, when the notebook's context is ready. */
-    createRunner(panel: NotebookPanel): IWorkflowRunner;
+    /** Makes the runner of a notebook and its hooks; called once, when the notebook's context is ready. */
+    createRunner(panel: NotebookPanel): {
+      runner: IWorkflowRunner;
+      hooks: IRunHooks;
+    };
     /** The current run settings. */
     settings: () => IRunSettings;
+    /** The action handlers the runners use. */
+    actions: ActionRegistry;
     closeTimeoutMs?: number;
   }
 }

@@ -1,0 +1,257 @@
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import type { Contents } from '@jupyterlab/services';
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { Signal } from '@lumino/signaling';
+import type { IWorkflowRunner } from '../../engine/types';
+import {
+  CommandIDs,
+  ICurrentRun,
+  IRunModel,
+  IRunModelRegistry
+} from '../../tokens';
+import type { ICommandAvailability } from '../../ui/present';
+import { addCommands, RUN_COMMANDS } from '../commands';
+
+const NONE: ICommandAvailability = {
+  run: false,
+  pause: false,
+  resume: false,
+  step: false,
+  stop: false,
+  retry: false
+};
+
+/** A notebook panel as the commands see it: an id and a path. */
+function panel(id: string, path: string): NotebookPanel {
+  return { id, context: { path, localPath: path } } as unknown as NotebookPanel;
+}
+
+/** The runner methods the commands call, recorded. */
+function fakeRunner() {
+  return {
+    isRunning: false,
+    snapshot: { state: 'IDLE' },
+    trace: { length: 0, toJSONL: () => '{"kind":"request"}\n' },
+    start: jest.fn(() => Promise.resolve({ reason: 'completed' })),
+    resumeFromSaved: jest.fn(() => Promise.resolve(null)),
+    pause: jest.fn(),
+    resume: jest.fn(),
+    step: jest.fn(),
+    stop: jest.fn(() => Promise.resolve()),
+    retry: jest.fn(() => Promise.resolve({ reason: 'completed' }))
+  };
+}
+
+/** The part of a run model the commands read. */
+function fakeModel(availability: Partial<ICommandAvailability> = {}) {
+  return {
+    availability: { ...NONE, ...availability },
+    canResumeSaved: false
+  };
+}
+
+function setup() {
+  const first = panel('nb-1', 'work/first.ipynb');
+  const second = panel('nb-2', 'second.ipynb');
+  const runners = new Map([
+    [first, fakeRunner()],
+    [second, fakeRunner()]
+  ]);
+  const runModels = new Map([
+    [first, fakeModel({ run: true })],
+    [second, fakeModel({ run: true })]
+  ]);
+  const tracker = {
+    currentWidget: first as NotebookPanel | null,
+    find: (test: (p: NotebookPanel) => boolean) => [first, second].find(test)
+  };
+  const currentChanged = new Signal<IRunModelRegistry, ICurrentRun | null>(
+    {} as IRunModelRegistry
+  );
+  const saved: { path: string; model: Partial<Contents.IModel> }[] = [];
+  const commands = new CommandRegistry();
+  const opened = jest.fn();
+  commands.addCommand(CommandIDs.open, { execute: opened });
+  addCommands(commands, {
+    tracker,
+    runners: {
+      get: p => (runners.get(p) ?? null) as unknown as IWorkflowRunner | null
+    },
+    models: {
+      model: p => (runModels.get(p) ?? null) as unknown as IRunModel | null,
+      currentChanged
+    },
+    contents: {
+      save: async (path, model) => {
+        saved.push({ path, model: model ?? {} });
+        return {} as Contents.IModel;
+      }
+    },
+    trans: nullTranslator.load('notebook_bcc')
+  });
+  return {
+    commands,
+    tracker,
+    first,
+    second,
+    runnerOf: (p: NotebookPanel) => runners.get(p)!,
+    modelOf: (p: NotebookPanel) => runModels.get(p)!,
+    currentChanged,
+    saved,
+    opened
+  };
+}
+
+describe('addCommands', () => {
+  it('adds every run command', () => {
+    const { commands } = setup();
+    for (const id of RUN_COMMANDS) {
+      expect(commands.hasCommand(id)).toBe(true);
+    }
+  });
+
+  it('hides the commands and disables them when no notebook is active', () => {
+    const { commands, tracker } = setup();
+    tracker.currentWidget = null;
+    for (const id of RUN_COMMANDS) {
+      expect(commands.isVisible(id)).toBe(false);
+      expect(commands.isEnabled(id)).toBe(false);
+    }
+  });
+
+  it("enables what the current run's availability allows", () => {
+    const { commands, first, modelOf } = setup();
+    expect(commands.isEnabled(CommandIDs.run)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.pause)).toBe(false);
+    expect(commands.isVisible(CommandIDs.pause)).toBe(true);
+    modelOf(first).availability = { ...NONE, pause: true, stop: true };
+    expect(commands.isEnabled(CommandIDs.run)).toBe(false);
+    expect(commands.isEnabled(CommandIDs.pause)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.togglePause)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.stop)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.step)).toBe(false);
+  });
+
+  it('shows Retry only when the run can retry', () => {
+    const { commands, first, modelOf } = setup();
+    expect(commands.isVisible(CommandIDs.retry)).toBe(false);
+    modelOf(first).availability = { ...NONE, retry: true };
+    expect(commands.isVisible(CommandIDs.retry)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.retry)).toBe(true);
+  });
+
+  it('acts on the notebook named by `notebook`, not the active one', async () => {
+    const { commands, first, second, modelOf, runnerOf } = setup();
+    modelOf(second).availability = { ...NONE, pause: true };
+    expect(commands.isEnabled(CommandIDs.pause)).toBe(false);
+    expect(commands.isEnabled(CommandIDs.pause, { notebook: 'nb-2' })).toBe(
+      true
+    );
+    await commands.execute(CommandIDs.pause, { notebook: 'nb-2' });
+    expect(runnerOf(second).pause).toHaveBeenCalledTimes(1);
+    expect(runnerOf(first).pause).not.toHaveBeenCalled();
+    expect(commands.isVisible(CommandIDs.pause, { notebook: 'nb-9' })).toBe(
+      false
+    );
+  });
+
+  it('starts a run with the task given as arguments and opens the panel', async () => {
+    const { commands, first, runnerOf, opened } = setup();
+    await commands.execute(CommandIDs.run, {
+      task: '  What drives prices?  ',
+      dataFiles: ['housing.csv', 3],
+      stepMode: true
+    });
+    expect(runnerOf(first).start).toHaveBeenCalledWith({
+      task: 'What drives prices?',
+      dataFiles: ['housing.csv'],
+      stepMode: true
+    });
+    expect(opened).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not start a second run while one is active', async () => {
+    const { commands, first, runnerOf } = setup();
+    runnerOf(first).isRunning = true;
+    await commands.execute(CommandIDs.run, { task: 'Again' });
+    expect(runnerOf(first).start).not.toHaveBeenCalled();
+  });
+
+  it('steps, and pauses or resumes with one toggle', async () => {
+    const { commands, first, modelOf, runnerOf } = setup();
+    const runner = runnerOf(first);
+    await commands.execute(CommandIDs.step);
+    expect(runner.step).toHaveBeenCalledTimes(1);
+
+    modelOf(first).availability = { ...NONE, pause: true };
+    await commands.execute(CommandIDs.togglePause);
+    expect(runner.pause).toHaveBeenCalledTimes(1);
+
+    modelOf(first).availability = { ...NONE, resume: true };
+    runner.isRunning = true;
+    await commands.execute(CommandIDs.togglePause);
+    expect(runner.resume).toHaveBeenCalledTimes(1);
+    expect(runner.pause).toHaveBeenCalledTimes(1);
+  });
+
+  it('resumes a stopped run from the notebook and opens the panel', async () => {
+    const { commands, first, modelOf, runnerOf, opened } = setup();
+    const runner = runnerOf(first);
+    await commands.execute(CommandIDs.resume);
+    expect(runner.resumeFromSaved).not.toHaveBeenCalled();
+    modelOf(first).canResumeSaved = true;
+    await commands.execute(CommandIDs.resume);
+    expect(runner.resumeFromSaved).toHaveBeenCalledTimes(1);
+    expect(runner.resume).not.toHaveBeenCalled();
+    expect(opened).toHaveBeenCalledTimes(1);
+  });
+
+  it('interrupts the kernel on stop only while an action runs', async () => {
+    const { commands, first, runnerOf } = setup();
+    const runner = runnerOf(first);
+    await commands.execute(CommandIDs.stop, { interruptKernel: true });
+    expect(runner.stop).toHaveBeenLastCalledWith({ interruptKernel: false });
+    runner.snapshot = { state: 'ACTION_RUNNING' };
+    await commands.execute(CommandIDs.stop, { interruptKernel: true });
+    expect(runner.stop).toHaveBeenLastCalledWith({ interruptKernel: true });
+    await commands.execute(CommandIDs.stop, { interruptKernel: false });
+    expect(runner.stop).toHaveBeenLastCalledWith({ interruptKernel: false });
+  });
+
+  it('retries the failed request', async () => {
+    const { commands, first, runnerOf } = setup();
+    await commands.execute(CommandIDs.retry);
+    expect(runnerOf(first).retry).toHaveBeenCalledTimes(1);
+  });
+
+  it('exports a non-empty trace beside the notebook', async () => {
+    const { commands, first, runnerOf, saved } = setup();
+    expect(commands.isEnabled(CommandIDs.exportTrace)).toBe(false);
+    runnerOf(first).trace.length = 1;
+    expect(commands.isEnabled(CommandIDs.exportTrace)).toBe(true);
+    await commands.execute(CommandIDs.exportTrace);
+    expect(saved).toEqual([
+      {
+        path: 'work/first.bcc-trace.jsonl',
+        model: {
+          type: 'file',
+          format: 'text',
+          content: '{"kind":"request"}\n'
+        }
+      }
+    ]);
+  });
+
+  it('re-evaluates every run command when the current run changes', () => {
+    const { commands, currentChanged } = setup();
+    const changed: string[] = [];
+    commands.commandChanged.connect((_, args) => {
+      if (args.id) {
+        changed.push(args.id);
+      }
+    });
+    currentChanged.emit(null);
+    expect(changed).toEqual([...RUN_COMMANDS]);
+  });
+});

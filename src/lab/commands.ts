@@ -1,0 +1,268 @@
+/**
+ * The run commands. Each acts on the notebook given as `notebook` (a panel id, e.g. from a toolbar
+ * button) or else on the active notebook; enabled and visible states follow that notebook's run model.
+ */
+import type { IDocumentManager } from '@jupyterlab/docmanager';
+import { Notification } from '@jupyterlab/apputils';
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import type { Contents } from '@jupyterlab/services';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
+import {
+  downloadIcon,
+  pauseIcon,
+  refreshIcon,
+  runIcon,
+  stepOverIcon,
+  stopIcon
+} from '@jupyterlab/ui-components';
+import type { CommandRegistry } from '@lumino/commands';
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { IStartOptions } from '../engine/types';
+import {
+  CommandIDs,
+  IRunModelRegistry,
+  IWorkflowRunnerRegistry
+} from '../tokens';
+import { showRunDialog, showStopDialog } from '../ui/dialogs';
+import { bccIcon } from '../ui/icons';
+import { commandAvailability } from '../ui/present';
+import { tracePath } from '../ui/trace';
+
+/** The run commands, in palette order; `CommandIDs.open` belongs to the sidebar. */
+export const RUN_COMMANDS: readonly string[] = [
+  CommandIDs.run,
+  CommandIDs.pause,
+  CommandIDs.resume,
+  CommandIDs.togglePause,
+  CommandIDs.step,
+  CommandIDs.stop,
+  CommandIDs.retry,
+  CommandIDs.exportTrace
+];
+
+function startOptionsFrom(
+  args: ReadonlyPartialJSONObject
+): IStartOptions | null {
+  if (typeof args.task !== 'string' || !args.task.trim()) {
+    return null;
+  }
+  const files = Array.isArray(args.dataFiles)
+    ? args.dataFiles.filter((f): f is string => typeof f === 'string')
+    : [];
+  return {
+    task: args.task.trim(),
+    dataFiles: files,
+    stepMode: args.stepMode === true
+  };
+}
+
+export interface ICommandsOptions {
+  /** Finds the notebook a command acts on. */
+  tracker: Pick<INotebookTracker, 'currentWidget' | 'find'>;
+  runners: Pick<IWorkflowRunnerRegistry, 'get'>;
+  models: Pick<IRunModelRegistry, 'model' | 'currentChanged'>;
+  /** Where run traces are saved. */
+  contents: Pick<Contents.IManager, 'save'>;
+  trans: TranslationBundle;
+  /** For the data file picker of the run dialog. */
+  docManager?: IDocumentManager | null;
+  translator?: ITranslator;
+}
+
+/** Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. */
+export function addCommands(
+  commands: CommandRegistry,
+  options: ICommandsOptions
+): void {
+  const { tracker, runners, models, contents, trans } = options;
+  const translator = options.translator ?? nullTranslator;
+  const docManager = options.docManager ?? null;
+
+  const panelOf = (args: ReadonlyPartialJSONObject): NotebookPanel | null =>
+    typeof args.notebook === 'string'
+      ? (tracker.find(panel => panel.id === args.notebook) ?? null)
+      : tracker.currentWidget;
+  const targetOf = (args: ReadonlyPartialJSONObject) => {
+    const panel = panelOf(args);
+    const runner = panel ? runners.get(panel) : null;
+    const model = panel ? models.model(panel) : null;
+    return panel && runner && model ? { panel, runner, model } : null;
+  };
+  const available = (args: ReadonlyPartialJSONObject) =>
+    targetOf(args)?.model.availability ?? commandAvailability(null);
+  const hasNotebook = (args: ReadonlyPartialJSONObject) =>
+    panelOf(args) !== null;
+  const report = (what: string) => (reason: unknown) => {
+    Notification.error(
+      trans.__(
+        '%1 failed: %2',
+        what,
+        String((reason as Error)?.message ?? reason)
+      )
+    );
+  };
+
+  commands.addCommand(CommandIDs.run, {
+    label: trans.__('Run Workflow'),
+    caption: trans.__(
+      'Describe a task; the planner writes and runs the analysis in this notebook'
+    ),
+    icon: args => (args.toolbar ? bccIcon : runIcon),
+    isEnabled: args => available(args).run,
+    isVisible: hasNotebook,
+    execute: async args => {
+      const target = targetOf(args);
+      if (!target) {
+        return;
+      }
+      const options =
+        startOptionsFrom(args) ??
+        (await showRunDialog({
+          notebookPath: target.panel.context.path,
+          docManager,
+          translator,
+          trans,
+          label: target.panel.context.localPath
+        }));
+      if (!options || target.runner.isRunning) {
+        return;
+      }
+      void commands.execute(CommandIDs.open);
+      target.runner.start(options).catch(report(trans.__('Run Workflow')));
+    }
+  });
+
+  commands.addCommand(CommandIDs.pause, {
+    label: trans.__('Pause Workflow'),
+    caption: trans.__('Pause the run after the current action'),
+    icon: pauseIcon,
+    isEnabled: args => available(args).pause,
+    isVisible: hasNotebook,
+    execute: args => targetOf(args)?.runner.pause()
+  });
+
+  const resume = (args: ReadonlyPartialJSONObject) => {
+    const target = targetOf(args);
+    if (!target) {
+      return;
+    }
+    if (target.runner.isRunning) {
+      target.runner.resume();
+    } else if (target.model.canResumeSaved) {
+      void commands.execute(CommandIDs.open);
+      target.runner
+        .resumeFromSaved()
+        .catch(report(trans.__('Resume Workflow')));
+    }
+  };
+
+  commands.addCommand(CommandIDs.resume, {
+    label: trans.__('Resume Workflow'),
+    caption: trans.__('Continue the paused or stopped run'),
+    icon: runIcon,
+    isEnabled: args => available(args).resume,
+    isVisible: hasNotebook,
+    execute: resume
+  });
+
+  commands.addCommand(CommandIDs.togglePause, {
+    label: trans.__('Pause or Resume Workflow'),
+    caption: trans.__('Pause the run, or resume it when paused'),
+    isEnabled: args => available(args).pause || available(args).resume,
+    isVisible: hasNotebook,
+    execute: args => {
+      if (available(args).pause) {
+        targetOf(args)?.runner.pause();
+      } else {
+        resume(args);
+      }
+    }
+  });
+
+  commands.addCommand(CommandIDs.step, {
+    label: trans.__('Step Workflow'),
+    caption: trans.__('Run one behavior, then pause'),
+    icon: stepOverIcon,
+    isEnabled: args => available(args).step,
+    isVisible: hasNotebook,
+    execute: args => targetOf(args)?.runner.step()
+  });
+
+  commands.addCommand(CommandIDs.stop, {
+    label: trans.__('Stop Workflow…'),
+    caption: trans.__('Stop the run; it can be resumed later'),
+    icon: stopIcon,
+    isEnabled: args => available(args).stop,
+    isVisible: hasNotebook,
+    execute: async args => {
+      const target = targetOf(args);
+      if (!target) {
+        return;
+      }
+      const options =
+        typeof args.interruptKernel === 'boolean'
+          ? { interruptKernel: args.interruptKernel }
+          : await showStopDialog(trans, target.panel.context.localPath);
+      if (options) {
+        // Interrupting while no cell runs can hit the runner's silent kernel inspection, which then
+        // never answers: only interrupt a running action.
+        const running = target.runner.snapshot.state === 'ACTION_RUNNING';
+        await target.runner.stop({
+          interruptKernel: options.interruptKernel && running
+        });
+      }
+    }
+  });
+
+  commands.addCommand(CommandIDs.retry, {
+    label: trans.__('Retry Workflow Request'),
+    caption: trans.__('Send the failed planner request again'),
+    icon: refreshIcon,
+    isEnabled: args => available(args).retry,
+    isVisible: args => available(args).retry,
+    execute: args => {
+      targetOf(args)
+        ?.runner.retry()
+        .catch(report(trans.__('Retry')));
+    }
+  });
+
+  commands.addCommand(CommandIDs.exportTrace, {
+    label: trans.__('Export Workflow Run Trace'),
+    caption: trans.__(
+      'Save the planner requests and answers of this run as JSONL beside the notebook'
+    ),
+    icon: downloadIcon,
+    isEnabled: args => (targetOf(args)?.runner.trace.length ?? 0) > 0,
+    isVisible: hasNotebook,
+    execute: async args => {
+      const target = targetOf(args);
+      if (!target) {
+        return;
+      }
+      const path = tracePath(target.panel.context.path);
+      try {
+        await contents.save(path, {
+          type: 'file',
+          format: 'text',
+          content: target.runner.trace.toJSONL()
+        });
+        Notification.success(trans.__('Run trace saved to %1', path), {
+          autoClose: 5000
+        });
+      } catch (reason) {
+        report(trans.__('Export Workflow Run Trace'))(reason);
+      }
+    }
+  });
+
+  models.currentChanged.connect(() => {
+    for (const id of RUN_COMMANDS) {
+      commands.notifyCommandChanged(id);
+    }
+  });
+}

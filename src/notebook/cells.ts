@@ -1,0 +1,214 @@
+/**
+ * Cell editing: cells are changed through the notebook's shared model (so they sync under real-time
+ * collaboration) and always found again by id; the user's active cell stays active.
+ */
+import { Cell, MarkdownCell } from '@jupyterlab/cells';
+import type { ICodeCellModel } from '@jupyterlab/cells';
+import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { PartialJSONObject } from '@lumino/coreutils';
+import type {
+  CellRole,
+  IAddCellRequest,
+  ICellProvenance,
+  INotebookSummary
+} from '../engine/driver';
+import type { CellFollower } from './following';
+import { asObject, toJSON } from './json';
+import { CELL_METADATA_KEY } from './metadata';
+import { outputsToText } from './outputText';
+
+/** Characters of the last cell's output kept in the notebook summary. */
+const SUMMARY_OUTPUT_CAP = 500;
+
+export type SharedCell = INotebookModel['sharedModel']['cells'][number];
+
+export class NotebookCells {
+  constructor(options: NotebookCells.IOptions) {
+    this._panel = options.panel;
+    this._trans = options.trans;
+    this._follower = options.follower;
+    this._changed = options.changed;
+  }
+
+  /** The notebook's model; throws once the notebook is closed. */
+  model(): INotebookModel {
+    const model = this._panel.isDisposed ? null : this._panel.model;
+    if (!model) {
+      throw new Error(this._trans.__('The notebook was closed.'));
+    }
+    return model;
+  }
+
+  sharedCell(cellId: string): SharedCell | null {
+    const model = this._panel.isDisposed ? null : this._panel.model;
+    return (
+      model?.sharedModel.cells.find(cell => cell.getId() === cellId) ?? null
+    );
+  }
+
+  widget(cellId: string): Cell | null {
+    if (this._panel.isDisposed) {
+      return null;
+    }
+    return (
+      this._panel.content.widgets.find(cell => cell.model.id === cellId) ?? null
+    );
+  }
+
+  async add(request: IAddCellRequest): Promise<string> {
+    const model = this.model();
+    const metadata = cellMetadata(request.provenance, request.role, {
+      ...request.metadata,
+      ...(request.role === 'thinking' ? { thinking: true } : {})
+    });
+    const restore = this._keepActiveCell();
+    const cell = model.sharedModel.insertCell(model.sharedModel.cells.length, {
+      cell_type: request.kind,
+      source: request.source,
+      metadata: { [CELL_METADATA_KEY]: metadata }
+    });
+    restore();
+    this._render(cell.getId());
+    this._follower.follow(cell.getId());
+    this._changed();
+    return cell.getId();
+  }
+
+  async update(
+    cellId: string,
+    source: string | null,
+    metadata?: Record<string, unknown>
+  ): Promise<boolean> {
+    const cell = this.sharedCell(cellId);
+    if (!cell) {
+      return false;
+    }
+    this.model().sharedModel.transact(() => {
+      if (source !== null) {
+        cell.setSource(source);
+      }
+      if (metadata) {
+        cell.setMetadata(CELL_METADATA_KEY, {
+          ...asObject(cell.getMetadata(CELL_METADATA_KEY)),
+          ...asObject(toJSON(metadata))
+        });
+      }
+    });
+    this._render(cellId);
+    this._changed();
+    return true;
+  }
+
+  async setTitle(title: string, provenance: ICellProvenance): Promise<void> {
+    const shared = this.model().sharedModel;
+    const source = `# ${title}`;
+    shared.transact(() => {
+      shared.setMetadata('title', title);
+      shared.setMetadata(CELL_METADATA_KEY, {
+        ...asObject(shared.getMetadata(CELL_METADATA_KEY)),
+        title
+      });
+    });
+    const existing = shared.cells.find(
+      cell => asObject(cell.getMetadata(CELL_METADATA_KEY)).role === 'title'
+    );
+    if (existing) {
+      existing.setSource(source);
+      this._render(existing.getId());
+      return;
+    }
+    const restore = this._keepActiveCell();
+    const cell = shared.insertCell(0, {
+      cell_type: 'markdown',
+      source,
+      metadata: {
+        [CELL_METADATA_KEY]: cellMetadata(provenance, 'title', {})
+      }
+    });
+    restore();
+    this._render(cell.getId());
+    this._changed();
+  }
+
+  summary(): INotebookSummary {
+    const shared = this.model().sharedModel;
+    const title = shared.getMetadata('title');
+    const cells = shared.cells;
+    const last = cells.length ? cells[cells.length - 1] : null;
+    let lastOutput: string | null = null;
+    if (last && last.cell_type === 'code') {
+      const outputs = (last as ICodeCellModel['sharedModel']).getOutputs();
+      if (outputs.length) {
+        const { text } = outputsToText(outputs);
+        lastOutput =
+          text.length > SUMMARY_OUTPUT_CAP
+            ? text.slice(0, SUMMARY_OUTPUT_CAP) + '…'
+            : text;
+      }
+    }
+    return {
+      title: typeof title === 'string' ? title : null,
+      cell_count: cells.length,
+      last_cell_type: last?.cell_type ?? null,
+      last_output: lastOutput
+    };
+  }
+
+  /**
+   * Remembers which cell is active; the returned function makes it active again if an insert moved
+   * the notebook's active cell. It sets the index only when it changed, so focus stays put.
+   */
+  private _keepActiveCell(): () => void {
+    const notebook = this._panel.content;
+    const activeId = notebook.activeCell?.model.id ?? null;
+    return () => {
+      if (activeId === null || notebook.activeCell?.model.id === activeId) {
+        return;
+      }
+      const index = notebook.widgets.findIndex(
+        cell => cell.model.id === activeId
+      );
+      if (index >= 0) {
+        notebook.activeCellIndex = index;
+      }
+    };
+  }
+
+  /** Shows a markdown cell rendered, unless the user is editing it right now. */
+  private _render(cellId: string): void {
+    const cell = this.widget(cellId);
+    if (!(cell instanceof MarkdownCell)) {
+      return;
+    }
+    const notebook = this._panel.content;
+    if (notebook.mode === 'edit' && notebook.activeCell === cell) {
+      return;
+    }
+    cell.rendered = true;
+  }
+
+  private _panel: NotebookPanel;
+  private _trans: TranslationBundle;
+  private _follower: CellFollower;
+  private _changed: () => void;
+}
+
+export namespace NotebookCells {
+  export interface IOptions {
+    panel: NotebookPanel;
+    trans: TranslationBundle;
+    /** Scrolls to new cells when following them. */
+    follower: CellFollower;
+    /** The run changed the notebook (it is saved shortly after). */
+    changed: () => void;
+  }
+}
+
+function cellMetadata(
+  provenance: ICellProvenance,
+  role: CellRole,
+  extra: Record<string, unknown>
+): PartialJSONObject {
+  return toJSON({ ...provenance, role, ...extra }) as PartialJSONObject;
+}

@@ -1,0 +1,167 @@
+/**
+ * Kernel access: the notebook's kernel, started when there is none, and silent inspection of its
+ * variables (no output, no history, no execution count).
+ */
+import type { ISessionContext } from '@jupyterlab/apputils';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import type { Kernel } from '@jupyterlab/services';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { SummarizeRequest } from '../engine/driver';
+import {
+  COLLECT_EXPRESSION,
+  KERNEL_HELPERS,
+  summarizeExpression
+} from './kernelCode';
+
+export class NotebookKernel {
+  /** `inspectTimeoutMs`: how long a silent variable inspection may wait for the kernel's reply. */
+  constructor(
+    private _panel: NotebookPanel,
+    private _trans: TranslationBundle,
+    private _inspectTimeoutMs: number
+  ) {}
+
+  get sessionContext(): ISessionContext {
+    return this._panel.sessionContext;
+  }
+
+  async interrupt(): Promise<void> {
+    await this.sessionContext.session?.kernel?.interrupt();
+  }
+
+  /** The notebook's kernel, started (the notebook's preferred or the default kernel) if there is none; or why not. */
+  async ensure(): Promise<Kernel.IKernelConnection | string> {
+    const session = this.sessionContext;
+    if (session.isDisposed) {
+      return this._trans.__('The notebook session was closed.');
+    }
+    // JupyterLab's executor would open a modal dialog in these two cases.
+    if (session.isTerminating) {
+      return this._trans.__('The kernel is shutting down.');
+    }
+    if (session.pendingInput) {
+      return this._trans.__(
+        'Another cell waits for input; answer it, then resume the run.'
+      );
+    }
+    try {
+      await session.initialize();
+      if (!session.session?.kernel) {
+        const name =
+          session.kernelPreference.name ??
+          session.specsManager.specs?.default ??
+          null;
+        if (!name) {
+          return this._trans.__(
+            'The notebook has no kernel and there is no default kernel to start.'
+          );
+        }
+        await session.changeKernel({ name });
+      }
+    } catch (reason) {
+      return this._trans.__('The kernel could not be started: %1', `${reason}`);
+    }
+    const kernel = session.session?.kernel;
+    if (!kernel) {
+      return this._trans.__('The notebook has no kernel.');
+    }
+    if (kernel.status === 'dead') {
+      return this._trans.__(
+        'The kernel is dead. Restart it, then resume the run.'
+      );
+    }
+    return kernel;
+  }
+
+  async collectVariables(): Promise<Record<string, unknown>> {
+    return (await this._evaluate(COLLECT_EXPRESSION)) ?? {};
+  }
+
+  async summarizeVariables(
+    request: SummarizeRequest
+  ): Promise<Record<string, unknown>> {
+    const names = Object.keys(request);
+    if (!names.length) {
+      return {};
+    }
+    const result = await this._evaluate(summarizeExpression(request));
+    if (result) {
+      return result;
+    }
+    const unavailable: Record<string, unknown> = {};
+    for (const name of names) {
+      unavailable[name] =
+        `<${request[name]}: not available (no Python kernel)>`;
+    }
+    return unavailable;
+  }
+
+  /**
+   * Runs the helpers silently and evaluates one of them as a user expression. Null when there is no
+   * Python kernel; throws when the kernel reports an error.
+   */
+  private async _evaluate(
+    expression: string
+  ): Promise<Record<string, unknown> | null> {
+    const kernel = this._panel.isDisposed
+      ? null
+      : this.sessionContext.session?.kernel;
+    if (!kernel || kernel.status === 'dead') {
+      return null;
+    }
+    const info = await kernel.info;
+    if (info.language_info.name !== 'python') {
+      return null;
+    }
+    const future = kernel.requestExecute(
+      {
+        code: KERNEL_HELPERS,
+        silent: true,
+        store_history: false,
+        allow_stdin: false,
+        stop_on_error: false,
+        user_expressions: { bcc: expression }
+      },
+      true
+    );
+    // An interrupt that lands while this silent request runs can leave it without a reply
+    // (ipykernel 7): never wait for it longer than the inspection timeout.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<null>(resolve => {
+      timer = setTimeout(() => resolve(null), this._inspectTimeoutMs);
+    });
+    const reply = await Promise.race([future.done, timedOut]).finally(() =>
+      clearTimeout(timer)
+    );
+    if (reply === null) {
+      future.dispose();
+      throw new Error(
+        this._trans.__(
+          'The kernel did not answer the variable inspection within %1 s.',
+          Math.round(this._inspectTimeoutMs / 1000)
+        )
+      );
+    }
+    const content = reply.content;
+    if (content.status !== 'ok') {
+      const detail =
+        content.status === 'error'
+          ? `${content.ename}: ${content.evalue}`
+          : content.status;
+      throw new Error(
+        this._trans.__('Inspecting the kernel failed: %1', detail)
+      );
+    }
+    const result = content.user_expressions['bcc'] as
+      | { status: 'ok'; data: { 'text/plain'?: string } }
+      | { status: 'error'; ename: string; evalue: string }
+      | undefined;
+    if (!result || result.status !== 'ok') {
+      const detail = result ? `${result.ename}: ${result.evalue}` : 'no reply';
+      throw new Error(
+        this._trans.__('Inspecting the kernel failed: %1', detail)
+      );
+    }
+    return JSON.parse(result.data['text/plain'] ?? '{}');
+  }
+}

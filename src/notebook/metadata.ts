@@ -1,0 +1,7 @@
+/** Where the run writes in a notebook's metadata; a leaf module, read by the notebook adapter and the views. */
+
+/** Cell and notebook metadata key of everything the run writes (provenance, role, title). */
+export const CELL_METADATA_KEY = 'notebook_bcc';
+
+/** Notebook metadata key of the saved run state. */
+export const RUN_STATE_METADATA_KEY = 'notebook_bcc_run';

@@ -1,0 +1,150 @@
+/**
+ * The engine's notebook driver for one JupyterLab notebook panel: a thin facade over cell editing,
+ * following, saving, cell execution and kernel access. Everything is pinned to that panel:
+ * switching tabs does not matter.
+ */
+import {
+  INotebookCellExecutor,
+  NotebookPanel,
+  runCell
+} from '@jupyterlab/notebook';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import type {
+  IAddCellRequest,
+  ICellProvenance,
+  IExecRequest,
+  IExecResult,
+  INotebookDriver,
+  INotebookSummary,
+  SummarizeRequest
+} from '../engine/driver';
+import { TRANSLATION_DOMAIN } from '../translation';
+import { NotebookCells } from './cells';
+import { CellExecution } from './execution';
+import { CellFollower } from './following';
+import { NotebookKernel } from './kernel';
+import { NotebookSaver, readRunState, writeRunState } from './saving';
+
+export class NotebookDriver implements INotebookDriver {
+  constructor(options: NotebookDriver.IOptions) {
+    const panel = options.panel;
+    const translator = options.translator ?? nullTranslator;
+    const trans = translator.load(TRANSLATION_DOMAIN);
+    this._panel = panel;
+    this._saver = new NotebookSaver(panel, options.saveDelayMs ?? 1000);
+    const changed = () => this._saver.scheduleSave();
+    this._follower = new CellFollower(panel, options.followNewCells ?? false);
+    this._cells = new NotebookCells({
+      panel,
+      trans,
+      follower: this._follower,
+      changed
+    });
+    this._kernel = new NotebookKernel(
+      panel,
+      trans,
+      options.inspectTimeoutMs ?? 30000
+    );
+    this._execution = new CellExecution({
+      panel,
+      executor: options.executor ?? { runCell },
+      cells: this._cells,
+      kernel: this._kernel,
+      translator,
+      trans,
+      interruptGraceMs: options.interruptGraceMs ?? 10000,
+      changed
+    });
+  }
+
+  /** The notebook this driver works on. */
+  get panel(): NotebookPanel {
+    return this._panel;
+  }
+
+  /** Whether a new cell is scrolled into view (without being activated). */
+  get followNewCells(): boolean {
+    return this._follower.enabled;
+  }
+  set followNewCells(value: boolean) {
+    this._follower.enabled = value;
+  }
+
+  addCell(request: IAddCellRequest): Promise<string> {
+    return this._cells.add(request);
+  }
+
+  updateCell(
+    cellId: string,
+    source: string | null,
+    metadata?: Record<string, unknown>
+  ): Promise<boolean> {
+    return this._cells.update(cellId, source, metadata);
+  }
+
+  setTitle(title: string, provenance: ICellProvenance): Promise<void> {
+    return this._cells.setTitle(title, provenance);
+  }
+
+  execCell(request: IExecRequest): Promise<IExecResult> {
+    return this._execution.run(request);
+  }
+
+  collectVariables(): Promise<Record<string, unknown>> {
+    return this._kernel.collectVariables();
+  }
+
+  summarizeVariables(
+    request: SummarizeRequest
+  ): Promise<Record<string, unknown>> {
+    return this._kernel.summarizeVariables(request);
+  }
+
+  notebookSummary(): INotebookSummary {
+    return this._cells.summary();
+  }
+
+  async saveRunState(state: unknown): Promise<void> {
+    writeRunState(this._cells.model().sharedModel, state);
+    await this._saver.save();
+  }
+
+  async loadRunState(): Promise<unknown | null> {
+    return readRunState(this._cells.model().sharedModel);
+  }
+
+  interruptKernel(): Promise<void> {
+    return this._kernel.interrupt();
+  }
+
+  private _panel: NotebookPanel;
+  private _saver: NotebookSaver;
+  private _follower: CellFollower;
+  private _cells: NotebookCells;
+  private _kernel: NotebookKernel;
+  private _execution: CellExecution;
+}
+
+export namespace NotebookDriver {
+  export interface IOptions {
+    /** The notebook to drive; the driver never looks at any other (e.g. the current one). */
+    panel: NotebookPanel;
+    /**
+     * The application's cell executor (the `INotebookCellExecutor` token, e.g. the server-side one
+     * of jupyter-collaboration). Default: JupyterLab's `runCell`.
+     */
+    executor?: INotebookCellExecutor;
+    /** Scroll each new cell into view (it is never activated). Default false. */
+    followNewCells?: boolean;
+    /** How long a cell may take to stop after an interrupt or a kernel restart, in ms. Default 10 s. */
+    interruptGraceMs?: number;
+    /** How long a silent variable inspection may wait for the kernel's reply, in ms. Default 30 s. */
+    inspectTimeoutMs?: number;
+    /**
+     * How long after the run changes the notebook it is saved, in ms; negative turns this off (the
+     * notebook is then saved only with the run state, after each behavior). Default 1 s.
+     */
+    saveDelayMs?: number;
+    translator?: ITranslator;
+  }
+}

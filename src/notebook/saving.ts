@@ -1,0 +1,116 @@
+/**
+ * Save coordination: the run's changes are saved shortly after they happen, one save at a time and
+ * never over a save the driver did not start; the run state lives in the notebook's metadata.
+ */
+import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
+import { JSONExt, PartialJSONValue, PromiseDelegate } from '@lumino/coreutils';
+import { settleWithin, toJSON } from './json';
+import { RUN_STATE_METADATA_KEY } from './metadata';
+
+/** How long a save waits for a save it did not start (the user's, the autosave) to end, in ms. */
+const OTHER_SAVE_WAIT_MS = 20000;
+
+export class NotebookSaver {
+  /** `saveDelayMs`: how long after a change the notebook is saved; negative turns this off. */
+  constructor(
+    private _panel: NotebookPanel,
+    private _saveDelayMs: number
+  ) {
+    _panel.context.saveState.connect(this._onSaveState, this);
+    _panel.disposed.connect(() => {
+      clearTimeout(this._saveTimer);
+      this._saveTimer = undefined;
+    });
+  }
+
+  /**
+   * Saves the notebook shortly after the run changed it, so that a page reload or a crash in the
+   * middle of a behavior keeps its cells (the run state itself is saved after each behavior).
+   */
+  scheduleSave(): void {
+    if (this._saveDelayMs < 0 || this._saveTimer !== undefined) {
+      return;
+    }
+    this._saveTimer = setTimeout(() => {
+      this._saveTimer = undefined;
+      if (!this._panel.isDisposed && this._panel.model?.dirty) {
+        this.save().catch(reason => {
+          console.warn('Notebook-BCC: saving the notebook failed.', reason);
+        });
+      }
+    }, this._saveDelayMs);
+  }
+
+  /**
+   * Saves the notebook, one save at a time and never while another save (the user's or
+   * JupyterLab's autosave) is under way: the second of two overlapping saves would find the file
+   * changed on disk and ask the user about a conflict.
+   */
+  save(): Promise<void> {
+    clearTimeout(this._saveTimer);
+    this._saveTimer = undefined;
+    const save = async () => {
+      if (this._othersSaving) {
+        // A save cancelled in a dialog never says it ended: do not wait for it for ever.
+        await settleWithin(this._othersSaving.promise, OTHER_SAVE_WAIT_MS);
+        this._othersSaving = null;
+      }
+      if (this._panel.isDisposed) {
+        return;
+      }
+      this._ownSave = true;
+      try {
+        await this._panel.context.save();
+      } finally {
+        this._ownSave = false;
+      }
+    };
+    const next = this._saving.then(save, save);
+    this._saving = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Tracks saves that the driver did not start. */
+  private _onSaveState(
+    _: unknown,
+    state: 'started' | 'completed' | 'failed'
+  ): void {
+    if (this._ownSave) {
+      return;
+    }
+    if (state === 'started') {
+      this._othersSaving ??= new PromiseDelegate<void>();
+    } else if (this._othersSaving) {
+      this._othersSaving.resolve();
+      this._othersSaving = null;
+    }
+  }
+
+  private _saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private _saving: Promise<void> = Promise.resolve();
+  private _ownSave = false;
+  private _othersSaving: PromiseDelegate<void> | null = null;
+}
+
+type SharedNotebook = INotebookModel['sharedModel'];
+
+/** Writes the run state into the notebook's metadata (not saved yet). */
+export function writeRunState(shared: SharedNotebook, state: unknown): void {
+  shared.transact(() => {
+    // The saved run refers to cells by id, and only nbformat 4.5+ files keep cell ids.
+    if (shared.nbformat === 4 && shared.nbformat_minor < 5) {
+      // The shared notebook (YNotebook) has a setter that its interface does not declare.
+      (shared as { nbformat_minor: number }).nbformat_minor = 5;
+    }
+    shared.setMetadata(
+      RUN_STATE_METADATA_KEY,
+      toJSON(state) as PartialJSONValue
+    );
+  });
+}
+
+/** A copy of the run state saved in the notebook's metadata, or null. */
+export function readRunState(shared: SharedNotebook): unknown | null {
+  const state = shared.getMetadata(RUN_STATE_METADATA_KEY);
+  return state === undefined ? null : JSONExt.deepCopy(state);
+}

@@ -1,0 +1,69 @@
+import type { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+import type { Artifact } from '../../protocol';
+import type { IOutputItem } from '../present';
+import { Section } from './Section';
+
+export interface IOutputsSectionProps {
+  /** The expected outputs of the current step and whether each exists. */
+  outputs: IOutputItem[];
+  /** What the run produced so far. */
+  artifacts: Artifact[];
+  trans: TranslationBundle;
+}
+
+/** The expected outputs and the run's artifacts; nothing when there are neither. */
+export function OutputsSection(
+  props: IOutputsSectionProps
+): JSX.Element | null {
+  const { outputs, artifacts, trans } = props;
+  if (outputs.length === 0 && artifacts.length === 0) {
+    return null;
+  }
+  return (
+    <Section title={trans.__('Outputs')} className="jp-bcc-outputs">
+      <ul className="jp-bcc-output-list">
+        {outputs.map(output => (
+          <li
+            key={output.name}
+            className={`jp-bcc-output jp-bcc-mod-${output.status}`}
+            data-status={output.status}
+          >
+            <code className="jp-bcc-variable">{output.name}</code>
+            <span className="jp-bcc-output-status">
+              {output.status === 'produced'
+                ? trans.__('produced')
+                : output.status === 'in_progress'
+                  ? trans.__('in progress')
+                  : trans.__('missing')}
+            </span>
+          </li>
+        ))}
+      </ul>
+      {artifacts.length > 0 ? (
+        <details className="jp-bcc-artifacts">
+          <summary className="jp-bcc-subtitle">
+            {trans.__('Artifacts')}
+            <span className="jp-bcc-count">{artifacts.length}</span>
+          </summary>
+          <ul className="jp-bcc-artifact-list">
+            {artifacts.map(artifact => (
+              <li
+                key={artifact.artifact_id}
+                className="jp-bcc-artifact"
+                title={artifact.artifact_id}
+              >
+                <code className="jp-bcc-variable">
+                  {artifact.variable_name}
+                </code>
+                <span className="jp-bcc-artifact-source">
+                  {artifact.source ?? artifact.artifact_id}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </Section>
+  );
+}

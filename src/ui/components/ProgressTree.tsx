@@ -1,0 +1,165 @@
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+import type { ItemStatus } from '../../engine/types';
+import type { IStageNode, IStepNode } from '../present';
+import { BehaviorItem } from './BehaviorItem';
+import { TreeItem } from './TreeItem';
+
+export interface IProgressTreeProps {
+  stages: IStageNode[];
+  rendermime: IRenderMimeRegistry;
+  trans: TranslationBundle;
+}
+
+/** Moves focus among the visible tree items: arrows, Home and End (WAI-ARIA tree pattern). */
+function onTreeKeyDown(
+  event: React.KeyboardEvent<HTMLUListElement>,
+  toggle: (id: string, expanded: boolean) => void
+): void {
+  const items = Array.from(
+    event.currentTarget.querySelectorAll<HTMLElement>('[role="treeitem"]')
+  ).filter(
+    item => item.offsetParent !== null || item === document.activeElement
+  );
+  const current = (event.target as HTMLElement).closest<HTMLElement>(
+    '[role="treeitem"]'
+  );
+  const index = current ? items.indexOf(current) : -1;
+  const focus = (item: HTMLElement | undefined) => {
+    if (item) {
+      event.preventDefault();
+      item.focus();
+    }
+  };
+  const id = current?.dataset.id;
+  switch (event.key) {
+    case 'ArrowDown':
+      focus(items[index + 1]);
+      break;
+    case 'ArrowUp':
+      focus(items[Math.max(0, index - 1)]);
+      break;
+    case 'Home':
+      focus(items[0]);
+      break;
+    case 'End':
+      focus(items[items.length - 1]);
+      break;
+    case 'ArrowRight':
+      if (id && current?.getAttribute('aria-expanded') === 'false') {
+        event.preventDefault();
+        toggle(id, true);
+      } else {
+        focus(items[index + 1]);
+      }
+      break;
+    case 'ArrowLeft':
+      if (id && current?.getAttribute('aria-expanded') === 'true') {
+        event.preventDefault();
+        toggle(id, false);
+      } else {
+        const parent =
+          current?.parentElement?.closest<HTMLElement>('[role="treeitem"]');
+        focus(parent ?? undefined);
+      }
+      break;
+    case 'Enter':
+    case ' ':
+      if (id && current?.hasAttribute('aria-expanded')) {
+        event.preventDefault();
+        toggle(id, current.getAttribute('aria-expanded') !== 'true');
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+/**
+ * Stages > steps > behaviors as a WAI-ARIA tree. The current stage and step are expanded until the
+ * user opens or closes an item.
+ */
+export function ProgressTree(props: IProgressTreeProps): JSX.Element {
+  const { stages, rendermime, trans } = props;
+  const [overrides, setOverrides] = React.useState<Record<string, boolean>>({});
+  const expanded = (id: string, status: ItemStatus) =>
+    overrides[id] ?? status === 'current';
+  const toggle = (id: string, value: boolean) =>
+    setOverrides(previous => ({ ...previous, [id]: value }));
+  const firstFocusable =
+    stages.find(stage => stage.status === 'current')?.id ?? stages[0]?.id;
+
+  const renderStep = (stage: IStageNode, step: IStepNode) => {
+    const id = `step:${stage.id}/${step.id}`;
+    return (
+      <TreeItem
+        key={id}
+        id={id}
+        kind="step"
+        name={step.name}
+        status={step.status}
+        goal={step.goal}
+        focus={step.focus}
+        focusLabel={trans.__('Focus of this step')}
+        focusOpen={true}
+        produced={step.produced}
+        expanded={expanded(id, step.status)}
+        expandable={step.behaviors.length > 0 || !!step.focus || !!step.goal}
+        tabIndex={-1}
+        onToggle={value => toggle(id, value)}
+        rendermime={rendermime}
+        trans={trans}
+      >
+        {step.behaviors.length > 0 ? (
+          <ul role="group" className="jp-bcc-tree-group">
+            {step.behaviors.map(behavior => (
+              <BehaviorItem
+                key={behavior.key}
+                behavior={behavior}
+                trans={trans}
+              />
+            ))}
+          </ul>
+        ) : null}
+      </TreeItem>
+    );
+  };
+
+  return (
+    <ul
+      role="tree"
+      aria-label={trans.__('Workflow progress')}
+      className="jp-bcc-tree"
+      onKeyDown={event => onTreeKeyDown(event, toggle)}
+    >
+      {stages.map(stage => {
+        const id = `stage:${stage.id}`;
+        return (
+          <TreeItem
+            key={id}
+            id={id}
+            kind="stage"
+            name={stage.name}
+            status={stage.status}
+            goal={stage.goal}
+            focus={stage.focus}
+            focusLabel={trans.__('Focus of this stage')}
+            focusOpen={false}
+            produced={stage.produced}
+            expanded={expanded(id, stage.status)}
+            expandable={true}
+            tabIndex={stage.id === firstFocusable ? 0 : -1}
+            onToggle={value => toggle(id, value)}
+            rendermime={rendermime}
+            trans={trans}
+          >
+            <ul role="group" className="jp-bcc-tree-group">
+              {stage.steps.map(step => renderStep(stage, step))}
+            </ul>
+          </TreeItem>
+        );
+      })}
+    </ul>
+  );
+}

@@ -1,0 +1,120 @@
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { refreshIcon } from '@jupyterlab/ui-components';
+import type { CommandRegistry } from '@lumino/commands';
+import * as React from 'react';
+import { CommandIDs, IRunModel } from '../../tokens';
+import { describeRun } from '../present';
+import { CommandButton } from './CommandButton';
+import { ControlBar } from './ControlBar';
+import { EffectsSection } from './EffectsSection';
+import { OutputsSection } from './OutputsSection';
+import { ProgressSection } from './ProgressSection';
+import { WarningsSection } from './WarningsSection';
+
+export interface IRunViewProps {
+  /** The notebook's run. */
+  model: IRunModel;
+  /** Every button executes one of these commands. */
+  commands: CommandRegistry;
+  rendermime: IRenderMimeRegistry;
+  trans: TranslationBundle;
+}
+
+/** One notebook's run: its state, task, controls, error, progress, outputs, warnings and effects. */
+export function RunView(props: IRunViewProps): JSX.Element {
+  const { model, commands, rendermime, trans } = props;
+  const snapshot = model.snapshot;
+  const available = model.availability;
+  const state = describeRun(snapshot, trans, {
+    awaitingApproval: model.awaitingApproval,
+    finished: model.finished
+  });
+  const error = snapshot.error;
+  const waiting =
+    (snapshot.paused || snapshot.pausing) && snapshot.bufferedActions > 0
+      ? trans._n(
+          '%1 action received, waiting to be applied',
+          '%1 actions received, waiting to be applied',
+          snapshot.bufferedActions
+        )
+      : null;
+  const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
+  return (
+    <>
+      <div
+        className={`jp-bcc-state jp-bcc-state-${snapshot.state.toLowerCase()}`}
+        role="status"
+        aria-live="polite"
+        data-state={snapshot.state}
+        data-running={snapshot.running}
+        data-paused={snapshot.paused}
+      >
+        {state}
+      </div>
+      {waiting ? <div className="jp-bcc-buffered">{waiting}</div> : null}
+      {model.source === 'saved' && available.resume ? (
+        <div className="jp-bcc-hint">
+          {trans.__(
+            'This notebook holds a run that was not finished. Resume continues it from the current step.'
+          )}
+        </div>
+      ) : null}
+      {snapshot.task ? (
+        <div className="jp-bcc-task" title={snapshot.task}>
+          <span className="jp-bcc-label">{trans.__('Task:')}</span>{' '}
+          {snapshot.task}
+        </div>
+      ) : null}
+      <ControlBar
+        commands={commands}
+        trans={trans}
+        snapshot={snapshot}
+        available={available}
+        paused={paused}
+      />
+      {error ? (
+        <div className="jp-bcc-error" role="alert">
+          <div className="jp-bcc-error-message">{error.message}</div>
+          {available.retry ? (
+            <CommandButton
+              commands={commands}
+              id={CommandIDs.retry}
+              label={trans.__('Retry')}
+              icon={refreshIcon}
+              enabled
+              primary
+            />
+          ) : null}
+        </div>
+      ) : null}
+      <ProgressSection
+        snapshot={snapshot}
+        tree={model.tree}
+        rendermime={rendermime}
+        trans={trans}
+      />
+      <OutputsSection
+        outputs={model.outputs}
+        artifacts={model.artifacts}
+        trans={trans}
+      />
+      <WarningsSection warnings={model.warnings} trans={trans} />
+      <EffectsSection effects={model.effects} trans={trans} />
+      {commands.isEnabled(CommandIDs.exportTrace) ? (
+        <div className="jp-bcc-footer">
+          <button
+            type="button"
+            className="jp-bcc-link-button"
+            title={commands.caption(CommandIDs.exportTrace)}
+            onClick={() => {
+              void commands.execute(CommandIDs.exportTrace);
+            }}
+          >
+            {trans.__('Export the run trace')}
+          </button>
+        </div>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,42 @@
+import type { TranslationBundle } from '@jupyterlab/translation';
+import {
+  checkIcon,
+  circleEmptyIcon,
+  circleIcon,
+  LabIcon
+} from '@jupyterlab/ui-components';
+import * as React from 'react';
+import type { ItemStatus } from '../../engine/types';
+
+export interface IStatusIconProps {
+  /** Completed, current or remaining: picks the icon and its spoken label. */
+  status: ItemStatus;
+  trans: TranslationBundle;
+}
+
+/** The status of a stage, step or behavior as an icon with an accessible label. */
+export function StatusIcon(props: IStatusIconProps): JSX.Element {
+  const { status, trans } = props;
+  const icon: LabIcon =
+    status === 'completed'
+      ? checkIcon
+      : status === 'current'
+        ? circleIcon
+        : circleEmptyIcon;
+  const label =
+    status === 'completed'
+      ? trans.__('completed')
+      : status === 'current'
+        ? trans.__('current')
+        : trans.__('remaining');
+  return (
+    <span
+      className={`jp-bcc-status-icon jp-bcc-mod-${status}`}
+      role="img"
+      aria-label={label}
+      title={label}
+    >
+      <icon.react tag="span" elementSize="small" />
+    </span>
+  );
+}
