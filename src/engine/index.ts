@@ -8,6 +8,8 @@ export * from './observation';
 export * from './progress';
 export * from './registry';
 export * from './runner';
+export * from './runState';
+export { RunStopped } from './runControl';
 export * from './settings';
 export * from './trace';
 export * from './traceFormat';

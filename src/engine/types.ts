@@ -76,6 +76,12 @@ export interface IRunnerHooks {
   approveBehavior?(request: IBehaviorApproval): Promise<BehaviorDecision>;
 }
 
+/** Why a run is paused: the user, step mode, an unusable kernel, or an action's request. */
+export interface IPauseReason {
+  kind: 'user' | 'step' | 'kernel' | 'action';
+  message: string;
+}
+
 export interface IRunWarning {
   message: string;
   /** Who raised it. */
