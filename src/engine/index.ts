@@ -11,6 +11,7 @@ export * from './runner';
 export * from './runState';
 export { RunStopped } from './runControl';
 export * from './settings';
+export * from './snapshot';
 export * from './trace';
 export * from './traceFormat';
 export * from './types';

@@ -19,17 +19,14 @@ import {
 import { applyPlanning } from './contextUpdate';
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
-import {
-  describeTransition,
-  IFsmTransition,
-  WorkflowStateMachine
-} from './fsm';
+import type { IFsmTransition, WorkflowStateMachine } from './fsm';
 import { ActionRegistry, errorMessage, IDisposableLike } from './registry';
 import { RunCore } from './runCore';
 import { RunControl, RunStopped } from './runControl';
 import { isSavedRunState, Phase, RunState } from './runState';
 import { generatingRequest, planningRequest, takeRetry } from './requests';
 import type { IRunSettings } from './settings';
+import { composeSnapshot } from './snapshot';
 import { RunTrace } from './trace';
 import type {
   IActionApplied,
@@ -163,25 +160,10 @@ export class WorkflowRunner implements IWorkflowRunner {
   }
 
   get snapshot(): IRunSnapshot {
-    const state = this._state;
-    const control = this._control;
-    const last = state.fsm.lastTransition;
-    return {
-      ...state.progress.snapshot(state.fsm.state === 'WORKFLOW_COMPLETED'),
-      state: state.fsm.state,
+    return composeSnapshot(this._state, this._settings().maxExecutionSteps, {
       running: this._loop !== null,
-      paused: control.paused,
-      pauseReason: control.pauseReason?.message ?? null,
-      pausing: control.pauseRequested && !control.paused,
-      error: state.error ? { ...state.error } : null,
-      task: state.task,
-      behaviorsRun: state.behaviorsRun,
-      maxExecutionSteps: this._settings().maxExecutionSteps,
-      bufferedActions: state.buffer.length,
-      lastTransition: last ? describeTransition(last) : null,
-      lastTransitionAt: last?.timestamp ?? null,
-      timings: state.timings.map(t => ({ ...t }))
-    };
+      control: this._control
+    });
   }
 
   async start(options: IStartOptions): Promise<IRunFinished> {
