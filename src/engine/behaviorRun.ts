@@ -61,6 +61,7 @@ export function beginBehavior(core: RunCore): void {
   state.endStepRequested = false;
   state.timings.push({
     behaviorId: id,
+    iteration: progress.iteration,
     stageId: progress.currentStageId,
     stepId: progress.currentStepId,
     startedAt: core.now().toISOString(),

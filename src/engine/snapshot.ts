@@ -26,7 +26,7 @@ export function composeSnapshot(
     state: state.fsm.state,
     running: live?.running ?? false,
     paused: control?.paused ?? false,
-    pauseReason: control?.pauseReason?.message ?? null,
+    pauseReason: control?.pauseReason ?? null,
     pausing: control ? control.pauseRequested && !control.paused : false,
     error: state.error ? { ...state.error } : null,
     task: state.task,
@@ -35,7 +35,9 @@ export function composeSnapshot(
     bufferedActions: state.buffer.length,
     lastTransition: last ? describeTransition(last) : null,
     lastTransitionAt: last?.timestamp ?? null,
-    timings: state.timings.map(t => ({ ...t }))
+    timings: state.timings.map(t => ({ ...t })),
+    progress: state.progress.toJSON(),
+    plannerDialect: state.plannerDialect
   };
 }
 

@@ -106,9 +106,10 @@ describe('WorkflowRunner actions, requests and modes', () => {
     );
     const run = s.runner.start({ task: 't' });
     const snap = await s.paused();
-    expect(snap.pauseReason).toBe(
-      'The kernel is not usable: The kernel is dead'
-    );
+    expect(snap.pauseReason).toEqual({
+      kind: 'kernel',
+      message: 'The kernel is not usable: The kernel is dead'
+    });
     expect(s.warnings.map(w => w.message)).toContain(
       'The kernel is not usable: The kernel is dead'
     );

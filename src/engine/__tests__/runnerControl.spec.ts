@@ -138,7 +138,10 @@ describe('WorkflowRunner failures, pause and stop', () => {
     stream.push(code('a = 1'));
     const paused = await s.paused();
     expect(paused.state).toBe('PAUSED');
-    expect(paused.pauseReason).toBe('Paused by the user');
+    expect(paused.pauseReason).toEqual({
+      kind: 'user',
+      message: 'Paused by the user'
+    });
     stream.push(exec(), text('after'), code('b = 2'), exec());
     stream.end();
     await settle();
@@ -172,7 +175,10 @@ describe('WorkflowRunner failures, pause and stop', () => {
     });
     const run = s.runner.start({ task: 't', stepMode: true });
     let snap = await s.paused();
-    expect(snap.pauseReason).toBe('Step mode: paused after one behavior');
+    expect(snap.pauseReason).toEqual({
+      kind: 'step',
+      message: 'Step mode: paused after one behavior'
+    });
     expect(snap.state).toBe('PAUSED');
     expect(snap.behavior.id).toBe('behavior_001');
     expect(s.client.planningRequests).toHaveLength(1);

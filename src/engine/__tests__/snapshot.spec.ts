@@ -27,6 +27,11 @@ describe('composeSnapshot', () => {
     expect(fromSaved).toEqual({ ...live, behaviorsRun: 0 });
     expect(fromSaved.step.id).toBe('p2');
     expect(fromSaved.task).toBe('explore');
+    expect(live.timings.map(t => [t.stepId, t.iteration])).toEqual([
+      ['p1', 1],
+      ['p2', 1]
+    ]);
+    expect(live.progress.steps.current).toBe('p2');
   });
 
   it('shows a saved run as not running, paused or failed', async () => {
