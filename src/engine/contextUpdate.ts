@@ -116,10 +116,13 @@ export async function proposeWorkflow(
 ): Promise<boolean> {
   const { fsm, progress } = core.state;
   const current = progress.template;
+  // A template saved by an earlier run is no reason to ask about this run's first one.
+  const first = !core.state.templateFromPlanner;
+  core.state.templateFromPlanner = true;
   if (current && sameJson(current, template)) {
     return true;
   }
-  if (!current) {
+  if (!current || first) {
     adoptTemplate(core, template);
     return true;
   }
@@ -172,7 +175,8 @@ function adoptTemplate(core: RunCore, template: WorkflowTemplate): void {
   const { progress } = core.state;
   progress.setTemplate(template);
   const first = template.stages[0];
-  if (progress.currentStageId === null && first) {
+  // A run in no stage, or in one the new template does not have, goes on at the template's start.
+  if (first && !progress.findStage(progress.currentStageId)) {
     progress.adoptLocation(first.id, first.steps[0]?.id ?? null);
   }
 }
@@ -197,4 +201,60 @@ export async function replaceStageSteps(
   }
   core.emitProgress();
   return applied;
+}
+
+/** Where the run goes next: a stage and, optionally, one of its steps. */
+export interface ILocation {
+  stageId: string;
+  stepId: string | null;
+}
+
+/**
+ * Where `transition.next_stage_id` / `next_step_id` lead, when they name a known stage or step other
+ * than the one just completed; null for the normal order. Unknown ids are reported and ignored.
+ */
+export function transitionTarget(
+  core: RunCore,
+  response: PlanningResponse
+): ILocation | null {
+  const progress = core.state.progress;
+  const stageId = response.transition?.next_stage_id ?? null;
+  const stepId = response.transition?.next_step_id ?? null;
+  if (stageId === null && stepId === null) {
+    return null;
+  }
+  const stages = progress.template?.stages ?? [];
+  const stage = stageId
+    ? progress.findStage(stageId)
+    : (stages.find(s => s.steps.some(step => step.id === stepId)) ?? null);
+  if (!stage) {
+    reportPlanningProblem(
+      core,
+      stageId
+        ? `The planner named an unknown next stage '${stageId}'; the run goes on in order.`
+        : `The planner named an unknown next step '${stepId}'; the run goes on in order.`
+    );
+    return null;
+  }
+  const named = stepId
+    ? (stage.steps.find(s => s.id === stepId) ?? null)
+    : null;
+  if (stepId && !named) {
+    reportPlanningProblem(
+      core,
+      `The planner named step '${stepId}', which stage '${stage.id}' does not have; ${stage.id === progress.currentStageId ? 'the run goes on in order' : 'its first step is next'}.`
+    );
+  }
+  if (stage.id === progress.currentStageId) {
+    return named && named.id !== progress.currentStepId
+      ? { stageId: stage.id, stepId: named.id }
+      : null;
+  }
+  return { stageId: stage.id, stepId: named?.id ?? stage.steps[0]?.id ?? null };
+}
+
+/** A problem in a /planning answer: a visible warning, and an effect the planner reads. */
+export function reportPlanningProblem(core: RunCore, message: string): void {
+  core.warn(message, 'planner');
+  core.addEffect(`⚠️ WARN: ${message}`);
 }

@@ -2,17 +2,21 @@
  * What the parts of the run loop share: the run's state, its controls and services, and the runner's
  * signals as plain calls. The runner makes one; `behaviorRun`, `contextUpdate` and `requests` use it.
  */
+import { closeInterruptedBehavior } from './behaviorRun';
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
 import { ActionRegistry, errorMessage } from './registry';
 import { RunControl, RunStopped } from './runControl';
 import type { RunState } from './runState';
 import type { IRunSettings } from './settings';
+import type { RunTrace } from './trace';
 import type {
   IActionApplied,
   ICellAdded,
   IPauseReason,
   IPlannerService,
+  IRunError,
+  IRunFinished,
   IRunnerHooks,
   IRunWarning
 } from './types';
@@ -21,6 +25,7 @@ import type {
 export interface IRunEvents {
   progress(): void;
   effects(effects: IEffectsState): void;
+  error(error: IRunError): void;
   warning(warning: IRunWarning): void;
   cellAdded(event: ICellAdded): void;
   actionApplied(event: IActionApplied): void;
@@ -36,6 +41,7 @@ export class RunCore {
     this.settings = options.settings;
     this.now = options.now;
     this.events = options.events;
+    this.trace = options.trace;
   }
 
   readonly state: RunState;
@@ -48,6 +54,7 @@ export class RunCore {
   readonly settings: () => IRunSettings;
   readonly now: () => Date;
   readonly events: IRunEvents;
+  readonly trace: RunTrace;
 
   warn(message: string, source: IRunWarning['source']): void {
     this.events.warning({ message, source });
@@ -128,7 +135,28 @@ export class RunCore {
     }
   }
 
+  /** Records the planner's dialect once it is known (in the state, the snapshot and the trace). */
+  observeDialect(): void {
+    const dialect = this.client.dialect ?? null;
+    if (dialect === null || dialect === this.state.plannerDialect) {
+      return;
+    }
+    this.state.plannerDialect = dialect;
+    this.trace.dialect(dialect);
+    this.emitProgress();
+  }
+
   async saveState(): Promise<void> {
+    if (this.client.saveState) {
+      try {
+        this.state.planner = this.client.saveState();
+      } catch (error) {
+        this.warn(
+          `The planner service's state could not be saved: ${errorMessage(error)}`,
+          'planner'
+        );
+      }
+    }
     try {
       await this.driver.saveRunState(this.state.toJSON());
     } catch (error) {
@@ -137,6 +165,61 @@ export class RunCore {
         'driver'
       );
     }
+  }
+
+  // Ends of a loop
+
+  stopForMaxSteps(max: number): Promise<IRunFinished> {
+    const message = `Stopped after ${this.state.behaviorsRun} behaviors: the maximum number of execution steps (${max}) was reached. Raise it in the settings, or resume the run to go on.`;
+    this.warn(message, 'engine');
+    return this.settle({ reason: 'max_steps', message });
+  }
+
+  settleStopped(): Promise<IRunFinished> {
+    return this.settle({
+      reason: 'stopped',
+      message: 'The run was stopped; it can be resumed from the current step.'
+    });
+  }
+
+  /** Leaves a consistent, saved, resumable state: the current step is planned again on resume. */
+  async settle(finished: IRunFinished): Promise<IRunFinished> {
+    const state = this.state;
+    if (state.behavior) {
+      closeInterruptedBehavior(
+        this,
+        finished.reason === 'stopped' ? 'stopped' : 'interrupted'
+      );
+    }
+    if (state.phase !== 'done') {
+      state.phase = 'plan';
+    }
+    state.retry = null;
+    state.error = null;
+    this.control.clearPause();
+    if (state.fsm.can('CANCEL')) {
+      state.fsm.dispatch('CANCEL');
+    }
+    await this.saveState();
+    return finished;
+  }
+
+  async fail(error: IRunError): Promise<IRunFinished> {
+    this.state.error = error;
+    if (this.state.fsm.can('FAIL')) {
+      this.state.fsm.dispatch('FAIL');
+    }
+    this.events.error({ ...error });
+    await this.saveState();
+    return { reason: 'error', message: error.message };
+  }
+
+  async complete(): Promise<IRunFinished> {
+    await this.saveState();
+    return {
+      reason: 'completed',
+      message: 'The workflow is complete: every stage and step is done.'
+    };
   }
 }
 
@@ -150,5 +233,6 @@ export namespace RunCore {
     settings: () => IRunSettings;
     now: () => Date;
     events: IRunEvents;
+    trace: RunTrace;
   }
 }

@@ -7,13 +7,14 @@ import type {
   ContextFilter,
   GeneratingRequestInput,
   PlanningRequestInput,
-  SectionProgress
+  SectionProgress,
+  WorkflowTemplate
 } from '../protocol';
 import { CellMap, ICellMapState } from './cells';
 import { EffectsStore, IEffectsState } from './effects';
 import { IFsmState, WorkflowStateMachine } from './fsm';
 import { IProgressState, WorkflowProgress } from './progress';
-import type { IBehaviorTiming, IRunError } from './types';
+import type { IBehaviorTiming, IRunError, IStartOptions } from './types';
 
 export type Phase = 'plan' | 'generate' | 'done';
 
@@ -61,6 +62,8 @@ export interface ISavedRunState {
   planner?: unknown;
   /** The dialect the planner spoke, once known. */
   plannerDialect?: string | null;
+  /** The planner has sent a template in this run (a template saved by an earlier run does not count). */
+  templateFromPlanner?: boolean;
 }
 
 export function isSavedRunState(value: unknown): value is ISavedRunState {
@@ -108,6 +111,7 @@ export class RunState {
   stepMode = false;
   planner: unknown = undefined;
   plannerDialect: string | null = null;
+  templateFromPlanner = false;
 
   // Not saved: they describe this session's loop, not the run.
   variablesDirty = true;
@@ -137,11 +141,36 @@ export class RunState {
     this.stepMode = false;
     this.planner = undefined;
     this.plannerDialect = null;
+    this.templateFromPlanner = false;
     this.variablesDirty = true;
     this.behaviorsRun = 0;
     this.planningFailures = 0;
     this.retry = null;
     this.error = null;
+  }
+
+  /**
+   * A new run: the task and data files as context variables, at the first step of `template` (one
+   * saved by an earlier run) or nowhere until the planner sends one. Follows `reset()`.
+   */
+  begin(options: IStartOptions, template: WorkflowTemplate | null): void {
+    const dataFiles = options.dataFiles ?? [];
+    this.task = options.task;
+    this.dataFiles = [...dataFiles];
+    this.stepMode = options.stepMode ?? false;
+    this.contextVariables = { problem_description: options.task };
+    if (dataFiles.length > 0) {
+      this.contextVariables.csv_file_path = dataFiles[0];
+      this.contextVariables.data_files = [...dataFiles];
+    }
+    this.fsm.dispatch('START_WORKFLOW');
+    const firstStage = template?.stages[0] ?? null;
+    if (template) {
+      this.progress.setTemplate(template);
+    }
+    this.progress.startStage(firstStage?.id ?? null);
+    this.fsm.dispatch('START_STEP');
+    this.progress.startStep(firstStage?.steps[0]?.id ?? null);
   }
 
   restore(saved: ISavedRunState): void {
@@ -163,6 +192,8 @@ export class RunState {
     this.stepMode = saved.stepMode;
     this.planner = saved.planner;
     this.plannerDialect = saved.plannerDialect ?? null;
+    this.templateFromPlanner =
+      saved.templateFromPlanner ?? saved.progress.template !== null;
   }
 
   toJSON(): ISavedRunState {
@@ -185,7 +216,8 @@ export class RunState {
       filter: this.filter,
       legacy: { ...this.legacy },
       timings: this.timings.map(t => ({ ...t })),
-      stepMode: this.stepMode
+      stepMode: this.stepMode,
+      templateFromPlanner: this.templateFromPlanner
     };
     if (this.planner !== undefined) {
       saved.planner = this.planner;

@@ -16,7 +16,7 @@ import {
   finishBehavior,
   runBehavior
 } from './behaviorRun';
-import { applyPlanning } from './contextUpdate';
+import { applyPlanning, ILocation, transitionTarget } from './contextUpdate';
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowStateMachine } from './fsm';
@@ -100,9 +100,11 @@ export class WorkflowRunner implements IWorkflowRunner {
       registry: this._registry,
       settings: this._settings,
       now: this._now,
+      trace: this._trace,
       events: {
         progress: () => this._progressChanged.emit(this.snapshot),
         effects: effects => this._effectsChanged.emit(effects),
+        error: error => this._errorOccurred.emit(error),
         warning: warning => this._warning.emit(warning),
         cellAdded: event => this._cellAdded.emit(event),
         actionApplied: event => this._actionApplied.emit(event)
@@ -182,26 +184,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     }
     this._assertIdle();
     this._resetRun();
-    const state = this._state;
-    const dataFiles = options.dataFiles ?? [];
-    state.task = options.task;
-    state.dataFiles = [...dataFiles];
-    state.stepMode = options.stepMode ?? false;
-    state.contextVariables = { problem_description: options.task };
-    if (dataFiles.length > 0) {
-      state.contextVariables.csv_file_path = dataFiles[0];
-      state.contextVariables.data_files = [...dataFiles];
-    }
     this._trace.clear();
-    state.fsm.dispatch('START_WORKFLOW');
-    const firstStage = savedTemplate?.stages[0] ?? null;
-    if (savedTemplate) {
-      state.progress.setTemplate(savedTemplate);
-    }
-    state.progress.startStage(firstStage?.id ?? null);
-    state.fsm.dispatch('START_STEP');
-    state.progress.startStep(firstStage?.steps[0]?.id ?? null);
-    state.phase = this._stepStartPhase();
+    this._client.resetState?.();
+    this._state.begin(options, savedTemplate);
+    this._state.phase = this._stepStartPhase();
     return this._launch();
   }
 
@@ -220,6 +206,9 @@ export class WorkflowRunner implements IWorkflowRunner {
     this._assertIdle();
     this._resetRun();
     this._state.restore(saved);
+    if (saved.planner !== undefined) {
+      this._client.restoreState?.(saved.planner);
+    }
     if (saved.phase === 'done' || saved.fsm.state === 'WORKFLOW_COMPLETED') {
       const finished: IRunFinished = {
         reason: 'completed',
@@ -277,7 +266,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       return;
     }
     if (this._state.fsm.state === 'ERROR') {
-      this._finished.emit(await this._settleStopped());
+      this._finished.emit(await this._core.settleStopped());
     }
   }
 
@@ -327,9 +316,9 @@ export class WorkflowRunner implements IWorkflowRunner {
       finished = await this._run();
     } catch (error) {
       if (this._control.stopRequested || error instanceof RunStopped) {
-        finished = await this._settleStopped();
+        finished = await this._core.settleStopped();
       } else {
-        finished = await this._failWith({
+        finished = await this._core.fail({
           endpoint: 'engine',
           message: `The run failed: ${errorMessage(error)}`,
           retryable: true
@@ -347,7 +336,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     for (;;) {
       this._control.throwIfStopped();
       if (this._state.phase === 'done') {
-        return this._complete();
+        return this._core.complete();
       }
       await this._core.pausePoint();
       const outcome =
@@ -376,11 +365,12 @@ export class WorkflowRunner implements IWorkflowRunner {
       );
     } catch (error) {
       this._control.throwIfStopped();
+      this._core.observeDialect();
       state.planningFailures++;
       const message = `/planning failed: ${errorMessage(error)}`;
       if (state.planningFailures >= MAX_PLANNING_FAILURES) {
         state.retry = { endpoint: 'planning', body };
-        return this._failWith({
+        return this._core.fail({
           endpoint: 'planning',
           message: `${message} (${state.planningFailures} times in a row)`,
           retryable: true
@@ -395,6 +385,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       state.phase = 'generate';
       return null;
     }
+    this._core.observeDialect();
     state.planningFailures = 0;
     state.pendingFeedback = null;
     const { nextStageId } = await applyPlanning(this._core, response);
@@ -404,7 +395,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     const achieved =
       response.targetAchieved || response.transition?.target_achieved === true;
     if (achieved) {
-      await this._completeStep();
+      await this._completeStep(
+        undefined,
+        transitionTarget(this._core, response)
+      );
     } else if (response.transition?.continue_behaviors === false) {
       const step = state.progress.currentStepId ?? '(unnamed)';
       this._warn(
@@ -423,7 +417,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (!state.behavior) {
       const max = this._settings().maxExecutionSteps;
       if (max > 0 && state.behaviorsRun >= max) {
-        return this._stopForMaxSteps(max);
+        return this._core.stopForMaxSteps(max);
       }
       beginBehavior(this._core);
     }
@@ -431,8 +425,9 @@ export class WorkflowRunner implements IWorkflowRunner {
     const body =
       takeRetry(state, 'generating') ?? (await generatingRequest(this._core));
     const error = await runBehavior(this._core, body);
+    this._core.observeDialect();
     if (error) {
-      return this._failWith(error);
+      return this._core.fail(error);
     }
     await this._closeBehavior();
     return null;
@@ -464,7 +459,11 @@ export class WorkflowRunner implements IWorkflowRunner {
   // Steps and stages
   // ------------------------------------------------------------------------------------------
 
-  private async _completeStep(note?: string): Promise<void> {
+  /** Completes the current step and goes to `target`, or else to the next step or stage. */
+  private async _completeStep(
+    note?: string,
+    target: ILocation | null = null
+  ): Promise<void> {
     const { fsm, progress } = this._state;
     fsm.dispatch('COMPLETE_STEP');
     await this._core.refreshVariables();
@@ -472,7 +471,16 @@ export class WorkflowRunner implements IWorkflowRunner {
     progress.completeStep(present, note);
     this._state.pendingFeedback = null;
     const nextStep = progress.nextStep();
-    if (nextStep) {
+    if (target && target.stageId === progress.currentStageId) {
+      fsm.dispatch('NEXT_STEP');
+      progress.startStep(target.stepId);
+      this._state.phase = this._stepStartPhase();
+    } else if (target) {
+      // The rest of the current stage is left: the stage completes with what it produced.
+      fsm.dispatch('COMPLETE_STAGE');
+      progress.completeStage(present);
+      this._enterStage(target.stageId, target.stepId);
+    } else if (nextStep) {
       fsm.dispatch('NEXT_STEP');
       progress.startStep(nextStep.id);
       this._state.phase = this._stepStartPhase();
@@ -491,12 +499,12 @@ export class WorkflowRunner implements IWorkflowRunner {
     this._emitProgress();
   }
 
-  private _enterStage(stageId: string): void {
+  private _enterStage(stageId: string, stepId: string | null = null): void {
     const { fsm, progress } = this._state;
     fsm.dispatch('NEXT_STAGE');
     progress.startStage(stageId);
     fsm.dispatch('START_STEP');
-    progress.startStep(progress.currentStage?.steps[0]?.id ?? null);
+    progress.startStep(stepId ?? progress.currentStage?.steps[0]?.id ?? null);
     this._state.phase = this._stepStartPhase();
   }
 
@@ -526,59 +534,6 @@ export class WorkflowRunner implements IWorkflowRunner {
   // ------------------------------------------------------------------------------------------
   // Pause, stop, errors, completion
   // ------------------------------------------------------------------------------------------
-
-  private _stopForMaxSteps(max: number): Promise<IRunFinished> {
-    const message = `Stopped after ${this._state.behaviorsRun} behaviors: the maximum number of execution steps (${max}) was reached. Raise it in the settings, or resume the run to go on.`;
-    this._warn(message, 'engine');
-    return this._settle({ reason: 'max_steps', message });
-  }
-
-  private _settleStopped(): Promise<IRunFinished> {
-    return this._settle({
-      reason: 'stopped',
-      message: 'The run was stopped; it can be resumed from the current step.'
-    });
-  }
-
-  /** Leaves a consistent, saved, resumable state: the current step is planned again on resume. */
-  private async _settle(finished: IRunFinished): Promise<IRunFinished> {
-    const state = this._state;
-    if (state.behavior) {
-      closeInterruptedBehavior(
-        this._core,
-        finished.reason === 'stopped' ? 'stopped' : 'interrupted'
-      );
-    }
-    if (state.phase !== 'done') {
-      state.phase = 'plan';
-    }
-    state.retry = null;
-    state.error = null;
-    this._control.clearPause();
-    if (state.fsm.can('CANCEL')) {
-      state.fsm.dispatch('CANCEL');
-    }
-    await this._core.saveState();
-    return finished;
-  }
-
-  private async _failWith(error: IRunError): Promise<IRunFinished> {
-    this._state.error = error;
-    if (this._state.fsm.can('FAIL')) {
-      this._state.fsm.dispatch('FAIL');
-    }
-    this._errorOccurred.emit({ ...error });
-    await this._core.saveState();
-    return { reason: 'error', message: error.message };
-  }
-
-  private async _complete(): Promise<IRunFinished> {
-    await this._core.saveState();
-    return {
-      reason: 'completed',
-      message: 'The workflow is complete: every stage and step is done.'
-    };
-  }
 
   // ------------------------------------------------------------------------------------------
   // State
