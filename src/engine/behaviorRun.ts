@@ -340,7 +340,10 @@ export function finishBehavior(core: RunCore, note?: string): BehaviorFeedback {
     actions_executed: behavior.executed,
     actions_succeeded: behavior.succeeded,
     sections_added: behavior.sectionsAdded,
-    last_action_result: note ?? behavior.lastResult
+    // Any failed action makes the behavior's result an error, not only the last one.
+    last_action_result:
+      note ??
+      (behavior.succeeded < behavior.executed ? 'error' : behavior.lastResult)
   };
 }
 

@@ -16,7 +16,12 @@ import {
   finishBehavior,
   runBehavior
 } from './behaviorRun';
-import { applyPlanning, ILocation, transitionTarget } from './contextUpdate';
+import {
+  applyPlanning,
+  ILocation,
+  reportPlanningProblem,
+  transitionTarget
+} from './contextUpdate';
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowStateMachine } from './fsm';
@@ -351,6 +356,8 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   private async _planPhase(): Promise<IRunFinished | null> {
     const state = this._state;
+    // The user may have run cells since the last collection.
+    state.variablesDirty = true;
     await this._core.refreshVariables();
     const body =
       takeRetry(state, 'planning') ??
@@ -360,7 +367,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       response = await this._control.untilStopped(
         this._client.planning(body, {
           signal: this._control.signal,
-          onWarning: message => this._warn(message, 'planner')
+          onWarning: message => reportPlanningProblem(this._core, message)
         })
       );
     } catch (error) {
@@ -375,6 +382,10 @@ export class WorkflowRunner implements IWorkflowRunner {
           message: `${message} (${state.planningFailures} times in a row)`,
           retryable: true
         });
+      }
+      if (state.endStepRequested) {
+        await this._completeStep();
+        return null;
       }
       this._warn(`${message}; falling back to /generating`, 'planner');
       this._core.addEffect(
@@ -394,11 +405,9 @@ export class WorkflowRunner implements IWorkflowRunner {
     }
     const achieved =
       response.targetAchieved || response.transition?.target_achieved === true;
-    if (achieved) {
-      await this._completeStep(
-        undefined,
-        transitionTarget(this._core, response)
-      );
+    if (achieved || state.endStepRequested) {
+      const target = achieved ? transitionTarget(this._core, response) : null;
+      await this._completeStep(undefined, target);
     } else if (response.transition?.continue_behaviors === false) {
       const step = state.progress.currentStepId ?? '(unnamed)';
       this._warn(
@@ -440,14 +449,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     await this._core.refreshVariables();
     const feedback = finishBehavior(this._core);
     state.behaviorsRun++;
-    if (state.endStepRequested) {
-      state.endStepRequested = false;
-      await this._completeStep();
-    } else {
-      state.pendingFeedback = feedback;
-      state.phase = 'plan';
-      await this._core.saveState();
-    }
+    // Also after end_phase: /planning gets the feedback; the step completes after its answer.
+    state.pendingFeedback = feedback;
+    state.phase = 'plan';
+    await this._core.saveState();
     if (state.stepMode || this._control.pauseAfterBehavior) {
       this._control.pauseAfterBehavior = false;
       this._core.requestPause(STEP_PAUSE);
@@ -470,6 +475,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     const present = this._state.presentVariables();
     progress.completeStep(present, note);
     this._state.pendingFeedback = null;
+    this._state.endStepRequested = false;
     const nextStep = progress.nextStep();
     if (target && target.stageId === progress.currentStageId) {
       fsm.dispatch('NEXT_STEP');
@@ -510,20 +516,14 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   /** `workflow_update.nextStageId`: leave the current step and stage for another stage. */
   private async _jumpToStage(stageId: string): Promise<boolean> {
-    const { fsm, progress } = this._state;
+    const { progress } = this._state;
     if (stageId === progress.currentStageId || !progress.findStage(stageId)) {
       return false;
     }
-    fsm.dispatch('COMPLETE_STEP');
-    await this._core.refreshVariables();
-    const present = this._state.presentVariables();
-    progress.completeStep(present, `left for stage ${stageId}`);
-    fsm.dispatch('COMPLETE_STAGE');
-    progress.completeStage(present);
-    this._enterStage(stageId);
-    this._state.pendingFeedback = null;
-    await this._core.saveState();
-    this._emitProgress();
+    await this._completeStep(`left for stage ${stageId}`, {
+      stageId,
+      stepId: null
+    });
     return true;
   }
 

@@ -118,9 +118,11 @@ describe('WorkflowRunner actions, requests and modes', () => {
     s.runner.resume();
     expect((await run).reason).toBe('completed');
     expect(s.driver.cells.map(c => c.source)).toEqual(['x = 1', 'after']);
+    // The exec failed on the dead kernel: the behavior's result is an error even though the last
+    // action succeeded (docs/protocol.md#the-loop).
     expect(
       s.client.planningRequests[1].behavior_feedback?.last_action_result
-    ).toBe('success');
+    ).toBe('error');
   });
 
   it('asks before running code in interactive mode', async () => {
@@ -218,10 +220,15 @@ describe('WorkflowRunner actions, requests and modes', () => {
     });
     await s.runner.start({ task: 't' });
     expect(s.driver.cells.map(c => c.source)).toEqual(['done', 'tail']);
+    // /planning first gets the feedback of the behavior that ended the step (docs/protocol.md#the-loop).
     expect(
       s.client.planningRequests[1].observation.location.current?.step_id
+    ).toBe('p1');
+    expect(s.client.planningRequests[1].behavior_feedback).toBeDefined();
+    expect(
+      s.client.planningRequests[2].observation.location.current?.step_id
     ).toBe('p2');
-    expect(s.client.planningRequests[1].behavior_feedback).toBeUndefined();
+    expect(s.client.planningRequests[2].behavior_feedback).toBeUndefined();
   });
 
   it('moves on when the planner ends the behavior loop without the target', async () => {

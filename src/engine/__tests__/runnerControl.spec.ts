@@ -371,7 +371,8 @@ describe('WorkflowRunner failures, pause and stop', () => {
     expect(s.client.planningRequests[1].behavior_feedback).toMatchObject({
       actions_executed: 2,
       actions_succeeded: 1,
-      last_action_result: 'success'
+      // Any failed action makes the behavior's result an error (docs/protocol.md#the-loop).
+      last_action_result: 'error'
     });
   });
 });
