@@ -106,7 +106,8 @@ async function execHandler(
     context.run.pause(
       result.message
         ? `The kernel is not usable: ${result.message}`
-        : 'The kernel is not usable (dead or restarting).'
+        : 'The kernel is not usable (dead or restarting).',
+      'kernel'
     );
   }
   const ok = result.status === 'ok';

@@ -1,11 +1,9 @@
 /**
  * Applies the planner's `context_filter` to the full observation to make the /generating payload
- * (API_PROTOCOL "Context Filter 协议", OBSERVATION_PROTOCOL "Context Filter 协议").
- *
- * Decisions where the documents leave room:
+ * (docs/protocol.md#context-filter). Defaults follow the documents' client pseudo-code:
  * - No filter: the full observation is sent.
- * - `variables_to_include` absent: every variable is kept (summarized ones replaced by their summary);
- *   present (even empty): only the named ones.
+ * - `variables_to_include` absent: no variable but the ones to summarize (as an empty list).
+ * - `include_history` without `history_limit`: an empty history.
  * - A name in both lists gets its summary.
  * - `current_limit` / `history_limit` keep the most recent N effects ("只保留最近3条输出").
  * - Patterns apply before limits; an invalid regular expression is reported and ignored.
@@ -73,20 +71,16 @@ export function applyContextFilter(
   const summarize = filter.variables_to_summarize ?? {};
 
   const variables: Record<string, unknown> = {};
-  if (filter.variables_to_include) {
-    for (const name of filter.variables_to_include) {
-      if (name in all) {
-        variables[name] = all[name];
-      } else {
-        warnings.push(missingVariableWarning(name));
-        if (name in summarize) {
-          variables[name] =
-            name in summaries ? summaries[name] : notAvailable(summarize[name]);
-        }
+  for (const name of filter.variables_to_include ?? []) {
+    if (name in all) {
+      variables[name] = all[name];
+    } else {
+      warnings.push(missingVariableWarning(name));
+      if (name in summarize) {
+        variables[name] =
+          name in summaries ? summaries[name] : notAvailable(summarize[name]);
       }
     }
-  } else {
-    Object.assign(variables, all);
   }
   for (const [name, strategy] of Object.entries(summarize)) {
     if (name in all) {
@@ -119,7 +113,7 @@ export function applyContextFilter(
       ? []
       : lastN(effects.current.filter(keep), config.current_limit);
   const history = config.include_history
-    ? lastN(effects.history.filter(keep), config.history_limit)
+    ? lastN(effects.history.filter(keep), config.history_limit ?? 0)
     : [];
   const filteredEffects: { current: string[]; history?: string[] } = {
     current: [...current, ...warnings]

@@ -48,7 +48,7 @@ export interface IRunControl {
   /** `end_phase`: the current step completes once this behavior's actions are done. */
   endStep(stepId?: string): void;
   /** Pauses the run once this action finished, with a reason shown to the user. */
-  pause(reason: string): void;
+  pause(reason: string, kind?: 'kernel' | 'action'): void;
   /** A visible warning (also logged in the run's warnings). */
   warn(message: string): void;
 }

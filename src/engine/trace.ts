@@ -25,6 +25,20 @@ export interface IRunTraceOptions {
 interface IStoredRecord {
   seq: number;
   json: string;
+  /** Not an exchange record (e.g. the dialect): left out of `records`. */
+  note?: boolean;
+}
+
+/**
+ * The planner's dialect, written once in the JSONL when it becomes known. Readers of the trace skip
+ * kinds they do not know, so it is kept apart from the exchange records (`TraceRecord`).
+ */
+export interface ITraceDialectRecord {
+  kind: 'dialect';
+  /** The sequence number of the last request when the dialect became known. */
+  seq: number;
+  t: number;
+  dialect: string;
 }
 
 /** `http://host:28600/planning?x=1` -> `/planning`. */
@@ -49,7 +63,31 @@ export class RunTrace implements IPlannerObserver {
 
   /** The records, parsed again from their lines (for export and inspection, not for hot paths). */
   get records(): TraceRecord[] {
-    return this._records.map(r => JSON.parse(r.json) as TraceRecord);
+    return this._records
+      .filter(r => !r.note)
+      .map(r => JSON.parse(r.json) as TraceRecord);
+  }
+
+  /** The dialect recorded, if any. */
+  get plannerDialect(): string | null {
+    const note = this._records.find(r => r.note);
+    return note ? (JSON.parse(note.json) as ITraceDialectRecord).dialect : null;
+  }
+
+  /** Records the planner's dialect (once per run: a later call replaces nothing). */
+  dialect(name: string): void {
+    if (this._records.some(r => r.note)) {
+      return;
+    }
+    const record: ITraceDialectRecord = {
+      kind: 'dialect',
+      seq: this._seq,
+      t: this._elapsed(),
+      dialect: name
+    };
+    const json = JSON.stringify(record);
+    this._records.push({ seq: record.seq, json, note: true });
+    this._chars += json.length + 1;
   }
 
   /** How many records the trace holds. */

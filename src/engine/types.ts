@@ -15,11 +15,23 @@ import type {
 import type { CellRole, ICellProvenance } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowState } from './fsm';
+import type { IProgressState } from './progress';
 import type { ActionRegistry, IActionResult } from './registry';
 import type { RunTrace } from './trace';
 
-/** What the run loop needs from the planner client (`PlannerClient` satisfies it; tests inject fakes). */
+/**
+ * What the run loop needs from the planner client (`PlannerClient` satisfies it; tests inject fakes).
+ * A dialect adapter keeps what its server needs between requests behind the optional members.
+ */
 export interface IPlannerService {
+  /** The dialect actually spoken, once known (null or absent until then). */
+  readonly dialect?: string | null;
+  /** What the service keeps between requests, saved with the run (JSON-serialisable). */
+  saveState?(): unknown;
+  /** Called with `saveState()`'s value when a saved run is resumed. */
+  restoreState?(saved: unknown): void;
+  /** A new run starts: forget what the previous one left. */
+  resetState?(): void;
   planning(
     request: PlanningRequestInput,
     options?: {
@@ -76,6 +88,12 @@ export interface IRunnerHooks {
   approveBehavior?(request: IBehaviorApproval): Promise<BehaviorDecision>;
 }
 
+/** Why a run is paused: the user, step mode, an unusable kernel, or an action's request. */
+export interface IPauseReason {
+  kind: 'user' | 'step' | 'kernel' | 'action';
+  message: string;
+}
+
 export interface IRunWarning {
   message: string;
   /** Who raised it. */
@@ -114,6 +132,8 @@ export interface IActionApplied {
 
 export interface IBehaviorTiming {
   behaviorId: string;
+  /** The behavior's number within its step, from 1. */
+  iteration: number;
   stageId: string | null;
   stepId: string | null;
   /** ISO 8601. */
@@ -163,8 +183,8 @@ export interface IRunSnapshot extends IProgressSnapshot {
   /** The loop is active (it may be paused or waiting for the planner). */
   running: boolean;
   paused: boolean;
-  /** Why the run is paused (user, step mode, kernel), or null. */
-  pauseReason: string | null;
+  /** Why the run is paused or pausing (user, step mode, kernel, action), or null. */
+  pauseReason: IPauseReason | null;
   /** A pause was asked for and takes effect at the next action boundary. */
   pausing: boolean;
   error: IRunError | null;
@@ -178,6 +198,10 @@ export interface IRunSnapshot extends IProgressSnapshot {
   lastTransitionAt: string | null;
   /** The most recent behaviors, oldest first. */
   timings: IBehaviorTiming[];
+  /** The progress model's state (goals, focus, completed items), as it is now. */
+  progress: IProgressState;
+  /** The dialect the planner speaks, once known (`IPlannerService.dialect`). */
+  plannerDialect: string | null;
 }
 
 /**

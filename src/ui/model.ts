@@ -113,9 +113,10 @@ export class RunModel {
     return this._snapshot;
   }
 
-  /** The progress state saved with the run (it lags behind a live run by up to one behavior). */
+  /** The progress state of the run shown (live or saved). */
   get progress(): IProgressState | null {
-    return this._savedState?.progress ?? null;
+    const source = this.source;
+    return source === 'none' ? null : this.snapshot.progress;
   }
 
   /** Interactive mode: the running behavior waits for the user's approval. */

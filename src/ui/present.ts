@@ -21,9 +21,6 @@ export interface IRunContext {
   finished?: IRunFinished | null;
 }
 
-const STEP_MODE_PREFIX = 'Step mode';
-const USER_PAUSE = 'Paused by the user';
-
 function stepLabel(snapshot: IRunSnapshot): string {
   return snapshot.step.name ?? snapshot.step.id ?? '?';
 }
@@ -51,13 +48,15 @@ export function describeRun(
   }
   if (snapshot.running) {
     if (snapshot.paused) {
-      const reason = snapshot.pauseReason ?? USER_PAUSE;
-      if (reason.startsWith(STEP_MODE_PREFIX)) {
-        return trans.__('Paused (step mode)');
+      const reason = snapshot.pauseReason;
+      switch (reason?.kind ?? 'user') {
+        case 'step':
+          return trans.__('Paused (step mode)');
+        case 'user':
+          return trans.__('Paused');
+        default:
+          return trans.__('Paused: %1', reason?.message ?? '');
       }
-      return reason === USER_PAUSE
-        ? trans.__('Paused')
-        : trans.__('Paused: %1', reason);
     }
     if (snapshot.pausing) {
       return trans.__('Pausing after the current action…');
@@ -270,12 +269,6 @@ function stageKey(stageId: string): string {
   return `g:${stageId}`;
 }
 
-/** `behavior_003` -> 3. */
-export function behaviorIteration(behaviorId: string): number {
-  const match = /(\d+)\s*$/.exec(behaviorId);
-  return match ? Number(match[1]) : 0;
-}
-
 function produced(item: CompletedItem | null): string[] {
   return item?.outputs_produced?.variables ?? [];
 }
@@ -292,22 +285,28 @@ function behaviorsOf(
   for (const timing of timings) {
     byId.set(timing.behaviorId, timing);
   }
-  const ids = [...byId.keys()];
+  const iterations = new Map<string, number>();
+  for (const timing of timings) {
+    iterations.set(timing.behaviorId, timing.iteration);
+  }
   const currentId = snapshot.behavior.id;
   const isCurrentStep = stepStatus === 'current';
   if (isCurrentStep) {
-    for (const item of progress?.steps.current === stepId
-      ? progress.behaviors.completed
-      : []) {
-      if (item.behavior_id && !ids.includes(item.behavior_id)) {
-        ids.push(item.behavior_id);
+    const completedHere =
+      progress?.steps.current === stepId ? progress.behaviors.completed : [];
+    // A step's completed behaviors are kept in order: the first is iteration 1.
+    completedHere.forEach((item, index) => {
+      if (item.behavior_id && !iterations.has(item.behavior_id)) {
+        iterations.set(item.behavior_id, index + 1);
       }
-    }
-    if (currentId && !ids.includes(currentId)) {
-      ids.push(currentId);
+    });
+    if (currentId && !iterations.has(currentId)) {
+      iterations.set(currentId, snapshot.behavior.iteration);
     }
   }
-  ids.sort((a, b) => behaviorIteration(a) - behaviorIteration(b));
+  const ids = [...iterations.keys()].sort(
+    (a, b) => (iterations.get(a) ?? 0) - (iterations.get(b) ?? 0)
+  );
   const running = snapshot.running || snapshot.state === 'ERROR';
   return ids.map(id => {
     const item = completed.behavior(stepId, id);
@@ -329,7 +328,7 @@ function behaviorsOf(
     return {
       key: `${stepId}/${id}`,
       id,
-      iteration: behaviorIteration(id),
+      iteration: iterations.get(id) ?? 0,
       status,
       running: status === 'current' && snapshot.running,
       goal: shownGoal,

@@ -144,18 +144,14 @@ describe('applyContextFilter', () => {
     ]);
   });
 
-  it('keeps every variable when only summaries are asked, and warns for unknown ones', () => {
+  it('keeps only the summaries when no variable is named to include, and warns for unknown ones', () => {
     const { observation: payload, warnings } = applyContextFilter(
       observation(),
       { variables_to_summarize: { df: 'describe_only', gone: 'shape_only' } },
       { df: 'describe(df)' }
     );
-    expect(payload.context?.variables).toEqual({
-      df: 'describe(df)',
-      missing_groups: { high_missing: ['PoolQC'] },
-      correlation_matrix: 'DataFrame(79×79)',
-      row_count: 1460
-    });
+    // `variables_to_include` absent is an empty list (docs/protocol.md#context-filter).
+    expect(payload.context?.variables).toEqual({ df: 'describe(df)' });
     expect(warnings).toEqual([
       "⚠️ WARN: Variable 'gone' to summarize (shape_only) requested but not found"
     ]);
@@ -194,6 +190,13 @@ describe('applyContextFilter', () => {
       current: ['✓ loaded', 'Error: boom', warnings[0]],
       history: ['✓ old 2']
     });
+  });
+
+  it('sends no history when it is asked for without a limit', () => {
+    const unlimited = applyContextFilter(observation(), {
+      effects_config: { include_history: true }
+    });
+    expect(unlimited.observation.context?.effects?.history).toEqual([]);
   });
 
   it('leaves history out unless asked and honours a zero limit', () => {

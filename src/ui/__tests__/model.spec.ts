@@ -13,7 +13,12 @@ import type {
   IWorkflowRunner
 } from '../../engine/types';
 import { ISavedRunSource, RunModel } from '../model';
-import { progressInImputeStep, runningSnapshot, snapshot } from './snapshots';
+import {
+  progressInImputeStep,
+  progressInMissingStep,
+  runningSnapshot,
+  snapshot
+} from './snapshots';
 
 /** The signals and state of a runner, driven by the test. */
 class FakeRunner {
@@ -147,7 +152,7 @@ describe('RunModel', () => {
     expect(model.snapshot.running).toBe(true);
     expect(model.availability).toMatchObject({ pause: true, run: false });
     expect(changes()).toBe(2);
-    // The saved progress (same run) still gives goals and focus.
+    // The runner's progress gives goals and focus.
     expect(model.tree[1].steps[1].goal).toBe('Fill the gaps.');
     expect(model.outputs).toEqual([
       { name: 'missing_summary', status: 'produced' },
@@ -168,6 +173,20 @@ describe('RunModel', () => {
       'Now *check* the imputed columns.'
     );
     expect(model.tree[1].focus).toBe('Clean **carefully**.');
+  });
+
+  it("builds the live tree from the runner's snapshot, not from the older saved state", () => {
+    const { runner, saved, model } = setup();
+    saved.value = { ...savedRun(), progress: progressInMissingStep() };
+    saved.changed.emit();
+    runner.progress(runningSnapshot());
+    const behaviors = model.tree[1].steps[1].behaviors;
+    expect(behaviors.map(b => [b.iteration, b.status])).toEqual([
+      [1, 'completed'],
+      [2, 'completed'],
+      [3, 'current']
+    ]);
+    expect(behaviors[2].goal).toBe('Try the mode for categories');
   });
 
   it('keeps warnings newest first, and how the run ended', () => {

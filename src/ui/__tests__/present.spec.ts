@@ -1,4 +1,5 @@
 import { WORKFLOW_STATES } from '../../engine/fsm';
+import type { IPauseReason } from '../../engine/types';
 import {
   buildTree,
   commandAvailability,
@@ -49,22 +50,29 @@ describe('describeRun: the state in plain words', () => {
   });
 
   it('tells pauses apart: step mode, the user, an action', () => {
-    const paused = (pauseReason: string) =>
+    const paused = (pauseReason: IPauseReason) =>
       describeRun(
         runningSnapshot({ state: 'PAUSED', paused: true, pauseReason }),
         trans
       );
-    expect(paused('Step mode: paused after one behavior')).toBe(
-      'Paused (step mode)'
+    expect(
+      paused({ kind: 'step', message: 'Step mode: paused after one behavior' })
+    ).toBe('Paused (step mode)');
+    expect(paused({ kind: 'user', message: 'Paused by the user' })).toBe(
+      'Paused'
     );
-    expect(paused('Paused by the user')).toBe('Paused');
-    expect(paused('The kernel restarted')).toBe('Paused: The kernel restarted');
+    expect(paused({ kind: 'kernel', message: 'The kernel restarted' })).toBe(
+      'Paused: The kernel restarted'
+    );
   });
 
   it('says a pause is coming at the next action boundary', () => {
     expect(
       describeRun(
-        runningSnapshot({ pausing: true, pauseReason: 'Paused by the user' }),
+        runningSnapshot({
+          pausing: true,
+          pauseReason: { kind: 'user', message: 'Paused by the user' }
+        }),
         trans
       )
     ).toBe('Pausing after the current action…');

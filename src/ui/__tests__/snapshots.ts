@@ -75,6 +75,8 @@ export function snapshot(overrides: Partial<IRunSnapshot> = {}): IRunSnapshot {
     lastTransition: null,
     lastTransitionAt: null,
     timings: [],
+    progress: WorkflowProgress.emptyState(),
+    plannerDialect: null,
     ...overrides
   };
 }
@@ -146,6 +148,7 @@ export function runningSnapshot(
     timings: [
       {
         behaviorId: 'behavior_001',
+        iteration: 1,
         stageId: 'cleaning',
         stepId: 'missing',
         startedAt: '2024-01-01T00:00:00.000Z',
@@ -154,6 +157,7 @@ export function runningSnapshot(
       },
       {
         behaviorId: 'behavior_001',
+        iteration: 1,
         stageId: 'cleaning',
         stepId: 'impute',
         startedAt: '2024-01-01T00:00:03.000Z',
@@ -162,6 +166,7 @@ export function runningSnapshot(
       },
       {
         behaviorId: 'behavior_002',
+        iteration: 2,
         stageId: 'cleaning',
         stepId: 'impute',
         startedAt: '2024-01-01T00:00:04.000Z',
@@ -170,6 +175,7 @@ export function runningSnapshot(
       },
       {
         behaviorId: 'behavior_003',
+        iteration: 3,
         stageId: 'cleaning',
         stepId: 'impute',
         startedAt: '2024-01-01T00:00:05.000Z',
@@ -177,6 +183,7 @@ export function runningSnapshot(
         durationMs: null
       }
     ],
+    progress: progressInImputeStep(),
     ...overrides
   });
 }

@@ -173,7 +173,7 @@ export async function installProbe(page: Page): Promise<void> {
           state: s.state,
           running: s.running,
           paused: s.paused,
-          pauseReason: s.pauseReason,
+          pauseReason: s.pauseReason?.message ?? null,
           error: s.error?.message ?? null,
           stepId: s.step.id,
           behaviorsRun: s.behaviorsRun,

@@ -1,0 +1,296 @@
+import type { PlanningResponse } from '../../protocol';
+import { ActionStream, FakeNotebookDriver } from '../testing';
+import {
+  code,
+  effectsOf,
+  exec,
+  ISetup,
+  ONE_STEP,
+  plan,
+  saved,
+  setup,
+  TEMPLATE,
+  text,
+  withTemplate
+} from './runnerSetup';
+
+describe('WorkflowRunner actions, requests and modes', () => {
+  it('uses a custom action registered while the run is going', async () => {
+    let s!: ISetup;
+    const register = (): PlanningResponse => {
+      s.runner.registry.register('chart', async (action, context) => {
+        await context.run.addCell({
+          kind: 'code',
+          source: `plot(${String(action.column)})`,
+          role: 'code'
+        });
+        context.effects.add(`chart of ${String(action.column)}`);
+        return { ok: true, summary: 'chart', sectionAdded: false };
+      });
+      return withTemplate(false);
+    };
+    s = setup({
+      planning: [register, plan(true)],
+      generating: [[{ action: 'chart', column: 'SalePrice' }, exec()]]
+    });
+    const finished = await s.runner.start({ task: 't' });
+    expect(finished.reason).toBe('completed');
+    expect(s.warnings).toEqual([]);
+    expect(s.driver.cells[0]).toMatchObject({
+      source: 'plot(SalePrice)',
+      provenance: {
+        behavior_id: 'behavior_001',
+        action: 'chart',
+        action_index: 0
+      }
+    });
+    expect(s.driver.executed).toEqual([s.driver.cells[0].id]);
+    expect(effectsOf(s.client.planningRequests[1])).toEqual([
+      'chart of SalePrice'
+    ]);
+  });
+
+  it('keeps every request within maxContextLength with a large history', async () => {
+    const behaviors = 12;
+    const driver = new FakeNotebookDriver();
+    driver.onExec = cell => ({
+      status: 'ok',
+      output: `${cell.id}: ${'o'.repeat(2500)}`
+    });
+    const s = setup(
+      {
+        planning: [
+          withTemplate(false),
+          ...Array.from({ length: behaviors - 1 }, () => plan(false))
+        ],
+        defaultPlanning: plan(true),
+        generating: Array.from({ length: behaviors }, (_, i) => [
+          code(`v${i} = ${i}`),
+          exec(),
+          exec()
+        ])
+      },
+      {},
+      {},
+      driver
+    );
+    await s.runner.start({ task: 't' });
+    expect(s.runner.effects.history.length).toBeGreaterThan(10);
+    const requests = [
+      ...s.client.planningRequests,
+      ...s.client.generatingRequests
+    ];
+    for (const request of requests) {
+      expect(JSON.stringify(request).length).toBeLessThanOrEqual(18600);
+    }
+    const last =
+      s.client.planningRequests[s.client.planningRequests.length - 1];
+    const note = effectsOf(last).find(e => e.startsWith('[context trimmed:'));
+    expect(note).toMatch(
+      /^\[context trimmed: \d+ history items dropped.* to fit 18600 characters\]$/
+    );
+    expect(s.warnings.filter(w => w.source === 'engine')).toEqual([]);
+  });
+
+  it('pauses when the kernel is gone and goes on after resume', async () => {
+    const driver = new FakeNotebookDriver();
+    driver.kernelAlive = false;
+    const s = setup(
+      {
+        planning: [withTemplate(false), plan(true)],
+        generating: [[code('x = 1'), exec(), text('after')]]
+      },
+      {},
+      {},
+      driver
+    );
+    const run = s.runner.start({ task: 't' });
+    const snap = await s.paused();
+    expect(snap.pauseReason).toEqual({
+      kind: 'kernel',
+      message: 'The kernel is not usable: The kernel is dead'
+    });
+    expect(s.warnings.map(w => w.message)).toContain(
+      'The kernel is not usable: The kernel is dead'
+    );
+    expect(s.driver.cells).toHaveLength(1);
+    driver.kernelAlive = true;
+    s.runner.resume();
+    expect((await run).reason).toBe('completed');
+    expect(s.driver.cells.map(c => c.source)).toEqual(['x = 1', 'after']);
+    // The exec failed on the dead kernel: the behavior's result is an error even though the last
+    // action succeeded (docs/protocol.md#the-loop).
+    expect(
+      s.client.planningRequests[1].behavior_feedback?.last_action_result
+    ).toBe('error');
+  });
+
+  it('asks before running code in interactive mode', async () => {
+    const decisions: ('run' | 'skip' | 'stop')[] = ['skip', 'run', 'stop'];
+    const seen: string[][] = [];
+    const s = setup(
+      {
+        planning: [withTemplate(false), plan(false), plan(false), plan(false)],
+        generating: [
+          [text('intro'), code('```python\na = 1\n```'), exec()],
+          [text('no code here')],
+          [code('b = 2'), exec()],
+          [code('c = 3'), exec()]
+        ]
+      },
+      { interactive: true },
+      {
+        approveBehavior: async request => {
+          seen.push(request.codeCells);
+          return decisions.shift() ?? 'run';
+        }
+      }
+    );
+    const finished = await s.runner.start({ task: 't' });
+    expect(finished.reason).toBe('stopped');
+    expect(seen).toEqual([['a = 1'], ['b = 2'], ['c = 3']]);
+    expect(s.driver.cells.map(c => c.source)).toEqual([
+      'no code here',
+      'b = 2'
+    ]);
+    expect(s.driver.variables).toEqual({ b: '2' });
+    expect(s.runner.snapshot.state).toBe('IDLE');
+    expect(s.client.planningRequests[1].behavior_feedback).toMatchObject({
+      actions_executed: 0,
+      last_action_result: 'skipped'
+    });
+    expect(effectsOf(s.client.planningRequests[1])).toEqual([
+      'Behavior behavior_001 was skipped by the user: its 3 actions were not applied.'
+    ]);
+  });
+
+  it('applies the context filter to the generating request', async () => {
+    const driver = new FakeNotebookDriver();
+    driver.variables = { df: 'DataFrame(1460×79)', big: 'matrix' };
+    const s = setup(
+      {
+        planning: [
+          withTemplate(false, ONE_STEP, {
+            context_filter: {
+              variables_to_include: ['df', 'ghost'],
+              variables_to_summarize: { big: 'shape_only' },
+              effects_config: { current_limit: 1 }
+            }
+          }),
+          plan(true)
+        ],
+        generating: [[text('ok')]]
+      },
+      {},
+      {},
+      driver
+    );
+    await s.runner.start({ task: 't' });
+    const request = s.client.generatingRequests[0];
+    expect(request.observation.context?.variables).toEqual({
+      df: 'DataFrame(1460×79)',
+      big: 'shape_only(big)'
+    });
+    expect(driver.summarizeRequests).toEqual([{ big: 'shape_only' }]);
+    const warning = "⚠️ WARN: Variable 'ghost' requested but not found";
+    expect(request.observation.context?.effects?.current).toEqual([warning]);
+    expect(s.warnings).toContainEqual({ message: warning, source: 'filter' });
+    // The warning is an effect of the behavior the planner hears about next.
+    expect(effectsOf(s.client.planningRequests[1])).toEqual([warning]);
+  });
+
+  it('starts with /generating in generation mode', async () => {
+    const s = setup(
+      { planning: [plan(true)], generating: [[text('first')]] },
+      { startMode: 'generation' }
+    );
+    await s.runner.start({ task: 't' });
+    expect(s.client.generatingRequests).toHaveLength(1);
+    expect(s.client.planningRequests[0].behavior_feedback?.behavior_id).toBe(
+      'behavior_001'
+    );
+  });
+
+  it('completes the step after the behavior that sent end_phase', async () => {
+    const s = setup({
+      planning: [withTemplate(false, TEMPLATE), plan(true), plan(true)],
+      generating: [
+        [text('done'), { action: 'end_phase', step_id: 'p1' }, text('tail')]
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    expect(s.driver.cells.map(c => c.source)).toEqual(['done', 'tail']);
+    // /planning first gets the feedback of the behavior that ended the step (docs/protocol.md#the-loop).
+    expect(
+      s.client.planningRequests[1].observation.location.current?.step_id
+    ).toBe('p1');
+    expect(s.client.planningRequests[1].behavior_feedback).toBeDefined();
+    expect(
+      s.client.planningRequests[2].observation.location.current?.step_id
+    ).toBe('p2');
+    expect(s.client.planningRequests[2].behavior_feedback).toBeUndefined();
+  });
+
+  it('moves on when the planner ends the behavior loop without the target', async () => {
+    const s = setup({
+      planning: [
+        withTemplate(false, TEMPLATE),
+        plan(false, { transition: { continue_behaviors: false } }),
+        plan(true),
+        plan(true)
+      ],
+      generating: [[text('try')]]
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    expect(s.warnings.map(w => w.message)).toContain(
+      "The planner ended step 'p1' without reaching its target; moving on."
+    );
+    expect(saved(s.driver).progress.stages.completed[0]).toMatchObject({
+      stage_id: 's1'
+    });
+  });
+
+  it('replaces the steps of a stage from stage_steps_update', async () => {
+    const s = setup({
+      planning: [
+        withTemplate(true, TEMPLATE, {
+          context_update: {
+            stage_steps_update: {
+              stage_id: 's1',
+              steps: [
+                { id: 'p1', name: 'Load' },
+                { id: 'p_clean', name: 'Clean' }
+              ]
+            }
+          }
+        }),
+        plan(true),
+        plan(true)
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    expect(
+      s.client.planningRequests[1].observation.location.current?.step_id
+    ).toBe('p_clean');
+    expect(s.transitions).toContain('UPDATE_STEP_CONFIRMED -> STEP_RUNNING');
+  });
+
+  it('refuses to start twice and reports the planner stream warnings', async () => {
+    const stream = new ActionStream();
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [stream]
+    });
+    const run = s.runner.start({ task: 't' });
+    await expect(s.runner.start({ task: 'again' })).rejects.toThrow(
+      'A run is already active in this notebook.'
+    );
+    stream.warn('malformed JSON line ignored');
+    stream.end();
+    expect((await run).reason).toBe('completed');
+    expect(s.warnings).toContainEqual({
+      message: 'malformed JSON line ignored',
+      source: 'planner'
+    });
+  });
+});

@@ -1,0 +1,297 @@
+import type {
+  PlanningRequestInput,
+  PlanningResponse,
+  WorkflowTemplate
+} from '../../protocol';
+import { WorkflowRunner } from '../runner';
+import { DEFAULT_SETTINGS } from '../settings';
+import {
+  FakeNotebookDriver,
+  FakePlannerService,
+  IFakePlannerScript
+} from '../testing';
+import { RunTrace } from '../trace';
+import type { IRunWarning } from '../types';
+import {
+  effectsOf,
+  plan,
+  saved,
+  setup,
+  TEMPLATE,
+  text,
+  withTemplate
+} from './runnerSetup';
+
+/** A planner service that learns its dialect from the first answer and keeps a counter as its state. */
+class DialectPlanner extends FakePlannerService {
+  constructor(script: IFakePlannerScript) {
+    super(script);
+  }
+
+  dialect: string | null = null;
+  state = 0;
+  calls: string[] = [];
+
+  async planning(
+    request: PlanningRequestInput,
+    options: { signal?: AbortSignal } = {}
+  ): Promise<PlanningResponse> {
+    const answer = await super.planning(request, options);
+    this.dialect = 'v1';
+    this.state++;
+    return answer;
+  }
+
+  saveState(): unknown {
+    this.calls.push('save');
+    return { requests: this.state };
+  }
+
+  restoreState(value: unknown): void {
+    this.calls.push(`restore ${JSON.stringify(value)}`);
+    this.state = (value as { requests: number }).requests;
+  }
+
+  resetState(): void {
+    this.calls.push('reset');
+    this.state = 0;
+  }
+}
+
+const THREE_STEPS: WorkflowTemplate = {
+  name: 'Three',
+  stages: [
+    {
+      id: 's1',
+      name: 'Stage 1',
+      steps: [
+        { id: 'a', name: 'A' },
+        { id: 'b', name: 'B' },
+        { id: 'c', name: 'C' }
+      ]
+    },
+    { id: 's2', name: 'Stage 2', steps: [{ id: 'd', name: 'D' }] }
+  ]
+};
+
+function stepIds(requests: PlanningRequestInput[]): (string | null)[] {
+  return requests.map(r => r.observation.location.current?.step_id ?? null);
+}
+
+function achievedTo(
+  transition: { next_stage_id?: string; next_step_id?: string },
+  template?: WorkflowTemplate
+): PlanningResponse {
+  const extra: Partial<PlanningResponse> = {
+    transition: { target_achieved: true, ...transition }
+  };
+  return template ? withTemplate(true, template, extra) : plan(true, extra);
+}
+
+describe('WorkflowRunner and the planner service state', () => {
+  it('resets, saves and restores the service state with the run, and records its dialect once', async () => {
+    const driver = new FakeNotebookDriver();
+    const client = new DialectPlanner({
+      planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)]
+    });
+    const trace = new RunTrace();
+    const runner = new WorkflowRunner({
+      driver,
+      client,
+      trace,
+      settings: () => DEFAULT_SETTINGS
+    });
+    expect(runner.snapshot.plannerDialect).toBeNull();
+    await runner.start({ task: 't' });
+    expect(client.calls[0]).toBe('reset');
+    expect(client.calls).toContain('save');
+    expect(runner.snapshot.plannerDialect).toBe('v1');
+    expect(trace.plannerDialect).toBe('v1');
+    expect(
+      trace
+        .toJSONL()
+        .split('\n')
+        .filter(line => line.includes('"kind":"dialect"'))
+    ).toHaveLength(1);
+    expect(trace.records.map(r => r.kind)).not.toContain('dialect');
+    expect(saved(driver).planner).toEqual({ requests: 3 });
+    expect(saved(driver).plannerDialect).toBe('v1');
+
+    // A reload: a new service gets the saved state back before the run goes on.
+    const state = saved(driver);
+    state.phase = 'plan';
+    state.fsm = { state: 'STEP_RUNNING', returnTo: null, history: [] };
+    await driver.saveRunState(state);
+    const reloaded = new DialectPlanner({ defaultPlanning: plan(true) });
+    const resumed = new WorkflowRunner({
+      driver,
+      client: reloaded,
+      settings: () => DEFAULT_SETTINGS
+    });
+    await resumed.resumeFromSaved();
+    expect(reloaded.calls[0]).toBe('restore {"requests":3}');
+    expect(reloaded.calls).not.toContain('reset');
+    expect(resumed.snapshot.plannerDialect).toBe('v1');
+  });
+
+  it('works with a service that has none of the optional members', async () => {
+    const s = setup({ planning: [withTemplate(true)] });
+    await s.runner.start({ task: 't' });
+    expect(s.runner.snapshot.plannerDialect).toBeNull();
+    expect(saved(s.driver).planner).toBeUndefined();
+  });
+});
+
+describe('WorkflowRunner transitions named by the planner', () => {
+  it('follows next_stage_id, leaving the rest of the current stage', async () => {
+    const s = setup({
+      planning: [achievedTo({ next_stage_id: 's2' }, THREE_STEPS), plan(true)]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'd']);
+    expect(s.finished.map(f => f.reason)).toEqual(['completed']);
+    expect(
+      saved(s.driver).progress.stages.completed.map(c => c.stage_id)
+    ).toEqual(['s1', 's2']);
+  });
+
+  it('follows next_step_id within the stage and into another stage', async () => {
+    const s = setup({
+      planning: [
+        achievedTo({ next_step_id: 'c' }, THREE_STEPS),
+        achievedTo({ next_step_id: 'd' }),
+        plan(true)
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'c', 'd']);
+  });
+
+  it('goes to the named step of the named stage', async () => {
+    const template: WorkflowTemplate = {
+      name: 'Two stages',
+      stages: [
+        THREE_STEPS.stages[0],
+        {
+          id: 's2',
+          name: 'Stage 2',
+          steps: [
+            { id: 'd', name: 'D' },
+            { id: 'e', name: 'E' }
+          ]
+        }
+      ]
+    };
+    const s = setup({
+      planning: [
+        achievedTo({ next_stage_id: 's2', next_step_id: 'e' }, template),
+        plan(true)
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'e']);
+  });
+
+  it('warns about unknown ids, tells the planner, and goes on in order', async () => {
+    const s = setup({
+      planning: [
+        achievedTo({ next_stage_id: 'nowhere' }, THREE_STEPS),
+        achievedTo({ next_step_id: 'nothing' }),
+        plan(true),
+        plan(true)
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'b', 'c', 'd']);
+    const warnings = s.warnings.map((w: IRunWarning) => w.message);
+    expect(warnings).toContain(
+      "The planner named an unknown next stage 'nowhere'; the run goes on in order."
+    );
+    expect(warnings).toContain(
+      "The planner named an unknown next step 'nothing'; the run goes on in order."
+    );
+    expect(effectsOf(s.client.planningRequests[1]).join('\n')).toContain(
+      "unknown next stage 'nowhere'"
+    );
+  });
+});
+
+describe("WorkflowRunner and a run's first template", () => {
+  it("applies the planner's first template without asking, even over one saved by an earlier run", async () => {
+    const driver = new FakeNotebookDriver();
+    const first = setup(
+      { planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)] },
+      {},
+      {},
+      driver
+    );
+    await first.runner.start({ task: 'first' });
+    const confirm = jest.fn(async () => false);
+    const second = setup(
+      {
+        planning: [withTemplate(true, THREE_STEPS)],
+        defaultPlanning: plan(true)
+      },
+      {},
+      { confirmWorkflowUpdate: confirm },
+      driver
+    );
+    await second.runner.start({ task: 'second' });
+    expect(confirm).not.toHaveBeenCalled();
+    expect(saved(driver).progress.template?.name).toBe('Three');
+    // p1 is in the saved template; the stage is s1 in both, so the run goes on in it.
+    expect(stepIds(second.client.planningRequests)).toEqual([
+      'p1',
+      'a',
+      'b',
+      'c',
+      'd'
+    ]);
+  });
+
+  it("starts at the new template's first stage when the current stage is not in it", async () => {
+    const driver = new FakeNotebookDriver();
+    const first = setup(
+      { planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)] },
+      {},
+      {},
+      driver
+    );
+    await first.runner.start({ task: 'first' });
+    const other: WorkflowTemplate = {
+      name: 'Other',
+      stages: [{ id: 'x', name: 'X', steps: [{ id: 'x1', name: 'X1' }] }]
+    };
+    const second = setup(
+      {
+        planning: [withTemplate(false, other), plan(true)],
+        generating: [[text('hello')]]
+      },
+      {},
+      {},
+      driver
+    );
+    await second.runner.start({ task: 'second' });
+    expect(stepIds(second.client.planningRequests)).toEqual(['p1', 'x1']);
+    expect(
+      saved(driver).progress.stages.completed.map(c => c.stage_id)
+    ).toEqual(['x']);
+  });
+
+  it('still asks about a later, different template of the same run', async () => {
+    const confirm = jest.fn(async () => true);
+    const s = setup(
+      {
+        planning: [
+          withTemplate(true, TEMPLATE),
+          withTemplate(true, THREE_STEPS)
+        ],
+        defaultPlanning: plan(true)
+      },
+      {},
+      { confirmWorkflowUpdate: confirm }
+    );
+    await s.runner.start({ task: 't' });
+    expect(confirm).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,179 @@
+/** Fixtures and a harness for the run loop specs. */
+import type { ISignal } from '@lumino/signaling';
+import type {
+  Action,
+  ExecAction,
+  PlanningRequestInput,
+  PlanningResponse,
+  UnknownAction,
+  WorkflowTemplate
+} from '../../protocol';
+import { isSavedRunState, ISavedRunState, WorkflowRunner } from '../runner';
+import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
+import {
+  FakeNotebookDriver,
+  FakePlannerService,
+  IFakePlannerScript
+} from '../testing';
+import type {
+  IRunError,
+  IRunFinished,
+  IRunnerHooks,
+  IRunSnapshot,
+  IRunWarning,
+  IWorkflowRunner
+} from '../types';
+
+export type AnyAction = Action | UnknownAction;
+
+export const TEMPLATE: WorkflowTemplate = {
+  name: 'Ames',
+  stages: [
+    {
+      id: 's1',
+      name: 'Stage 1',
+      goal: 'Understand the data',
+      steps: [
+        { id: 'p1', name: 'Load', goal: 'Load the data' },
+        { id: 'p2', name: 'Explore' }
+      ]
+    },
+    { id: 's2', name: 'Stage 2', steps: [{ id: 'q1', name: 'Model' }] }
+  ]
+};
+
+export const ONE_STEP: WorkflowTemplate = {
+  name: 'Small',
+  stages: [{ id: 's1', name: 'Stage 1', steps: [{ id: 'p1', name: 'Load' }] }]
+};
+
+export function exec(
+  codecell_id = 'lastAddedCellId',
+  need_output = true
+): ExecAction {
+  return {
+    action: 'exec',
+    codecell_id,
+    need_output,
+    auto_debug: false,
+    keep_debug_button_visible: false
+  };
+}
+
+export function code(content: string, store_id?: string): AnyAction {
+  return store_id
+    ? { action: 'add', shot_type: 'action', content, store_id }
+    : { action: 'add', shot_type: 'action', content };
+}
+
+export function text(content: string): AnyAction {
+  return { action: 'add', shot_type: 'dialogue', content };
+}
+
+export function plan(
+  targetAchieved: boolean,
+  extra: Partial<PlanningResponse> = {}
+): PlanningResponse {
+  return { targetAchieved, ...extra };
+}
+
+export function withTemplate(
+  targetAchieved: boolean,
+  template: WorkflowTemplate = ONE_STEP,
+  extra: Partial<PlanningResponse> = {}
+): PlanningResponse {
+  return {
+    targetAchieved,
+    ...extra,
+    context_update: {
+      ...extra.context_update,
+      workflow_update: { workflowTemplate: template }
+    }
+  };
+}
+
+/** Resolves once `predicate` holds for a value the signal emits (or for `initial`). */
+export function when<T>(
+  signal: ISignal<IWorkflowRunner, T>,
+  predicate: (value: T) => boolean,
+  initial?: T
+): Promise<T> {
+  return new Promise(resolve => {
+    if (initial !== undefined && predicate(initial)) {
+      resolve(initial);
+      return;
+    }
+    const slot = (_: IWorkflowRunner, value: T) => {
+      if (predicate(value)) {
+        signal.disconnect(slot);
+        resolve(value);
+      }
+    };
+    signal.connect(slot);
+  });
+}
+
+/** Lets pending promise callbacks run (the stream reader, the loop) without any timing. */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    await new Promise<void>(resolve => setImmediate(resolve));
+  }
+}
+
+export interface ISetup {
+  driver: FakeNotebookDriver;
+  client: FakePlannerService;
+  runner: WorkflowRunner;
+  settings: IRunSettings;
+  warnings: IRunWarning[];
+  errors: IRunError[];
+  finished: IRunFinished[];
+  transitions: string[];
+  paused(): Promise<IRunSnapshot>;
+}
+
+export function setup(
+  script: IFakePlannerScript,
+  overrides: Partial<IRunSettings> = {},
+  hooks: IRunnerHooks = {},
+  driver = new FakeNotebookDriver()
+): ISetup {
+  const client = new FakePlannerService(script);
+  const settings = { ...DEFAULT_SETTINGS, ...overrides };
+  const runner = new WorkflowRunner({
+    driver,
+    client,
+    settings: () => settings,
+    hooks
+  });
+  const s: ISetup = {
+    driver,
+    client,
+    runner,
+    settings,
+    warnings: [],
+    errors: [],
+    finished: [],
+    transitions: [],
+    paused: () =>
+      when(runner.progressChanged, snap => snap.paused, runner.snapshot)
+  };
+  runner.warning.connect((_, w) => s.warnings.push(w));
+  runner.errorOccurred.connect((_, e) => s.errors.push(e));
+  runner.finished.connect((_, f) => s.finished.push(f));
+  runner.stateChanged.connect((_, t) =>
+    s.transitions.push(`${t.event} -> ${t.to}`)
+  );
+  return s;
+}
+
+export function saved(driver: FakeNotebookDriver): ISavedRunState {
+  if (!isSavedRunState(driver.savedState)) {
+    throw new Error('nothing saved');
+  }
+  return driver.savedState;
+}
+
+export function effectsOf(request: PlanningRequestInput | undefined): string[] {
+  return request?.observation.context?.effects?.current ?? [];
+}

@@ -1,0 +1,260 @@
+/**
+ * What a `/planning` answer changes besides the loop's direction: its `context_update` (workflow
+ * template, a stage's steps, variables, progress, effects, the legacy todo list), the behavior goal and
+ * the context filter for the next `/generating`.
+ */
+import type {
+  PlanningResponse,
+  WorkflowStep,
+  WorkflowTemplate
+} from '../protocol';
+import { errorMessage } from './registry';
+import type { RunCore } from './runCore';
+import { RunStopped } from './runControl';
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Whether two templates have the same stages and steps (by id, in order). The documents call for a
+ * confirmation of a "major" workflow update without defining it: a change of this structure is major.
+ */
+export function sameStructure(
+  a: WorkflowTemplate,
+  b: WorkflowTemplate
+): boolean {
+  const shape = (t: WorkflowTemplate) =>
+    t.stages.map(stage => [stage.id, stage.steps.map(step => step.id)]);
+  return sameJson(shape(a), shape(b));
+}
+
+/**
+ * Applies `context_update`, the behavior goal and `context_filter`. Returns the stage the planner
+ * asked to move to (`workflow_update.nextStageId`) when its template was applied; the runner moves.
+ */
+export async function applyPlanning(
+  core: RunCore,
+  response: PlanningResponse
+): Promise<{ nextStageId: string | null }> {
+  const { state } = core;
+  const { progress } = state;
+  const update = response.context_update;
+  let nextStageId: string | null = null;
+  if (update?.workflow_update) {
+    const applied = await proposeWorkflow(
+      core,
+      update.workflow_update.workflowTemplate
+    );
+    if (applied && update.workflow_update.nextStageId) {
+      nextStageId = update.workflow_update.nextStageId;
+    }
+  }
+  if (update?.stage_steps_update) {
+    await replaceStageSteps(
+      core,
+      update.stage_steps_update.stage_id,
+      update.stage_steps_update.steps
+    );
+  }
+  if (update?.variables) {
+    Object.assign(state.contextVariables, update.variables);
+  }
+  const progressUpdate = update?.progress_update;
+  if (progressUpdate) {
+    if (progressUpdate.focus !== undefined) {
+      progress.setFocus(progressUpdate.level, progressUpdate.focus);
+    }
+    const expected = progressUpdate.current_outputs?.expected;
+    if (expected && expected.length > 0) {
+      if (progressUpdate.level === 'behaviors') {
+        progress.planBehaviorOutputs(expected);
+      } else {
+        progress.setExpected(progressUpdate.level, expected);
+      }
+    }
+  }
+  if (update?.effects_update) {
+    state.effects.replace(update.effects_update);
+    core.effectsChanged();
+  }
+  if (update?.todo_list_update) {
+    const { operation, items } = update.todo_list_update;
+    const list = state.legacy.toDoList ?? [];
+    state.legacy.toDoList =
+      operation === 'remove'
+        ? list.filter(item => !items.includes(item))
+        : operation === 'add'
+          ? [...list, ...items.filter(item => !list.includes(item))]
+          : [...items];
+  }
+  if (update?.section_progress) {
+    state.legacy.section_progress = { ...update.section_progress };
+  }
+  if (response.behavior?.target) {
+    progress.setBehaviorGoal(response.behavior.target);
+  }
+  state.filter = response.context_filter ?? null;
+  const expected = state.filter?.outputs_tracking?.expected_variables;
+  if (expected) {
+    progress.planBehaviorOutputs(expected);
+  }
+  if (response.actions && response.actions.length > 0) {
+    core.warn(
+      `The /planning answer carried ${response.actions.length} actions; they are ignored (actions come from /generating).`,
+      'planner'
+    );
+  }
+  core.emitProgress();
+  return { nextStageId };
+}
+
+/** A template from the planner: the first is taken as is, a different one is confirmed. */
+export async function proposeWorkflow(
+  core: RunCore,
+  template: WorkflowTemplate
+): Promise<boolean> {
+  const { fsm, progress } = core.state;
+  const current = progress.template;
+  // A template saved by an earlier run is no reason to ask about this run's first one.
+  const first = !core.state.templateFromPlanner;
+  core.state.templateFromPlanner = true;
+  if (current && sameJson(current, template)) {
+    return true;
+  }
+  if (!current || first) {
+    adoptTemplate(core, template);
+    return true;
+  }
+  if (sameStructure(current, template)) {
+    // A minor update: the same stages and steps in the same order, only names, goals or expected
+    // outputs differ. Nothing the run is in moves, so it is applied without asking.
+    adoptTemplate(core, template);
+    core.addEffect(
+      'The planner updated the names or goals of the workflow (same stages and steps); applied.'
+    );
+    core.emitProgress();
+    return true;
+  }
+  fsm.dispatch('UPDATE_WORKFLOW');
+  core.emitProgress();
+  let accepted = true;
+  const confirm = core.hooks.confirmWorkflowUpdate;
+  if (!core.settings().autoAcceptWorkflowUpdates && confirm) {
+    try {
+      accepted = await core.control.untilStopped(
+        confirm.call(core.hooks, template, current)
+      );
+    } catch (error) {
+      if (core.control.stopRequested) {
+        fsm.dispatch('UPDATE_WORKFLOW_REJECTED');
+        throw new RunStopped();
+      }
+      core.warn(
+        `Confirming the workflow update failed (${errorMessage(error)}); the current workflow is kept.`,
+        'hook'
+      );
+      accepted = false;
+    }
+  }
+  fsm.dispatch(
+    accepted ? 'UPDATE_WORKFLOW_CONFIRMED' : 'UPDATE_WORKFLOW_REJECTED'
+  );
+  if (accepted) {
+    adoptTemplate(core, template);
+  } else {
+    core.addEffect(
+      'The workflow update was rejected by the user; the current workflow is kept.'
+    );
+  }
+  core.emitProgress();
+  return accepted;
+}
+
+function adoptTemplate(core: RunCore, template: WorkflowTemplate): void {
+  const { progress } = core.state;
+  progress.setTemplate(template);
+  const first = template.stages[0];
+  // A run in no stage, or in one the new template does not have, goes on at the template's start.
+  if (first && !progress.findStage(progress.currentStageId)) {
+    progress.adoptLocation(first.id, first.steps[0]?.id ?? null);
+  }
+}
+
+export async function replaceStageSteps(
+  core: RunCore,
+  stageId: string | null,
+  steps: WorkflowStep[]
+): Promise<boolean> {
+  const { fsm, progress } = core.state;
+  const id = stageId ?? progress.currentStageId;
+  fsm.dispatch('UPDATE_STEP');
+  const applied = id !== null && progress.replaceStageSteps(id, steps);
+  fsm.dispatch(applied ? 'UPDATE_STEP_CONFIRMED' : 'UPDATE_STEP_REJECTED');
+  if (
+    applied &&
+    id === progress.currentStageId &&
+    progress.currentStepId === null &&
+    steps[0]
+  ) {
+    progress.adoptLocation(id, steps[0].id);
+  }
+  core.emitProgress();
+  return applied;
+}
+
+/** Where the run goes next: a stage and, optionally, one of its steps. */
+export interface ILocation {
+  stageId: string;
+  stepId: string | null;
+}
+
+/**
+ * Where `transition.next_stage_id` / `next_step_id` lead, when they name a known stage or step other
+ * than the one just completed; null for the normal order. Unknown ids are reported and ignored.
+ */
+export function transitionTarget(
+  core: RunCore,
+  response: PlanningResponse
+): ILocation | null {
+  const progress = core.state.progress;
+  const stageId = response.transition?.next_stage_id ?? null;
+  const stepId = response.transition?.next_step_id ?? null;
+  if (stageId === null && stepId === null) {
+    return null;
+  }
+  const stages = progress.template?.stages ?? [];
+  const stage = stageId
+    ? progress.findStage(stageId)
+    : (stages.find(s => s.steps.some(step => step.id === stepId)) ?? null);
+  if (!stage) {
+    reportPlanningProblem(
+      core,
+      stageId
+        ? `The planner named an unknown next stage '${stageId}'; the run goes on in order.`
+        : `The planner named an unknown next step '${stepId}'; the run goes on in order.`
+    );
+    return null;
+  }
+  const named = stepId
+    ? (stage.steps.find(s => s.id === stepId) ?? null)
+    : null;
+  if (stepId && !named) {
+    reportPlanningProblem(
+      core,
+      `The planner named step '${stepId}', which stage '${stage.id}' does not have; ${stage.id === progress.currentStageId ? 'the run goes on in order' : 'its first step is next'}.`
+    );
+  }
+  if (stage.id === progress.currentStageId) {
+    return named && named.id !== progress.currentStepId
+      ? { stageId: stage.id, stepId: named.id }
+      : null;
+  }
+  return { stageId: stage.id, stepId: named?.id ?? stage.steps[0]?.id ?? null };
+}
+
+/** A problem in a /planning answer: a visible warning, and an effect the planner reads. */
+export function reportPlanningProblem(core: RunCore, message: string): void {
+  core.warn(message, 'planner');
+  core.addEffect(`⚠️ WARN: ${message}`);
+}

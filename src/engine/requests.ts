@@ -1,0 +1,111 @@
+/**
+ * The bodies of `/planning` and `/generating`: the observation, the planner's context filter and
+ * variable summaries, fitted to the maximum context length.
+ */
+import type {
+  BehaviorFeedback,
+  GeneratingRequestInput,
+  Observation,
+  ObservationInput,
+  PlanningRequestInput
+} from '../protocol';
+import { applyContextFilter } from './contextFilter';
+import { buildObservation, fitRequest } from './observation';
+import { errorMessage } from './registry';
+import type { RunCore } from './runCore';
+import { RunStopped } from './runControl';
+import type { RunState } from './runState';
+
+export function observationOf(core: RunCore): Observation {
+  const { state } = core;
+  return buildObservation({
+    progress: state.progress,
+    variables: { ...state.contextVariables, ...state.kernelVariables },
+    effects: state.effects.toJSON(),
+    notebook: core.driver.notebookSummary(),
+    fsm: state.fsm.toContext(),
+    legacy: state.legacy
+  });
+}
+
+export function planningRequest(
+  core: RunCore,
+  feedback: BehaviorFeedback | null
+): PlanningRequestInput {
+  const request: PlanningRequestInput = {
+    observation: observationOf(core),
+    options: { stream: false }
+  };
+  if (feedback) {
+    request.behavior_feedback = feedback;
+  }
+  return fitToContext(core, request);
+}
+
+/** Applies (and consumes) the context filter of the last `/planning` answer. */
+export async function generatingRequest(
+  core: RunCore
+): Promise<GeneratingRequestInput> {
+  const full = observationOf(core);
+  const filter = core.state.filter;
+  core.state.filter = null;
+  let summaries: Record<string, unknown> = {};
+  const toSummarize = filter?.variables_to_summarize;
+  if (toSummarize && Object.keys(toSummarize).length > 0) {
+    try {
+      summaries = await core.control.untilStopped(
+        core.driver.summarizeVariables(toSummarize)
+      );
+    } catch (error) {
+      if (error instanceof RunStopped) {
+        throw error;
+      }
+      core.warn(
+        `Summarizing variables in the kernel failed: ${errorMessage(error)}`,
+        'driver'
+      );
+    }
+  }
+  const { observation, warnings } = applyContextFilter(full, filter, summaries);
+  for (const warning of warnings) {
+    core.warn(warning, 'filter');
+    core.addEffect(warning);
+  }
+  return fitToContext(core, { observation, options: { stream: true } });
+}
+
+export function fitToContext<T extends { observation: ObservationInput }>(
+  core: RunCore,
+  request: T
+): T {
+  const max = core.settings().maxContextLength;
+  const { request: fitted, report } = fitRequest(request, max);
+  if (!report.fits) {
+    core.warn(
+      `The request is ${report.finalLength} characters, over the ${max} limit even after trimming; it is sent as it is.`,
+      'engine'
+    );
+  }
+  return fitted;
+}
+
+/** The failed request kept for `retry()`, once. */
+export function takeRetry(
+  state: RunState,
+  endpoint: 'planning'
+): PlanningRequestInput | null;
+export function takeRetry(
+  state: RunState,
+  endpoint: 'generating'
+): GeneratingRequestInput | null;
+export function takeRetry(
+  state: RunState,
+  endpoint: 'planning' | 'generating'
+): PlanningRequestInput | GeneratingRequestInput | null {
+  const retry = state.retry;
+  if (!retry || retry.endpoint !== endpoint) {
+    return null;
+  }
+  state.retry = null;
+  return retry.body;
+}

@@ -1,0 +1,238 @@
+/**
+ * What the parts of the run loop share: the run's state, its controls and services, and the runner's
+ * signals as plain calls. The runner makes one; `behaviorRun`, `contextUpdate` and `requests` use it.
+ */
+import { closeInterruptedBehavior } from './behaviorRun';
+import type { INotebookDriver } from './driver';
+import type { IEffectsState } from './effects';
+import { ActionRegistry, errorMessage } from './registry';
+import { RunControl, RunStopped } from './runControl';
+import type { RunState } from './runState';
+import type { IRunSettings } from './settings';
+import type { RunTrace } from './trace';
+import type {
+  IActionApplied,
+  ICellAdded,
+  IPauseReason,
+  IPlannerService,
+  IRunError,
+  IRunFinished,
+  IRunnerHooks,
+  IRunWarning
+} from './types';
+
+/** The runner's signals, emitted on its behalf. */
+export interface IRunEvents {
+  progress(): void;
+  effects(effects: IEffectsState): void;
+  error(error: IRunError): void;
+  warning(warning: IRunWarning): void;
+  cellAdded(event: ICellAdded): void;
+  actionApplied(event: IActionApplied): void;
+}
+
+export class RunCore {
+  constructor(options: RunCore.IOptions) {
+    this.state = options.state;
+    this.driver = options.driver;
+    this.client = options.client;
+    this.hooks = options.hooks;
+    this.registry = options.registry;
+    this.settings = options.settings;
+    this.now = options.now;
+    this.events = options.events;
+    this.trace = options.trace;
+  }
+
+  readonly state: RunState;
+  readonly control = new RunControl();
+  readonly driver: INotebookDriver;
+  readonly client: IPlannerService;
+  readonly hooks: IRunnerHooks;
+  readonly registry: ActionRegistry;
+  /** Read at every use, so changed settings apply at once. */
+  readonly settings: () => IRunSettings;
+  readonly now: () => Date;
+  readonly events: IRunEvents;
+  readonly trace: RunTrace;
+
+  warn(message: string, source: IRunWarning['source']): void {
+    this.events.warning({ message, source });
+  }
+
+  /** An effect of the running behavior (the first one moves the previous behavior's to history). */
+  addEffect(text: string): void {
+    if (this.state.behavior) {
+      this.rotateEffects();
+    }
+    this.state.effects.add(text);
+    this.effectsChanged();
+  }
+
+  /** The first effect of a behavior moves the previous behavior's effects to history. */
+  rotateEffects(): void {
+    const behavior = this.state.behavior;
+    if (behavior && !behavior.rotated) {
+      behavior.rotated = true;
+      this.state.effects.rotate();
+      this.effectsChanged();
+    }
+  }
+
+  effectsChanged(): void {
+    this.events.effects(this.state.effects.toJSON());
+  }
+
+  emitProgress(): void {
+    this.events.progress();
+  }
+
+  requestPause(reason: IPauseReason): void {
+    this.control.requestPause(reason);
+    this.emitProgress();
+  }
+
+  /** An action boundary: a requested pause takes effect here; the state is saved while paused. */
+  pausePoint(): Promise<void> {
+    const fsm = this.state.fsm;
+    return this.control.pausePoint({
+      onPause: async () => {
+        fsm.dispatch('PAUSE');
+        this.emitProgress();
+        await this.saveState();
+      },
+      onResume: () => {
+        // The user may have run cells while the run was paused.
+        this.state.variablesDirty = true;
+        fsm.dispatch('RESUME');
+        this.emitProgress();
+      }
+    });
+  }
+
+  /** Collects the kernel's variables when they may have changed. */
+  async refreshVariables(): Promise<void> {
+    const state = this.state;
+    if (!state.variablesDirty) {
+      return;
+    }
+    try {
+      state.kernelVariables = await this.control.untilStopped(
+        this.driver.collectVariables()
+      );
+    } catch (error) {
+      if (error instanceof RunStopped) {
+        throw error;
+      }
+      this.warn(
+        `Kernel variables could not be collected: ${errorMessage(error)}`,
+        'driver'
+      );
+    }
+    state.variablesDirty = false;
+    if (state.progress.observeVariables(state.presentVariables())) {
+      this.emitProgress();
+    }
+  }
+
+  /** Records the planner's dialect once it is known (in the state, the snapshot and the trace). */
+  observeDialect(): void {
+    const dialect = this.client.dialect ?? null;
+    if (dialect === null || dialect === this.state.plannerDialect) {
+      return;
+    }
+    this.state.plannerDialect = dialect;
+    this.trace.dialect(dialect);
+    this.emitProgress();
+  }
+
+  async saveState(): Promise<void> {
+    if (this.client.saveState) {
+      try {
+        this.state.planner = this.client.saveState();
+      } catch (error) {
+        this.warn(
+          `The planner service's state could not be saved: ${errorMessage(error)}`,
+          'planner'
+        );
+      }
+    }
+    try {
+      await this.driver.saveRunState(this.state.toJSON());
+    } catch (error) {
+      this.warn(
+        `The run state could not be saved in the notebook: ${errorMessage(error)}`,
+        'driver'
+      );
+    }
+  }
+
+  // Ends of a loop
+
+  stopForMaxSteps(max: number): Promise<IRunFinished> {
+    const message = `Stopped after ${this.state.behaviorsRun} behaviors: the maximum number of execution steps (${max}) was reached. Raise it in the settings, or resume the run to go on.`;
+    this.warn(message, 'engine');
+    return this.settle({ reason: 'max_steps', message });
+  }
+
+  settleStopped(): Promise<IRunFinished> {
+    return this.settle({
+      reason: 'stopped',
+      message: 'The run was stopped; it can be resumed from the current step.'
+    });
+  }
+
+  /** Leaves a consistent, saved, resumable state: the current step is planned again on resume. */
+  async settle(finished: IRunFinished): Promise<IRunFinished> {
+    const state = this.state;
+    if (state.behavior) {
+      closeInterruptedBehavior(
+        this,
+        finished.reason === 'stopped' ? 'stopped' : 'interrupted'
+      );
+    }
+    if (state.phase !== 'done') {
+      state.phase = 'plan';
+    }
+    state.retry = null;
+    state.error = null;
+    this.control.clearPause();
+    if (state.fsm.can('CANCEL')) {
+      state.fsm.dispatch('CANCEL');
+    }
+    await this.saveState();
+    return finished;
+  }
+
+  async fail(error: IRunError): Promise<IRunFinished> {
+    this.state.error = error;
+    if (this.state.fsm.can('FAIL')) {
+      this.state.fsm.dispatch('FAIL');
+    }
+    this.events.error({ ...error });
+    await this.saveState();
+    return { reason: 'error', message: error.message };
+  }
+
+  async complete(): Promise<IRunFinished> {
+    await this.saveState();
+    return {
+      reason: 'completed',
+      message: 'The workflow is complete: every stage and step is done.'
+    };
+  }
+}
+
+export namespace RunCore {
+  export interface IOptions {
+    state: RunState;
+    driver: INotebookDriver;
+    client: IPlannerService;
+    hooks: IRunnerHooks;
+    registry: ActionRegistry;
+    settings: () => IRunSettings;
+    now: () => Date;
+    events: IRunEvents;
+    trace: RunTrace;
+  }
+}

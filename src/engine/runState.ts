@@ -1,0 +1,244 @@
+/**
+ * The run loop's serialisable state: everything `saveRunState` writes to the notebook and a resumed run
+ * reads back. One place writes each field, like `WorkflowProgress` and `EffectsStore`.
+ */
+import type {
+  BehaviorFeedback,
+  ContextFilter,
+  GeneratingRequestInput,
+  PlanningRequestInput,
+  SectionProgress,
+  WorkflowTemplate
+} from '../protocol';
+import { CellMap, ICellMapState } from './cells';
+import { EffectsStore, IEffectsState } from './effects';
+import { IFsmState, WorkflowStateMachine } from './fsm';
+import { IProgressState, WorkflowProgress } from './progress';
+import type { IBehaviorTiming, IRunError, IStartOptions } from './types';
+
+export type Phase = 'plan' | 'generate' | 'done';
+
+export interface IOpenBehavior {
+  id: string;
+  executed: number;
+  succeeded: number;
+  sectionsAdded: number;
+  lastResult: string;
+  /** Index of the next action within the behavior. */
+  actionIndex: number;
+  /** The previous behavior's effects have been moved to history. */
+  rotated: boolean;
+}
+
+export interface ILegacyContext {
+  toDoList?: string[];
+  section_progress?: SectionProgress;
+}
+
+/** What `saveRunState` stores in the notebook; read back by `resumeFromSaved`. */
+export interface ISavedRunState {
+  format: 'notebook-bcc-run';
+  version: 1;
+  savedAt: string;
+  task: string | null;
+  dataFiles: string[];
+  phase: Phase;
+  pendingFeedback: BehaviorFeedback | null;
+  openBehavior: IOpenBehavior | null;
+  endStepRequested: boolean;
+  fsm: IFsmState;
+  progress: IProgressState;
+  effects: IEffectsState;
+  /** Variables set by the planner (`context_update.variables`) and the task. */
+  contextVariables: Record<string, unknown>;
+  /** The last kernel variables seen, for views; collected again on resume. */
+  kernelVariables: Record<string, unknown>;
+  cells: ICellMapState;
+  filter: ContextFilter | null;
+  legacy: ILegacyContext;
+  timings: IBehaviorTiming[];
+  stepMode: boolean;
+  /** What the planner service keeps between requests (`IPlannerService.saveState`), if anything. */
+  planner?: unknown;
+  /** The dialect the planner spoke, once known. */
+  plannerDialect?: string | null;
+  /** The planner has sent a template in this run (a template saved by an earlier run does not count). */
+  templateFromPlanner?: boolean;
+}
+
+export function isSavedRunState(value: unknown): value is ISavedRunState {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  return (
+    record.format === 'notebook-bcc-run' &&
+    record.version === 1 &&
+    typeof record.progress === 'object' &&
+    typeof record.fsm === 'object'
+  );
+}
+
+export type RetryRequest =
+  | { endpoint: 'planning'; body: PlanningRequestInput }
+  | { endpoint: 'generating'; body: GeneratingRequestInput };
+
+/** The state of one notebook's run. The models are long-lived; `reset()` empties them in place. */
+export class RunState {
+  constructor(options: { now: () => Date; maxHistoryItems: () => number }) {
+    this._now = options.now;
+    this.fsm = new WorkflowStateMachine({ now: options.now });
+    this.progress = new WorkflowProgress(options.now);
+    this.effects = new EffectsStore(options.maxHistoryItems);
+  }
+
+  readonly fsm: WorkflowStateMachine;
+  readonly progress: WorkflowProgress;
+  readonly effects: EffectsStore;
+  readonly cells = new CellMap();
+
+  task: string | null = null;
+  dataFiles: string[] = [];
+  contextVariables: Record<string, unknown> = {};
+  kernelVariables: Record<string, unknown> = {};
+  legacy: ILegacyContext = {};
+  filter: ContextFilter | null = null;
+  phase: Phase = 'plan';
+  pendingFeedback: BehaviorFeedback | null = null;
+  behavior: IOpenBehavior | null = null;
+  endStepRequested = false;
+  timings: IBehaviorTiming[] = [];
+  stepMode = false;
+  planner: unknown = undefined;
+  plannerDialect: string | null = null;
+  templateFromPlanner = false;
+
+  // Not saved: they describe this session's loop, not the run.
+  variablesDirty = true;
+  behaviorsRun = 0;
+  planningFailures = 0;
+  retry: RetryRequest | null = null;
+  error: IRunError | null = null;
+  /** Actions received and not yet applied. */
+  buffer: unknown[] = [];
+
+  reset(): void {
+    this.fsm.restore({ state: 'IDLE', returnTo: null, history: [] });
+    this.progress.reset();
+    this.effects.restore({ current: [], history: [] });
+    this.cells.clear();
+    this.task = null;
+    this.dataFiles = [];
+    this.contextVariables = {};
+    this.kernelVariables = {};
+    this.legacy = {};
+    this.filter = null;
+    this.phase = 'plan';
+    this.pendingFeedback = null;
+    this.behavior = null;
+    this.endStepRequested = false;
+    this.timings = [];
+    this.stepMode = false;
+    this.planner = undefined;
+    this.plannerDialect = null;
+    this.templateFromPlanner = false;
+    this.variablesDirty = true;
+    this.behaviorsRun = 0;
+    this.planningFailures = 0;
+    this.retry = null;
+    this.error = null;
+  }
+
+  /**
+   * A new run: the task and data files as context variables, at the first step of `template` (one
+   * saved by an earlier run) or nowhere until the planner sends one. Follows `reset()`.
+   */
+  begin(options: IStartOptions, template: WorkflowTemplate | null): void {
+    const dataFiles = options.dataFiles ?? [];
+    this.task = options.task;
+    this.dataFiles = [...dataFiles];
+    this.stepMode = options.stepMode ?? false;
+    this.contextVariables = { problem_description: options.task };
+    if (dataFiles.length > 0) {
+      this.contextVariables.csv_file_path = dataFiles[0];
+      this.contextVariables.data_files = [...dataFiles];
+    }
+    this.fsm.dispatch('START_WORKFLOW');
+    const firstStage = template?.stages[0] ?? null;
+    if (template) {
+      this.progress.setTemplate(template);
+    }
+    this.progress.startStage(firstStage?.id ?? null);
+    this.fsm.dispatch('START_STEP');
+    this.progress.startStep(firstStage?.steps[0]?.id ?? null);
+  }
+
+  restore(saved: ISavedRunState): void {
+    this.task = saved.task;
+    this.dataFiles = [...saved.dataFiles];
+    this.phase = saved.phase;
+    this.pendingFeedback = saved.pendingFeedback;
+    this.behavior = saved.openBehavior ? { ...saved.openBehavior } : null;
+    this.endStepRequested = saved.endStepRequested;
+    this.fsm.restore(saved.fsm);
+    this.progress.restore(saved.progress);
+    this.effects.restore(saved.effects);
+    this.contextVariables = { ...saved.contextVariables };
+    this.kernelVariables = { ...saved.kernelVariables };
+    this.cells.restore(saved.cells);
+    this.filter = saved.filter;
+    this.legacy = { ...saved.legacy };
+    this.timings = saved.timings.map(t => ({ ...t }));
+    this.stepMode = saved.stepMode;
+    this.planner = saved.planner;
+    this.plannerDialect = saved.plannerDialect ?? null;
+    this.templateFromPlanner =
+      saved.templateFromPlanner ?? saved.progress.template !== null;
+  }
+
+  toJSON(): ISavedRunState {
+    const saved: ISavedRunState = {
+      format: 'notebook-bcc-run',
+      version: 1,
+      savedAt: this._now().toISOString(),
+      task: this.task,
+      dataFiles: [...this.dataFiles],
+      phase: this.phase,
+      pendingFeedback: this.pendingFeedback,
+      openBehavior: this.behavior ? { ...this.behavior } : null,
+      endStepRequested: this.endStepRequested,
+      fsm: this.fsm.toJSON(),
+      progress: this.progress.toJSON(),
+      effects: this.effects.toJSON(),
+      contextVariables: { ...this.contextVariables },
+      kernelVariables: { ...this.kernelVariables },
+      cells: this.cells.toJSON(),
+      filter: this.filter,
+      legacy: { ...this.legacy },
+      timings: this.timings.map(t => ({ ...t })),
+      stepMode: this.stepMode,
+      templateFromPlanner: this.templateFromPlanner
+    };
+    if (this.planner !== undefined) {
+      saved.planner = this.planner;
+    }
+    if (this.plannerDialect !== null) {
+      saved.plannerDialect = this.plannerDialect;
+    }
+    return saved;
+  }
+
+  /** The kernel variables' names, for outputs tracking. */
+  presentVariables(): string[] {
+    return Object.keys(this.kernelVariables);
+  }
+
+  trimTimings(limit: number): void {
+    const max = Math.max(1, limit);
+    if (this.timings.length > max) {
+      this.timings.splice(0, this.timings.length - max);
+    }
+  }
+
+  private readonly _now: () => Date;
+}

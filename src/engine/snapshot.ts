@@ -1,0 +1,55 @@
+/**
+ * The run as views see it: one composition for a live runner and for a run saved in the notebook, so
+ * the panel shows both the same way.
+ */
+import { describeTransition } from './fsm';
+import type { RunControl } from './runControl';
+import { ISavedRunState, RunState } from './runState';
+import type { IRunSnapshot } from './types';
+
+/** What only a live loop knows; absent for a saved run. */
+export interface ILiveRun {
+  /** The loop is active. */
+  running: boolean;
+  control: RunControl;
+}
+
+export function composeSnapshot(
+  state: RunState,
+  maxExecutionSteps: number,
+  live: ILiveRun | null = null
+): IRunSnapshot {
+  const last = state.fsm.lastTransition;
+  const control = live?.control ?? null;
+  return {
+    ...state.progress.snapshot(state.fsm.state === 'WORKFLOW_COMPLETED'),
+    state: state.fsm.state,
+    running: live?.running ?? false,
+    paused: control?.paused ?? false,
+    pauseReason: control?.pauseReason ?? null,
+    pausing: control ? control.pauseRequested && !control.paused : false,
+    error: state.error ? { ...state.error } : null,
+    task: state.task,
+    behaviorsRun: state.behaviorsRun,
+    maxExecutionSteps,
+    bufferedActions: state.buffer.length,
+    lastTransition: last ? describeTransition(last) : null,
+    lastTransitionAt: last?.timestamp ?? null,
+    timings: state.timings.map(t => ({ ...t })),
+    progress: state.progress.toJSON(),
+    plannerDialect: state.plannerDialect
+  };
+}
+
+/** A run saved in the notebook, seen as a snapshot (e.g. right after the notebook was opened). */
+export function snapshotFromSaved(
+  saved: ISavedRunState,
+  maxExecutionSteps: number
+): IRunSnapshot {
+  const state = new RunState({
+    now: () => new Date(),
+    maxHistoryItems: () => saved.effects.history.length
+  });
+  state.restore(saved);
+  return composeSnapshot(state, maxExecutionSteps);
+}
