@@ -61,15 +61,18 @@ wheel: venv node
 	rm -rf dist
 	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
 
-## bench: the five figures of the Performance section, side by side in one run (bench/results/bench.json)
+## bench: the figures of the Performance section, side by side in one run (bench/results/bench.json),
+## then the planner relay's added latency per streamed line (bench/results/relay.json)
 bench: build
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js
+	$(BIN)/python bench/relay_latency.py --json bench/results/relay.json
 
 ## bench-short: the same benchmarks at a small scale, to prove they run (bench/results/bench-short.json)
 bench-short: build
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js --short
+	$(BIN)/python bench/relay_latency.py --lines 50 --rounds 2 --json bench/results/relay-short.json
 
 clean:
 	rm -rf lib planner/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo
