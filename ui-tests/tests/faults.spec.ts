@@ -598,11 +598,10 @@ test.describe('Faults during a run', () => {
 
   test('the page reloads mid-run, then resume', async ({ page, tmpPath }) => {
     const { path, before } = await slowRunMidSecondBehavior(page, tmpPath);
-    // The run goes on streaming; cells are saved about a second after they appear.
-    await page.waitForTimeout(2000);
+    // The run goes on streaming; the reload comes once its cells so far are in the file.
+    await expectSavedAtFault(page, path, TASK, before);
     expect((await runInfo(page, path)).running).toBe(true);
     await reloadPage(page);
-    await expectSavedAtFault(page, path, TASK, before);
     await openNotebook(page, path);
     await command(page, 'notebook-bcc:open');
     await resumeReopened(page, path, before);
