@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Runs every suite (lint, unit, packaging, ui), keeps going after a failure, and ends with one line:
-# "N passed, N failed" over all suites. Exits non-zero if anything failed.
+# Runs every suite (lint, unit, pytest, package, bench, ui), keeps going after a failure, and ends with
+# one line: "N passed, N failed" over all suites. Exits non-zero if anything failed.
+#
+# A suite that fails to start, runs no test, exits non-zero or reports errors counts one failure more,
+# with its reason printed, even when every test it counted passed.
+#
+# Usage: scripts/run-tests.sh [SUITE...]   (default: every suite, in the order above)
+# Extra arguments for one runner: JEST_ARGS, PYTEST_ARGS, UI_ARGS (e.g. UI_ARGS=tests/faults.spec.ts).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RESULTS=.test-results
+UI_RESULTS=ui-tests/test-results
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 passed=0
 failed=0
-declare -a summary
+declare -a summary=()
+declare -a reasons=()
 
 record() { # suite passed failed
   passed=$((passed + $2))
@@ -15,68 +23,192 @@ record() { # suite passed failed
   summary+=("$(printf '%-10s %4d passed, %4d failed' "$1" "$2" "$3")")
 }
 
+# A failure of the suite itself (not of one of its tests): counted once, with why.
+broken() { # suite reason
+  echo "!!! $1: $2"
+  reasons+=("$1: $2")
+}
+
 check() { # suite label command...
   local suite=$1 label=$2
   shift 2
   echo "::: $suite: $label"
-  if "$@"; then record "$suite" 1 0; else echo "!!! $suite: $label failed"; record "$suite" 0 1; fi
+  if "$@"; then
+    record "$suite" 1 0
+  else
+    broken "$suite" "$label failed"
+    record "$suite" 0 1
+  fi
 }
 
-# Lint: each linter is one check.
-check lint stylelint jlpm stylelint:check
-check lint prettier jlpm prettier:check
-check lint eslint jlpm eslint:check
-check lint typecheck jlpm typecheck
+# Reads "passed failed extra reason..." from a summarizer: `extra` (0 or 1) is a failure of the suite
+# itself, `reason` is printed. Anything unreadable, or a non-zero exit with nothing failed, is one too.
+count() { # suite status summarizer-output
+  local suite=$1 status=$2 line=$3 p f extra why
+  read -r p f extra why <<<"$line"
+  if ! [[ "${p:-}" =~ ^[0-9]+$ && "${f:-}" =~ ^[0-9]+$ && "${extra:-}" =~ ^[01]$ ]]; then
+    broken "$suite" "its report could not be read (exit status $status): $line"
+    record "$suite" 0 1
+    return
+  fi
+  if [ "$extra" -eq 0 ] && [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+    extra=1
+    why="${why:+$why; }exited with status $status although no test failed"
+  fi
+  if [ -n "${why:-}" ]; then broken "$suite" "$why"; fi
+  record "$suite" "$p" $((f + extra))
+}
 
-# Unit: jest writes its counts as JSON; a suite that fails to load counts as a failure.
-echo "::: unit: jest"
-jlpm test --ci --json --outputFile="$RESULTS/jest.json"
-if [ -f "$RESULTS/jest.json" ]; then
-  read -r jp jf < <(node -e '
-    const r = require(process.argv[1]);
-    const broken = r.testResults.filter(s => s.status === "failed" && s.assertionResults.length === 0).length;
-    console.log(r.numPassedTests, r.numFailedTests + broken + r.numPendingTests + r.numTodoTests);
-  ' "$PWD/$RESULTS/jest.json")
-  if [ -n "${jp:-}" ] && [ -n "${jf:-}" ]; then record unit "$jp" "$jf"; else record unit 0 1; fi
-else
-  record unit 0 1
+want() { # suite: is it selected on the command line?
+  [ ${#selected[@]} -eq 0 ] && return 0
+  local s
+  for s in "${selected[@]}"; do [ "$s" = "$1" ] && return 0; done
+  return 1
+}
+declare -a selected=("$@")
+
+# Lint: each linter is one check.
+if want lint; then
+  check lint stylelint jlpm stylelint:check
+  check lint prettier jlpm prettier:check
+  check lint eslint jlpm eslint:check
+  check lint typecheck jlpm typecheck
 fi
 
-# Packaging: the labextension is enabled in the venv and the wheel carries it.
-check package "labextension enabled" bash -c \
-  'jupyter labextension list 2>&1 | tee /dev/stderr | grep -E "jupyterlab-notebook-bcc v[0-9.]+ .*enabled.*OK"'
-check package "wheel contains labextension" bash -c '
-  rm -rf dist && python -m build --wheel --no-isolation --outdir dist . >'"$RESULTS"'/wheel.log 2>&1 &&
-  python - <<PY
-import glob, sys, zipfile
-wheel = glob.glob("dist/*.whl")[0]
-names = zipfile.ZipFile(wheel).namelist()
-prefix = "jupyterlab_notebook_bcc-0.1.0.data/data/share/jupyter/labextensions/jupyterlab-notebook-bcc/"
+# Unit: jest writes its counts as JSON. Skipped or todo tests, suites that fail to load and failures
+# outside any test (afterAll, a worker crash) are failures.
+if want unit; then
+  echo "::: unit: jest"
+  rm -f "$RESULTS/jest.json"
+  # shellcheck disable=SC2086
+  jlpm test --ci --json --outputFile="$RESULTS/jest.json" ${JEST_ARGS:-}
+  status=$?
+  if [ ! -f "$RESULTS/jest.json" ]; then
+    broken unit "jest wrote no report (exit status $status)"
+    record unit 0 1
+  else
+    count unit "$status" "$(node -e '
+      const r = require(process.argv[1]);
+      const why = [];
+      for (const s of r.testResults) {
+        if (s.status === "failed" && !s.assertionResults.some(a => a.status === "failed")) {
+          const text = s.message || s.failureMessage || "";
+          const first = text.replace(/\u001b\[[0-9;]*m/g, "").split("\n").map(l => l.trim()).find(l => l && !l.startsWith("●")) || "no message";
+          why.push(`${s.name.replace(process.cwd() + "/", "")} failed outside its tests: ${first}`);
+        }
+      }
+      if (r.numRuntimeErrorTestSuites > 0 && why.length === 0) why.push(`${r.numRuntimeErrorTestSuites} suite(s) failed to run`);
+      if (r.numTotalTests === 0) why.push("no test ran");
+      if (!r.success && why.length === 0 && r.numFailedTests === 0) why.push("jest reports no success");
+      const extra = why.length > 0 ? 1 : 0;
+      const skipped = r.numPendingTests + r.numTodoTests;
+      if (skipped > 0) why.push(`${skipped} skipped or todo (each counted as failed)`);
+      console.log(r.numPassedTests, r.numFailedTests + skipped, extra, why.join("; "));
+    ' "$PWD/$RESULTS/jest.json" 2>&1)"
+  fi
+fi
+
+# Python: the server extension's tests, counted from JUnit XML. Exit status 5 means no test was found.
+if want pytest; then
+  echo "::: pytest: jupyterlab_notebook_bcc/tests"
+  rm -f "$RESULTS/pytest.xml"
+  python -c 'import pytest' 2>/dev/null || broken pytest "pytest is not installed in this Python"
+  # shellcheck disable=SC2086
+  python -m pytest jupyterlab_notebook_bcc/tests -q --junitxml="$RESULTS/pytest.xml" ${PYTEST_ARGS:-}
+  status=$?
+  if [ "$status" -eq 5 ]; then
+    broken pytest "no test ran (pytest exit status 5)"
+    record pytest 0 1
+  elif [ ! -f "$RESULTS/pytest.xml" ]; then
+    broken pytest "pytest wrote no report (exit status $status)"
+    record pytest 0 1
+  else
+    count pytest "$status" "$(python - "$RESULTS/pytest.xml" <<'PY' 2>&1
+import sys
+import xml.etree.ElementTree as ET
+
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+total = sum(int(s.get("tests", 0)) for s in suites)
+bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+skipped = sum(int(s.get("skipped", 0)) for s in suites)
+why = ["no test ran"] if total == 0 else []
+extra = 1 if why else 0
+if skipped:
+    why.append(f"{skipped} skipped (each counted as failed)")
+print(total - bad - skipped, bad + skipped, extra, "; ".join(why))
+PY
+)"
+  fi
+fi
+
+# Packaging: the labextension is enabled in the venv and the wheel carries it, at package.json's version.
+if want package; then
+  check package "labextension enabled" bash -c \
+    'jupyter labextension list 2>&1 | tee /dev/stderr | grep -E "jupyterlab-notebook-bcc v[0-9.]+ .*enabled.*OK"'
+  check package "wheel contains labextension" bash -c '
+    rm -rf dist && python -m build --wheel --no-isolation --outdir dist . >'"$RESULTS"'/wheel.log 2>&1 &&
+    python - <<PY
+import glob, json, re, sys, zipfile
+version = json.load(open("package.json"))["version"]
+wheels = glob.glob("dist/*.whl")
+if len(wheels) != 1:
+    sys.exit(f"expected one wheel in dist/, found {wheels}")
+wheel = zipfile.ZipFile(wheels[0])
+names = wheel.namelist()
+pattern = re.compile(r"^jupyterlab_notebook_bcc-[^/]+\.data/data/share/jupyter/labextensions/jupyterlab-notebook-bcc/")
+prefixes = sorted({m.group(0) for m in map(pattern.match, names) if m})
+if len(prefixes) != 1:
+    sys.exit(f"expected one labextension folder in the wheel, found {prefixes}")
+prefix = prefixes[0]
 need = [prefix + "package.json", prefix + "install.json", prefix + "schemas/jupyterlab-notebook-bcc/plugin.json"]
 missing = [n for n in need if n not in names]
 static = [n for n in names if n.startswith(prefix + "static/") and n.endswith(".js")]
-print(wheel, len(names), "files,", len(static), "static js")
-sys.exit(1 if missing or not static else 0)
+shipped = json.loads(wheel.read(prefix + "package.json"))["version"] if not missing else None
+print(wheels[0], len(names), "files,", len(static), "static js, labextension version", shipped)
+if missing or not static:
+    sys.exit("missing from the wheel: " + ", ".join(missing or ["static js"]))
+if shipped != version:
+    sys.exit(f"the wheel ships labextension {shipped}, package.json says {version}")
 PY'
+fi
 
 # Benchmarks at a small scale: proves they run (the figures are not judged here; see `make bench`).
-check bench "bench-short runs" make --no-print-directory bench-short
+if want bench; then
+  check bench "bench-short runs" make --no-print-directory bench-short
+fi
 
-# UI: galata in Chromium against a real JupyterLab; Playwright writes its counts as JSON.
-echo "::: ui: playwright"
-(cd ui-tests && npx playwright test)
-if [ -f ui-tests/test-results/results.json ]; then
-  read -r up uf < <(node -e '
-    const s = require(process.argv[1]).stats;
-    console.log(s.expected + s.flaky, s.unexpected + s.skipped);
-  ' "$PWD/ui-tests/test-results/results.json")
-  if [ -n "${up:-}" ] && [ -n "${uf:-}" ]; then record ui "$up" "$uf"; else record ui 0 1; fi
-else
-  record ui 0 1
+# UI: galata in Chromium against a real JupyterLab; Playwright writes its counts as JSON. Its errors[]
+# holds what failed outside any test: a web server that did not start, a spec that did not import.
+if want ui; then
+  echo "::: ui: playwright"
+  rm -rf "$UI_RESULTS"
+  # shellcheck disable=SC2086
+  (cd ui-tests && npx playwright test ${UI_ARGS:-})
+  status=$?
+  if [ ! -f "$UI_RESULTS/results.json" ]; then
+    broken ui "playwright wrote no report (exit status $status)"
+    record ui 0 1
+  else
+    count ui "$status" "$(node -e '
+      const r = require(process.argv[1]);
+      const s = r.stats;
+      const why = (r.errors || []).map(e =>
+        (e.message || e.value || String(e)).replace(/\u001b\[[0-9;]*m/g, "").split("\n").map(l => l.trim()).find(Boolean));
+      if (s.expected + s.unexpected + s.flaky === 0) why.push("no test ran");
+      const extra = why.length > 0 ? 1 : 0;
+      if (s.skipped > 0) why.push(`${s.skipped} skipped (each counted as failed)`);
+      console.log(s.expected + s.flaky, s.unexpected + s.skipped, extra, why.join("; "));
+    ' "$PWD/$UI_RESULTS/results.json" 2>&1)"
+  fi
 fi
 
 echo
 echo "Test summary"
 printf '  %s\n' "${summary[@]}"
+if [ ${#reasons[@]} -gt 0 ]; then
+  echo "Suites that failed as a whole:"
+  printf '  %s\n' "${reasons[@]}"
+fi
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]

@@ -1,42 +1,49 @@
 /**
- * The fault suite: a misbehaving planner, kernel or user during a live run. For each case: the cells
- * made before the fault are still there, the run's progress is saved in the notebook file, the user sees
- * a clear message, and the run finishes, after a Retry or a Resume where one is needed. Each test starts
- * its own planner (the reference planner with fault flags, or a replayed script) on a free port and
- * points the extension at it through the settings. A table of outcomes is printed at the end and
- * written to test-results/faults-table.txt.
+ * The fault suite: a misbehaving planner, kernel or user during a live run. Every case asserts the
+ * same four promises: the cells made before the fault are kept (same id and content), the run's
+ * progress at the fault is in the notebook file, the user sees a clear message, and the run finishes,
+ * after a Retry or a Resume where one is needed. Each test starts its own planner (the reference
+ * planner with fault flags, or a replayed script) on a free port and points the extension at it
+ * through the settings. A table of what each case measured is printed at the end and written to
+ * test-results/faults-table.txt.
  */
-import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
-import type { Page } from '@playwright/test';
+import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import type { Locator, Page } from '@playwright/test';
 import {
   callProbe,
-  cells,
+  cellInfos,
+  cellsAt,
+  clickControl,
+  command,
   configure,
+  duplicates,
   effectList,
   effects,
+  expect,
   HOUSING,
+  ICellContent,
   ICellInfo,
-  IFaultRow,
   installProbe,
   kept,
   openNewNotebook,
   openNotebook,
+  panel,
   planner,
-  recordRow,
+  reloadPage,
   requestLog,
   requests,
   runInfo,
+  runStateIn,
+  savedCells,
   savedNotebook,
   savedRun,
-  SIDEBAR,
-  sidebar,
   startRun,
   stateLine,
   stopPlanners,
+  test,
   waitForEnd,
-  warningList,
-  writeTable
-} from './faults/harness';
+  warningList
+} from './helpers';
 import {
   deleteBeforeExecRun,
   focusRun,
@@ -48,21 +55,22 @@ import {
   twoStepTrace,
   VICTIM
 } from './faults/scenarios';
-import { command } from './helpers';
+import { IFaultRow, recordRow, writeTable } from './faults/table';
 
 const TASK = 'What drives SalePrice? Use housing.csv.';
 const NOTEBOOK = 'fault.ipynb';
+const NOT_MEASURED = '-';
 
 let row: IFaultRow;
 
-/** Notes for the table, set by each test as it learns them. */
+/** Sets cells of this case's row, each as the test measures it. */
 function note(fields: Partial<IFaultRow>): void {
   row = { ...row, ...fields };
 }
 
-function keptText(before: ICellInfo[], after: ICellInfo[]): string {
-  const k = kept(before, after);
-  return `${k.kept}/${k.of}`;
+function clip(text: string, length = 90): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
 }
 
 /** The reference planner (no line delay unless given) with these extra flags, and a notebook. */
@@ -101,9 +109,77 @@ async function replaySetup(
   return { path, planner: started };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The four promises
+// ---------------------------------------------------------------------------------------------
+
+/** The user sees a clear message: `text` in `where`; the table gets the line that matched. */
+async function expectMessage(
+  where: string,
+  locator: Locator,
+  text: RegExp,
+  timeout = 60000
+): Promise<void> {
+  await expect(locator).toContainText(text, { timeout });
+  const shown = await locator.innerText();
+  const line =
+    shown
+      .split('\n')
+      .map(l => l.trim())
+      .find(l => text.test(l)) ?? shown;
+  note({ message: `${where}: ${clip(line)}` });
+}
+
+/**
+ * The run's progress at the fault is in the notebook file: a run state for this task (in `state`
+ * when given) and every cell of `before`, same id and content.
+ */
+async function expectSavedAtFault(
+  page: Page,
+  path: string,
+  task: string,
+  before: ICellContent[],
+  state?: string
+): Promise<void> {
+  let found = '';
+  const saved = expect
+    .poll(
+      async () => {
+        const file = await savedNotebook(page, path);
+        const run = runStateIn(file);
+        const inFile = kept(before, savedCells(file));
+        found = `${run?.state ?? 'no run state'} (task ${run?.task === task ? 'ours' : 'other'}), ${inFile.kept}/${inFile.of} cells`;
+        return (
+          run !== null &&
+          run.task === task &&
+          (state === undefined || run.state === state) &&
+          inFile.missing.length === 0
+        );
+      },
+      { timeout: 30000 }
+    )
+    .toBe(true);
+  await saved.catch((error: Error) => {
+    throw new Error(`saved at the fault: ${found}\n${error.message}`);
+  });
+  note({ saved: found });
+}
+
+/** The cells made before the fault are still there, same id and content. */
+function expectKept(before: ICellContent[], after: ICellContent[]): void {
+  const k = kept(before, after);
+  note({ cellsKept: `${k.kept}/${k.of}` });
+  expect(k.missing).toEqual([]);
+}
+
 /** The run completed, its state is saved as completed in the file, and the sidebar says so. */
-async function expectCompleted(page: Page, path: string): Promise<void> {
+async function expectCompleted(
+  page: Page,
+  path: string,
+  after: 'nothing' | 'Retry' | 'Resume' | 'reopen, Resume'
+): Promise<void> {
   const info = await waitForEnd(page, path);
+  note({ ended: `${after} → ${info.finished?.reason ?? 'not finished'}` });
   expect(
     info.finished?.reason,
     info.finished?.message ?? info.error ?? ''
@@ -114,46 +190,21 @@ async function expectCompleted(page: Page, path: string): Promise<void> {
     .toBe('WORKFLOW_COMPLETED');
 }
 
-/** Waits for the run to stop on an error, shown in the sidebar with a Retry. */
+/** The run stopped on an error, shown in the sidebar with a Retry; returns the cells at the error. */
 async function expectError(
   page: Page,
   path: string,
   message: RegExp
-): Promise<void> {
+): Promise<ICellContent[]> {
   const info = await waitForEnd(page, path);
   expect(info.finished?.reason).toBe('error');
-  const error = page.locator(`${SIDEBAR} .jp-bcc-error`);
-  await expect(error).toBeVisible();
-  await expect(error).toContainText(message);
+  await expectMessage('error', panel(page).locator('.jp-bcc-error'), message);
   await expect(stateLine(page)).toHaveText(/^Error: /);
-  await expect
-    .poll(async () => (await savedRun(page, path))?.state, { timeout: 20000 })
-    .toBe('ERROR');
-}
-
-async function clickRetry(page: Page): Promise<void> {
-  await page
-    .locator(`${SIDEBAR} .jp-bcc-error`)
-    .getByRole('button', { name: 'Retry' })
-    .click();
-}
-
-async function clickResume(page: Page): Promise<void> {
-  await page
-    .locator(`${SIDEBAR} .jp-bcc-controls`)
-    .getByRole('button', { name: 'Resume' })
-    .click();
-}
-
-/** Cells whose source appears more than once (a retried behavior adds its cells again). */
-function repeated(all: ICellInfo[]): number {
-  const counts = new Map<string, number>();
-  for (const cell of all) {
-    if (cell.source.trim()) {
-      counts.set(cell.source, (counts.get(cell.source) ?? 0) + 1);
-    }
-  }
-  return [...counts.values()].filter(n => n > 1).length;
+  return cellsAt(
+    page,
+    path,
+    m => m.event === 'finished' && m.detail === 'error'
+  );
 }
 
 /** Waits until the run is in its second behavior and that behavior has added a cell. */
@@ -164,9 +215,9 @@ async function midSecondBehavior(page: Page, path: string): Promise<void> {
       intervals: [100]
     })
     .toBeGreaterThanOrEqual(1);
-  const atFirst = (await cells(page, path)).length;
+  const atFirst = (await cellInfos(page, path)).length;
   await expect
-    .poll(async () => (await cells(page, path)).length, {
+    .poll(async () => (await cellInfos(page, path)).length, {
       timeout: 60000,
       intervals: [100]
     })
@@ -182,9 +233,9 @@ async function slowRunMidSecondBehavior(
   tmpPath: string
 ): Promise<{ path: string; before: ICellInfo[] }> {
   const { path } = await referenceSetup(page, tmpPath, ['--line-delay', '250']);
-  await startRun(page, path, TASK);
+  await startRun(page, TASK, { path });
   await midSecondBehavior(page, path);
-  return { path, before: await cells(page, path) };
+  return { path, before: await cellInfos(page, path) };
 }
 
 /**
@@ -194,34 +245,26 @@ async function slowRunMidSecondBehavior(
 async function resumeReopened(
   page: Page,
   path: string,
-  before: ICellInfo[]
+  before: ICellContent[]
 ): Promise<{ reopened: ICellInfo[]; after: ICellInfo[] }> {
-  await expect(stateLine(page)).toHaveText(/^Stopped at step /, {
-    timeout: 30000
-  });
-  const reopened = await cells(page, path);
+  await expectMessage('state', stateLine(page), /^Stopped at step /, 30000);
+  const reopened = await cellInfos(page, path);
   expect(kept(before, reopened).missing).toEqual([]);
-  await clickResume(page);
-  await expectCompleted(page, path);
-  const after = await cells(page, path);
-  expect(kept(before, after).missing).toEqual([]);
+  await clickControl(page, 'Resume');
+  await expectCompleted(page, path, 'reopen, Resume');
+  const after = await cellInfos(page, path);
+  expectKept(before, after);
   return { reopened, after };
 }
-
-/*
- * Galata's tracking of /api/kernels answers a kernel restart with 201 where JupyterLab expects 200,
- * which leaves a restarted kernel "starting" for ever; sessions stay tracked, so each test's kernels
- * are still shut down when it ends.
- */
-test.use({ kernels: null });
 
 test.describe('Faults during a run', () => {
   test.beforeEach(async ({ page }, testInfo) => {
     row = {
       case: testInfo.title,
-      outcome: '',
-      cellsKept: '-',
-      resumed: '-'
+      message: NOT_MEASURED,
+      saved: NOT_MEASURED,
+      cellsKept: NOT_MEASURED,
+      ended: NOT_MEASURED
     };
     await installProbe(page);
   });
@@ -229,13 +272,20 @@ test.describe('Faults during a run', () => {
   test.afterEach(async ({}, testInfo) => {
     await stopPlanners();
     const failure = testInfo.errors[0]?.message?.split('\n')[0] ?? '';
+    const unmeasured = (['message', 'saved', 'cellsKept', 'ended'] as const)
+      .filter(key => row[key] === NOT_MEASURED)
+      .join(', ');
     recordRow(testInfo.project.outputDir, {
       ...row,
-      outcome:
+      case:
         testInfo.status === testInfo.expectedStatus
-          ? row.outcome
-          : `FAILED (${testInfo.status}): ${failure.replace(/\u001b\[[0-9;]*m/g, '').slice(0, 160)}${row.outcome ? `; ${row.outcome}` : ''}`
+          ? row.case
+          : `FAILED (${testInfo.status}): ${row.case}: ${clip(failure.replace(/\u001b\[[0-9;]*m/g, ''), 160)}`
     });
+    // Every case asserts the four promises: a passing case that measured fewer is itself a failure.
+    if (testInfo.status === 'passed') {
+      expect(unmeasured, 'promises this case did not assert').toBe('');
+    }
   });
 
   test.afterAll(({}, testInfo) => {
@@ -243,20 +293,23 @@ test.describe('Faults during a run', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  // The stream: lines the client cannot use
+  // The stream: lines the client cannot use, skipped with a warning while the run goes on
   // -------------------------------------------------------------------------------------------
 
   const lineFaults: Array<{
     title: string;
     fault: string;
     warning: RegExp;
-    absent?: (cell: ICellInfo) => boolean;
+    /** A cell that would exist only if the faulty line had been applied. */
+    absent?: (cell: ICellContent) => boolean;
   }> = [
     {
       title: 'a malformed NDJSON line',
       fault: 'malformed-line@2',
       warning: /malformed JSON line ignored/,
-      absent: cell => cell.source === 'malformed'
+      // The line is `{"action": {"action": "add", ..., "content": "malformed`: salvaged or shown raw.
+      absent: cell =>
+        /^\s*malformed/.test(cell.source) || cell.source.includes('"shot_type"')
     },
     {
       title: 'a truncated last line',
@@ -279,23 +332,20 @@ test.describe('Faults during a run', () => {
   for (const { title, fault, warning, absent } of lineFaults) {
     test(title, async ({ page, tmpPath }) => {
       const { path } = await referenceSetup(page, tmpPath, ['--fault', fault]);
-      await startRun(page, path, TASK);
-      await expect(warningList(page)).toContainText(warning, {
-        timeout: 60000
-      });
-      const before = await cells(page, path);
-      note({ outcome: `warning shown: ${warning.source}` });
-      await expectCompleted(page, path);
-      const after = await cells(page, path);
-      expect(kept(before, after).missing).toEqual([]);
+      await startRun(page, TASK, { path });
+      const before = await cellsAt(
+        page,
+        path,
+        m => m.event === 'warning' && warning.test(m.detail ?? '')
+      );
+      await expectMessage('warning', warningList(page), warning);
+      await expectSavedAtFault(page, path, TASK, before);
+      await expectCompleted(page, path, 'nothing');
+      const after = await cellInfos(page, path);
+      expectKept(before, after);
       if (absent) {
         expect(after.filter(absent)).toEqual([]);
       }
-      note({
-        outcome: `warning "${warning.source.replace(/\\/g, '')}"; the line is skipped, the run goes on`,
-        cellsKept: keptText(before, after),
-        resumed: 'not needed: completed'
-      });
     });
   }
 
@@ -306,18 +356,19 @@ test.describe('Faults during a run', () => {
       twoStepTrace(splitUtf8Run()),
       ['--replay-speed', '0', '--fault', 'split-utf8']
     );
-    await startRun(page, path, 'Split a character');
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
+    // The split is in the first stream: the cells before it are the notebook's own.
+    const before = await cellInfos(page, path);
+    const task = 'Split a character';
+    await startRun(page, task, { path });
+    await expectCompleted(page, path, 'nothing');
+    await expectMessage('state', stateLine(page), /^Completed$/);
+    await expectSavedAtFault(page, path, task, before);
+    const after = await cellInfos(page, path);
     expect(after.map(c => c.source)).toContain(MULTIBYTE);
     expect(after.filter(c => c.source.includes('\uFFFD'))).toEqual([]);
     const info = await runInfo(page, path);
     expect(info.warnings).toEqual([]);
-    note({
-      outcome: 'text intact (no U+FFFD), no warning needed',
-      cellsKept: `${after.length}/${after.length}`,
-      resumed: 'not needed: completed'
-    });
+    expectKept(before, after);
   });
 
   // -------------------------------------------------------------------------------------------
@@ -334,15 +385,18 @@ test.describe('Faults during a run', () => {
       `http-500@planning:${n}`
     ]);
     const { path, planner: p } = await referenceSetup(page, tmpPath, flags);
-    await startRun(page, path, TASK);
-    await expect(warningList(page)).toContainText(
-      /\/planning failed.*500.*falling back to \/generating/,
-      { timeout: 60000 }
+    await startRun(page, TASK, { path });
+    const fallback = /\/planning failed.*500.*falling back to \/generating/;
+    const before = await cellsAt(
+      page,
+      path,
+      m => m.event === 'warning' && fallback.test(m.detail ?? '')
     );
-    const before = await cells(page, path);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
+    await expectMessage('warning', warningList(page), fallback);
+    await expectSavedAtFault(page, path, TASK, before);
+    await expectCompleted(page, path, 'nothing');
+    const after = await cellInfos(page, path);
+    expectKept(before, after);
     const log = requestLog(p).map(e => e.line);
     const failed = log.findIndex(line => /^POST \/planning 500/.test(line));
     expect(
@@ -356,122 +410,94 @@ test.describe('Faults during a run', () => {
       'POST /planning 500',
       'POST /generating 200'
     ]);
-    note({
-      outcome:
-        'warning "/planning failed ... falling back to /generating"; step generated without a plan',
-      cellsKept: keptText(before, after),
-      resumed: 'not needed: completed'
-    });
   });
 
-  test('generating answers 500 (error, Retry recovers)', async ({
-    page,
-    tmpPath
-  }) => {
-    const { path } = await referenceSetup(page, tmpPath, [
-      '--fault',
-      'http-500@generating:2'
-    ]);
-    await startRun(page, path, TASK);
-    await expectError(page, path, /\/generating failed.*500/);
-    const notifications = await page.evaluate(() =>
-      (
-        window as unknown as {
-          galata: { getNotifications(): Promise<Array<{ message: string }>> };
-        }
-      ).galata.getNotifications()
-    );
-    expect(notifications.map(n => n.message).join('\n')).toMatch(
-      /Workflow failed in .*fault\.ipynb/
-    );
-    const before = await cells(page, path);
-    expect(before.length).toBeGreaterThan(1);
-    await clickRetry(page);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
-    note({
-      outcome:
-        'error with Retry in the panel and a notification; state ERROR saved',
-      cellsKept: keptText(before, after),
-      resumed: 'Retry → completed'
+  const errorFaults: Array<{
+    title: string;
+    fault: string;
+    settings?: Record<string, number>;
+    error: RegExp;
+  }> = [
+    {
+      title: 'generating answers 500 (error, Retry recovers)',
+      fault: 'http-500@generating:2',
+      error: /\/generating failed.*500/
+    },
+    {
+      title: 'the connection resets mid-stream',
+      fault: 'reset@generating:2',
+      error: /\/generating failed/
+    },
+    {
+      title: 'the stream stalls',
+      fault: 'stall@generating:2',
+      settings: { stallTimeout: 2 },
+      error: /stalled/
+    }
+  ];
+
+  for (const { title, fault, settings, error } of errorFaults) {
+    test(title, async ({ page, tmpPath }) => {
+      const { path } = await referenceSetup(
+        page,
+        tmpPath,
+        ['--fault', fault],
+        settings
+      );
+      await startRun(page, TASK, { path });
+      const before = await expectError(page, path, error);
+      expect(before.length).toBeGreaterThan(1);
+      const notifications = await page.evaluate(() =>
+        window.galata.getNotifications()
+      );
+      expect(notifications.map(n => n.message).join('\n')).toMatch(
+        /Workflow failed in .*fault\.ipynb/
+      );
+      await expectSavedAtFault(page, path, TASK, before, 'ERROR');
+      await clickControl(page, 'Retry');
+      await expectCompleted(page, path, 'Retry');
+      const after = await cellInfos(page, path);
+      expectKept(before, after);
+      // A retry never applies an action of the failed behavior a second time.
+      expect(duplicates(after)).toEqual([]);
     });
-  });
+  }
 
   test('429 with Retry-After', async ({ page, tmpPath }) => {
     const { path, planner: p } = await referenceSetup(page, tmpPath, [
       '--fault',
       'http-429=3@planning:2'
     ]);
-    await startRun(page, path, TASK);
-    await expect
-      .poll(
-        () => requestLog(p).some(e => /^POST \/planning 429/.test(e.line)),
-        { timeout: 60000 }
-      )
-      .toBe(true);
-    const before = await cells(page, path);
+    await startRun(page, TASK, { path });
     // The user is told why nothing happens for a while.
-    await expect
-      .soft(warningList(page))
-      .toContainText(/429/, { timeout: 10000 });
-    await expectCompleted(page, path);
+    const before = await cellsAt(
+      page,
+      path,
+      m => m.event === 'warning' && /429/.test(m.detail ?? '')
+    );
+    await expectMessage('warning', warningList(page), /429/);
+    await expectSavedAtFault(page, path, TASK, before);
+    await expectCompleted(page, path, 'nothing');
     const log = requestLog(p);
     const limited = log.findIndex(e => /^POST \/planning 429/.test(e.line));
+    expect(limited).toBeGreaterThanOrEqual(0);
     const next = log
       .slice(limited + 1)
       .find(e => /^POST \/planning /.test(e.line));
     expect(next?.line).toMatch(/^POST \/planning 200/);
-    expect((next?.at ?? 0) - log[limited].at).toBeGreaterThanOrEqual(2900);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
-    note({
-      outcome: '/planning retried after the 3 s Retry-After; warning shown',
-      cellsKept: keptText(before, after),
-      resumed: 'not needed: completed'
-    });
-  });
-
-  test('the connection resets mid-stream', async ({ page, tmpPath }) => {
-    const { path } = await referenceSetup(page, tmpPath, [
-      '--fault',
-      'reset@generating:2'
-    ]);
-    await startRun(page, path, TASK);
-    await expectError(page, path, /\/generating failed/);
-    const before = await cells(page, path);
-    await clickRetry(page);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
-    note({
-      outcome: `error with Retry; after the retry ${repeated(after)} cell sources appear twice`,
-      cellsKept: keptText(before, after),
-      resumed: 'Retry → completed'
-    });
-  });
-
-  test('the stream stalls', async ({ page, tmpPath }) => {
-    const { path } = await referenceSetup(
-      page,
-      tmpPath,
-      ['--fault', 'stall@generating:2'],
-      {
-        stallTimeout: 2
-      }
+    // In the client's own clock, the next /planning waited out the 3 s of Retry-After (a timer
+    // never fires early; the margin is for the clock's resolution).
+    const planning = (await callProbe(page, 'exchanges', path)).filter(e =>
+      e.endpoint.endsWith('/planning')
     );
-    await startRun(page, path, TASK);
-    await expectError(page, path, /stalled/);
-    const before = await cells(page, path);
-    await clickRetry(page);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
-    note({
-      outcome: 'error "stream stalled" after the 2 s stall timeout, with Retry',
-      cellsKept: keptText(before, after),
-      resumed: 'Retry → completed'
-    });
+    const met = planning.findIndex(e => e.status === 429);
+    expect(met).toBeGreaterThanOrEqual(0);
+    const retried = planning[met + 1];
+    expect(
+      retried.sentAt - (planning[met].answeredAt as number)
+    ).toBeGreaterThanOrEqual(2950);
+    const after = await cellInfos(page, path);
+    expectKept(before, after);
   });
 
   // -------------------------------------------------------------------------------------------
@@ -485,15 +511,15 @@ test.describe('Faults during a run', () => {
       twoStepTrace(kernelDeathRun()),
       ['--replay-speed', '0']
     );
-    await startRun(page, path, 'Kernel death');
-    await expect(stateLine(page)).toHaveText(
-      /^Paused: The kernel is not usable/,
-      { timeout: 60000 }
+    const task = 'Kernel death';
+    await startRun(page, task, { path });
+    await expectMessage(
+      'state',
+      stateLine(page),
+      /^Paused: The kernel is not usable/
     );
-    const before = await cells(page, path);
-    await expect
-      .poll(async () => (await savedRun(page, path))?.state, { timeout: 20000 })
-      .toBe('PAUSED');
+    const before = await cellsAt(page, path, m => m.paused);
+    await expectSavedAtFault(page, path, task, before, 'PAUSED');
     // JupyterLab itself says that the kernel died and restarts it; the user acknowledges.
     const restarting = page.locator('.jp-Dialog', {
       hasText: 'appears to have died'
@@ -504,17 +530,11 @@ test.describe('Faults during a run', () => {
     await expect
       .poll(() => callProbe(page, 'kernelAnswers', path), { timeout: 60000 })
       .toBe(true);
-    await clickResume(page);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
+    const after = await cellInfos(page, path);
+    expectKept(before, after);
     expect(after.map(c => c.source)).toContain('After the kernel came back.');
-    note({
-      outcome:
-        'paused with "The kernel is not usable: ..." and an effect; state PAUSED saved',
-      cellsKept: keptText(before, after),
-      resumed: 'Resume → completed'
-    });
   });
 
   test('the kernel is restarted between behaviors', async ({
@@ -523,37 +543,34 @@ test.describe('Faults during a run', () => {
   }) => {
     const { path } = await referenceSetup(page, tmpPath, []);
     await callProbe(page, 'pauseAfter', path, 2);
-    await startRun(page, path, TASK);
-    await expect
-      .poll(async () => (await runInfo(page, path)).paused, { timeout: 60000 })
-      .toBe(true);
-    const before = await cells(page, path);
+    await startRun(page, TASK, { path });
+    const before = await cellsAt(page, path, m => m.paused);
+    await expectSavedAtFault(page, path, TASK, before);
     await callProbe(page, 'restartKernel', path);
     await expect
       .poll(() => callProbe(page, 'kernelAnswers', path), { timeout: 60000 })
       .toBe(true);
-    await clickResume(page);
-    // The planner sees the inputs gone from the kernel and rebuilds them first.
+    await clickControl(page, 'Resume');
+    // The planner sees the inputs gone from the kernel and rebuilds them first: a cell says so.
+    const restarted = /was it restarted\?/;
+    let said: ICellInfo | undefined;
     await expect
       .poll(
-        async () =>
-          (await cells(page, path)).some(c =>
-            /was it restarted\?/.test(c.source)
-          ),
-        {
-          timeout: 60000
-        }
+        async () => {
+          said = (await cellInfos(page, path)).find(c =>
+            restarted.test(c.source)
+          );
+          return said !== undefined;
+        },
+        { timeout: 60000 }
       )
       .toBe(true);
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
-    expect(kept(before, after).missing).toEqual([]);
     note({
-      outcome:
-        'the next plan sees the variables gone; a cell says so and rebuilds them',
-      cellsKept: keptText(before, after),
-      resumed: 'Resume → completed'
+      message: `cell: ${clip(said?.source.split('\n').find(l => restarted.test(l)) ?? '')}`
     });
+    await expectCompleted(page, path, 'Resume');
+    const after = await cellInfos(page, path);
+    expectKept(before, after);
   });
 
   // -------------------------------------------------------------------------------------------
@@ -574,34 +591,20 @@ test.describe('Faults during a run', () => {
     await expect(page.locator('.jp-Dialog')).toHaveCount(0);
     const saved = await savedRun(page, path);
     expect(saved?.phase).toBe('plan');
-    const file = await savedNotebook(page, path);
-    expect(file.cells.length).toBeGreaterThanOrEqual(before.length);
+    await expectSavedAtFault(page, path, TASK, before);
     await openNotebook(page, path);
-    const { after } = await resumeReopened(page, path, before);
-    note({
-      outcome:
-        'the run is stopped and saved before the notebook closes; "Stopped at step ..." on reopening',
-      cellsKept: keptText(before, after),
-      resumed: 'Resume → completed'
-    });
+    await resumeReopened(page, path, before);
   });
 
   test('the page reloads mid-run, then resume', async ({ page, tmpPath }) => {
     const { path, before } = await slowRunMidSecondBehavior(page, tmpPath);
-    // The run goes on streaming; cells are saved about a second after they appear.
-    await page.waitForTimeout(2000);
-    const atReload = await cells(page, path);
+    // The run goes on streaming; the reload comes once its cells so far are in the file.
+    await expectSavedAtFault(page, path, TASK, before);
     expect((await runInfo(page, path)).running).toBe(true);
-    await page.reload({ waitForIsReady: false });
-    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+    await reloadPage(page);
     await openNotebook(page, path);
     await command(page, 'notebook-bcc:open');
-    const { reopened, after } = await resumeReopened(page, path, before);
-    note({
-      outcome: `"Stopped at step ..." after the reload; ${keptText(atReload, reopened)} of the cells at the reload moment were in the saved file`,
-      cellsKept: keptText(before, after),
-      resumed: 'Resume → completed'
-    });
+    await resumeReopened(page, path, before);
   });
 
   test('cells stream in while the user types in another cell', async ({
@@ -617,24 +620,33 @@ test.describe('Faults during a run', () => {
     await expect
       .poll(() => callProbe(page, 'focus', path))
       .toEqual({ activeCellIndex: 0, mode: 'edit' });
-    const userCellId = (await cells(page, path))[0].id;
-    await startRun(page, path, 'Stream while the user types');
+    const userCellId = (await cellInfos(page, path))[0].id;
+    const task = 'Stream while the user types';
+    await startRun(page, task, { path });
     await expect
-      .poll(async () => (await cells(page, path)).length, { timeout: 30000 })
+      .poll(async () => (await cellInfos(page, path)).length, {
+        timeout: 30000
+      })
       .toBeGreaterThan(2);
+    // The run's cells so far; the user's cell changes by typing, so it is checked on its own below.
+    const before = (await cellInfos(page, path)).filter(
+      c => c.id !== userCellId
+    );
     // About 6 s of typing while cells keep arriving every 300 ms.
     await page.keyboard.type(typed, { delay: 90 });
     await page.screenshot({
       path: testInfo.outputPath('typing-while-streaming.png')
     });
-    const during = await cells(page, path);
+    const during = await cellInfos(page, path);
     expect(during.length, 'cells arrived while typing').toBeGreaterThan(6);
     expect(await callProbe(page, 'focus', path)).toEqual({
       activeCellIndex: 0,
       mode: 'edit'
     });
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
+    await expectSavedAtFault(page, path, task, before);
+    await expectCompleted(page, path, 'nothing');
+    await expectMessage('state', stateLine(page), /^Completed$/);
+    const after = await cellInfos(page, path);
     expect(after[0]).toMatchObject({ id: userCellId, source: typed });
     expect(after.slice(1).filter(c => c.source.includes('user_notes'))).toEqual(
       []
@@ -644,11 +656,7 @@ test.describe('Faults during a run', () => {
       mode: 'edit'
     });
     expect(kept(during, after).missing).toEqual([]);
-    note({
-      outcome: `all ${typed.length} typed characters in the user's cell, which stayed active in edit mode`,
-      cellsKept: keptText(during, after),
-      resumed: 'not needed: completed'
-    });
+    expectKept(before, after);
   });
 
   test('script injection in focus text and in markdown content (nothing runs)', async ({
@@ -665,16 +673,25 @@ test.describe('Faults during a run', () => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
-    await startRun(page, path, 'Markup everywhere');
-    const focus = page.locator(`${SIDEBAR} .jp-bcc-focus`);
+    const task = 'Markup everywhere';
+    await startRun(page, task, { path });
+    const focus = panel(page).locator('.jp-bcc-focus');
     await expect(focus).toContainText('Focus with markup', { timeout: 30000 });
     await expect(focus).toContainText('a link');
+    // The markup's cells are in while the step stays current: they are kept with their markup.
+    const before = await cellInfos(page, path);
+    expect(
+      before.some(c => c.source.includes('Markdown cell with markup'))
+    ).toBe(true);
     // Names and warnings are text: the markup shows as typed.
-    await expect(sidebar(page).locator('.jp-bcc-tree')).toContainText(
-      `Step <img src=x onerror="window.__bccInjected='step name'">`
+    await expectMessage(
+      'tree',
+      panel(page).locator('.jp-bcc-tree'),
+      /Step <img src=x onerror="window\.__bccInjected='step name'">/
     );
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
+    await expectSavedAtFault(page, path, task, before);
+    await expectCompleted(page, path, 'nothing');
+    const after = await cellInfos(page, path);
     expect(
       after.some(c => c.source.includes('Markdown cell with markup'))
     ).toBe(true);
@@ -703,12 +720,7 @@ test.describe('Faults during a run', () => {
       return found;
     });
     expect(active).toEqual([]);
-    note({
-      outcome:
-        'focus, step name, title, chapter and markdown shown as inert text; no handler ran, no dialog',
-      cellsKept: `${after.length}/${after.length}`,
-      resumed: 'not needed: completed'
-    });
+    expectKept(before, after);
   });
 
   test('the user deletes the last added cell before its exec', async ({
@@ -720,36 +732,36 @@ test.describe('Faults during a run', () => {
       tmpPath,
       twoStepTrace(deleteBeforeExecRun())
     );
-    await startRun(page, path, 'Delete a cell');
+    const task = 'Delete a cell';
+    await startRun(page, task, { path });
     await expect
       .poll(
-        async () => (await cells(page, path)).some(c => c.source === VICTIM),
+        async () =>
+          (await cellInfos(page, path)).some(c => c.source === VICTIM),
         {
           timeout: 60000,
           intervals: [100]
         }
       )
       .toBe(true);
-    const all = await cells(page, path);
+    const all = await cellInfos(page, path);
     const victim = all.find(c => c.source === VICTIM) as ICellInfo;
     await callProbe(page, 'deleteCell', path, victim.id);
     const before = all.filter(c => c.id !== victim.id);
-    await expect(await effectList(page)).toContainText(/was not found/, {
-      timeout: 30000
-    });
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
+    await expectMessage(
+      'effect',
+      await effectList(page),
+      /was not found/,
+      30000
+    );
+    await expectSavedAtFault(page, path, task, before);
+    await expectCompleted(page, path, 'nothing');
+    const after = await cellInfos(page, path);
     expect(after.map(c => c.source)).not.toContain(VICTIM);
-    expect(kept(before, after).missing).toEqual([]);
+    expectKept(before, after);
     expect((await effects(page, path)).join('\n')).toMatch(
       /Cell '.*' \(codecell_id 'lastAddedCellId'\) was not found/
     );
-    note({
-      outcome:
-        'effect "Cell ... was not found ..." for the exec; nothing re-created',
-      cellsKept: keptText(before, after),
-      resumed: 'not needed: completed'
-    });
   });
 
   // -------------------------------------------------------------------------------------------
@@ -763,9 +775,15 @@ test.describe('Faults during a run', () => {
       twoStepTrace(largeOutputRun()),
       ['--replay-speed', '0']
     );
-    await startRun(page, path, 'Print 10 MB');
-    await expectCompleted(page, path);
-    const after = await cells(page, path);
+    const task = 'Print 10 MB';
+    await startRun(page, task, { path });
+    // The cells when the cell that prints 10 MB was added, before it ran.
+    const before = await cellsAt(page, path, m =>
+      m.cells.some(c => c.source.includes('os.urandom'))
+    );
+    await expectSavedAtFault(page, path, task, before);
+    await expectCompleted(page, path, 'nothing');
+    const after = await cellInfos(page, path);
     const big = after.find(c => c.source.includes('os.urandom'));
     expect(big?.outputChars ?? 0).toBeGreaterThanOrEqual(10_000_000);
     const truncated = (await effects(page, path)).find(e =>
@@ -780,15 +798,11 @@ test.describe('Faults during a run', () => {
       texts.findIndex(text => text.endsWith('Show more'))
     );
     await clipped.getByRole('button', { name: 'Show more' }).click();
-    await expect(clipped).toContainText('[TRUNCATED:');
+    await expectMessage('effect', clipped, /\[TRUNCATED:/);
     const sent = await requests(page, path);
     expect(sent.length).toBeGreaterThanOrEqual(5);
     expect(Math.max(...sent.map(r => r.chars))).toBeLessThanOrEqual(18600);
-    note({
-      outcome: `output kept in the notebook (${big?.outputChars} chars); effect truncated to ${(truncated as string).length}; largest request ${Math.max(...sent.map(r => r.chars))} chars`,
-      cellsKept: `${after.length}/${after.length}`,
-      resumed: 'not needed: completed'
-    });
+    expectKept(before, after);
   });
 
   test('two notebooks running at once', async ({ page, tmpPath }) => {
@@ -801,12 +815,10 @@ test.describe('Faults during a run', () => {
     });
     const a = await openNewNotebook(page, tmpPath, 'first.ipynb');
     const b = await openNewNotebook(page, tmpPath, 'second.ipynb');
-    await startRun(page, a, 'What drives SalePrice? Use housing.csv.', [
-      'housing.csv'
-    ]);
-    await startRun(page, b, 'What drives SalePrice? Use homes.csv.', [
-      'homes.csv'
-    ]);
+    const taskA = 'What drives SalePrice? Use housing.csv.';
+    const taskB = 'What drives SalePrice? Use homes.csv.';
+    await startRun(page, taskA, { path: a, dataFiles: ['housing.csv'] });
+    await startRun(page, taskB, { path: b, dataFiles: ['homes.csv'] });
     await expect
       .poll(
         async () =>
@@ -814,16 +826,32 @@ test.describe('Faults during a run', () => {
         { timeout: 30000 }
       )
       .toBe(true);
-    const [midA, midB] = [await cells(page, a), await cells(page, b)];
+    const [midA, midB] = [await cellInfos(page, a), await cellInfos(page, b)];
+    await expectSavedAtFault(page, a, taskA, midA);
+    const savedA = row.saved;
+    await expectSavedAtFault(page, b, taskB, midB);
+    note({ saved: `${savedA} + ${row.saved}` });
     const [endA, endB] = [
       await waitForEnd(page, a, 120000),
       await waitForEnd(page, b, 120000)
     ];
+    note({
+      ended: `nothing → ${endA.finished?.reason} + ${endB.finished?.reason}`
+    });
     expect(endA.finished?.reason).toBe('completed');
     expect(endB.finished?.reason).toBe('completed');
-    const [afterA, afterB] = [await cells(page, a), await cells(page, b)];
-    expect(kept(midA, afterA).missing).toEqual([]);
-    expect(kept(midB, afterB).missing).toEqual([]);
+    // The active notebook is the second one: its panel says how it ended.
+    await expectMessage('state', stateLine(page), /^Completed$/);
+    const [afterA, afterB] = [
+      await cellInfos(page, a),
+      await cellInfos(page, b)
+    ];
+    const [keptA, keptB] = [kept(midA, afterA), kept(midB, afterB)];
+    note({
+      cellsKept: `${keptA.kept}/${keptA.of} + ${keptB.kept}/${keptB.of}`
+    });
+    expect(keptA.missing).toEqual([]);
+    expect(keptB.missing).toEqual([]);
     expect((await savedNotebook(page, a)).cells.length).toBe(afterA.length);
     expect((await savedNotebook(page, b)).cells.length).toBe(afterB.length);
     const cellsA = afterA.map(c => c.source).join('\n');
@@ -832,20 +860,14 @@ test.describe('Faults during a run', () => {
     expect(cellsA).not.toContain('homes.csv');
     expect(cellsB).toContain('homes.csv');
     expect(cellsB).not.toContain('housing.csv');
-    const [savedA, savedB] = [await savedRun(page, a), await savedRun(page, b)];
-    expect(savedA).toMatchObject({
+    const [runA, runB] = [await savedRun(page, a), await savedRun(page, b)];
+    expect(runA).toMatchObject({
       state: 'WORKFLOW_COMPLETED',
       task: expect.stringContaining('housing.csv')
     });
-    expect(savedB).toMatchObject({
+    expect(runB).toMatchObject({
       state: 'WORKFLOW_COMPLETED',
       task: expect.stringContaining('homes.csv')
-    });
-    note({
-      outcome:
-        'both ran concurrently and completed; each notebook holds only its own data file',
-      cellsKept: `${keptText(midA, afterA)} + ${keptText(midB, afterB)}`,
-      resumed: 'not needed: completed'
     });
   });
 });

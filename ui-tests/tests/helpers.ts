@@ -1,4 +1,8 @@
-/** Shared steps of the workflow UI tests. */
+/**
+ * The one helper library of the UI tests: the test fixture, settings, planners (the shared ones of
+ * playwright.config.js and ones of a test's own on free ports), notebooks, runs, and a probe in the page
+ * that reads a notebook's runner, cells and saved state.
+ */
 import {
   expect,
   galata,
@@ -6,8 +10,18 @@ import {
   test as base
 } from '@jupyterlab/galata';
 import type { Page, TestInfo } from '@playwright/test';
+import type { JupyterFrontEnd } from '@jupyterlab/application';
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { NotebookPanel } from '@jupyterlab/notebook';
 import * as fs from 'fs';
 import * as path from 'path';
+import { IPlannerProcess, startPlanner } from '../../bench/src/processes';
+import type {
+  IRunFinished,
+  IRunSnapshot,
+  IWorkflowRunner
+} from '../../src/engine/types';
+import type { IWorkflowRunnerRegistry } from '../../src/tokens';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const { plannerUrl } = require('../planners');
@@ -16,6 +30,7 @@ export const SIDEBAR = '#jp-bcc-sidebar';
 export const PLUGIN = 'jupyterlab-notebook-bcc:plugin';
 export const HOUSING = path.resolve(__dirname, '../../demo/data/housing.csv');
 export const SCREENSHOTS = path.resolve(__dirname, '../screenshots');
+export const RUN_STATE_KEY = 'notebook_bcc_run';
 
 /**
  * Galata's test, with the kernels API left alone: galata's kernel mock fails on the empty (204) answer
@@ -74,9 +89,7 @@ export async function newNotebook(
   name: string
 ): Promise<void> {
   await page.notebook.createNew(name);
-  await page.evaluate(() =>
-    window.jupyterapp.commands.execute('notebook-bcc:open')
-  );
+  await command(page, 'notebook-bcc:open');
   await expect(page.locator(SIDEBAR)).toBeVisible();
   await expect(page.locator(`${SIDEBAR} .jp-bcc-state`)).toHaveText(
     'Not started'
@@ -120,20 +133,48 @@ export async function modelCellCount(page: Page): Promise<number> {
   return (await cellSources(page)).length;
 }
 
-/** Starts a run through the command (no dialog): for tests about something else than the dialog. */
+/**
+ * Reloads the page and waits for JupyterLab, not for the launcher galata's `reload` waits for (a
+ * restored layout shows a notebook instead). Galata's option is missing from its types.
+ */
+export async function reloadPage(page: IJupyterLabPageFixture): Promise<void> {
+  const reload = page.reload as (options: {
+    waitForIsReady: boolean;
+  }) => Promise<unknown>;
+  await reload.call(page, { waitForIsReady: false });
+  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+}
+
+/**
+ * Starts a run through the command (no dialog): for tests about something else than the dialog. The
+ * notebook is the one at `options.path`, or the active one.
+ */
 export async function startRun(
   page: Page,
   task: string,
-  options: { dataFiles?: string[]; stepMode?: boolean } = {}
+  options: { path?: string; dataFiles?: string[]; stepMode?: boolean } = {}
 ): Promise<void> {
   await page.evaluate(
-    ({ task, dataFiles, stepMode }) =>
-      window.jupyterapp.commands.execute('notebook-bcc:run', {
+    async ({ path, task, dataFiles, stepMode }) => {
+      let notebook: string | undefined;
+      for (const widget of window.jupyterapp.shell.widgets('main')) {
+        const candidate = widget as unknown as { context?: { path: string } };
+        if (path !== null && candidate.context?.path === path) {
+          notebook = widget.id;
+        }
+      }
+      if (path !== null && notebook === undefined) {
+        throw new Error(`no open notebook ${path}`);
+      }
+      await window.jupyterapp.commands.execute('notebook-bcc:run', {
+        ...(notebook !== undefined ? { notebook } : {}),
         task,
         dataFiles,
         stepMode
-      }),
+      });
+    },
     {
+      path: options.path ?? null,
       task,
       dataFiles: options.dataFiles ?? ['housing.csv'],
       stepMode: options.stepMode ?? false
@@ -144,7 +185,7 @@ export async function startRun(
 export async function command(
   page: Page,
   id: string,
-  args: Record<string, unknown> = {}
+  args: ReadonlyPartialJSONObject = {}
 ): Promise<void> {
   await page.evaluate(
     ({ id, args }) => window.jupyterapp.commands.execute(id, args),
@@ -283,21 +324,567 @@ export async function cellCountOf(page: Page, path: string): Promise<number> {
   }, path);
 }
 
-/** Changes one of our settings through JupyterLab's setting registry, as the settings editor does. */
-export async function setSetting(
+/** Changes our settings through JupyterLab's setting registry, as the settings editor does. */
+export async function configure(
   page: Page,
-  key: string,
-  value: unknown
+  values: Record<string, unknown>
 ): Promise<void> {
   await page.evaluate(
-    async ({ plugin, key, value }) => {
+    async ({ plugin, values }) => {
       const registry = (await window.galata.getPlugin(
         '@jupyterlab/apputils-extension:settings'
       )) as unknown as {
         set(plugin: string, key: string, value: unknown): Promise<void>;
       };
-      await registry.set(plugin, key, value);
+      for (const [key, value] of Object.entries(values)) {
+        await registry.set(plugin, key, value);
+      }
     },
-    { plugin: PLUGIN, key, value }
+    { plugin: PLUGIN, values }
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planners
+// ---------------------------------------------------------------------------------------------
+
+const planners: IPlannerProcess[] = [];
+
+/** Starts a planner for this test (stopped by `stopPlanners` after it); `args` as on its command line. */
+export async function planner(args: string[]): Promise<IPlannerProcess> {
+  const started = await startPlanner(args);
+  planners.push(started);
+  return started;
+}
+
+export async function stopPlanners(): Promise<void> {
+  await Promise.all(planners.splice(0).map(p => p.stop()));
+}
+
+/** The planner's request log, e.g. `POST /planning 429 3ms`, with when each line was read. */
+export function requestLog(
+  p: IPlannerProcess
+): Array<{ line: string; at: number }> {
+  return p.requests();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page
+// ---------------------------------------------------------------------------------------------
+
+/** What identifies a cell's content: kept means the same id with the same type and source. */
+export interface ICellContent {
+  id: string;
+  type: string;
+  source: string;
+}
+
+export interface ICellInfo extends ICellContent {
+  role: string | null;
+  /** The run's provenance (stage/step/behavior#action), null for a cell the run did not add. */
+  madeBy: string | null;
+  /** Characters of text in the cell's outputs. */
+  outputChars: number;
+}
+
+/** One moment of a run as the probe saw it: a signal of the runner and the cells at that instant. */
+export interface IRunMoment {
+  event: 'progress' | 'warning' | 'finished';
+  behaviorsRun: number;
+  paused: boolean;
+  state: string;
+  /** The warning's text, or how the run finished. */
+  detail: string | null;
+  cells: ICellContent[];
+}
+
+export interface IRunInfo {
+  state: string;
+  running: boolean;
+  paused: boolean;
+  pauseReason: string | null;
+  error: string | null;
+  stepId: string | null;
+  behaviorsRun: number;
+  finished: IRunFinished | null;
+  warnings: string[];
+}
+
+export interface IExchange {
+  endpoint: string;
+  /** When the request was sent and its answer's head arrived, in ms since the run began. */
+  sentAt: number;
+  answeredAt: number | null;
+  status: number | null;
+}
+
+/** Functions the probe puts on `window.bccProbe` (see `installProbe`). */
+interface IProbe {
+  cells(path: string): ICellInfo[];
+  /** Every moment recorded for the notebook since the probe first read its runner. */
+  timeline(path: string): IRunMoment[];
+  run(path: string): Promise<IRunInfo>;
+  /** Requests the runner's client sent (from the run trace): endpoint and body length. */
+  requests(path: string): Promise<Array<{ endpoint: string; chars: number }>>;
+  /** Each HTTP request the client sent and its answer, in the client's clock (from the run trace). */
+  exchanges(path: string): Promise<IExchange[]>;
+  effects(path: string): Promise<string[]>;
+  /** The kernel answers a kernel_info request (its status may still say "starting" after an autorestart). */
+  kernelAnswers(path: string): Promise<boolean>;
+  restartKernel(path: string): Promise<void>;
+  /** Pauses the run (at the next action boundary) once it has run `behaviors` behaviors. */
+  pauseAfter(path: string, behaviors: number): Promise<void>;
+  /** Deletes a cell the way the user does: make it active, then the notebook's delete command. */
+  deleteCell(path: string, cellId: string): Promise<void>;
+  /** The active cell's index and the notebook's mode. */
+  focus(path: string): { activeCellIndex: number; mode: string };
+}
+
+/**
+ * Installs `window.bccProbe` now and on every later load of the page (reloads included). It finds a
+ * notebook by path among the main area's widgets and its runner through the extension's registry,
+ * and records each runner's warnings and how its last run finished.
+ */
+export async function installProbe(page: Page): Promise<void> {
+  const install = () => {
+    const w = window as unknown as {
+      jupyterapp: JupyterFrontEnd;
+      galata: { getPlugin(id: string): Promise<unknown> };
+      bccProbe: IProbe;
+    };
+    const seen = new WeakMap<
+      IWorkflowRunner,
+      { warnings: string[]; finished: IRunFinished | null }
+    >();
+    const timelines = new Map<string, IRunMoment[]>();
+    const panel = (path: string): NotebookPanel => {
+      for (const widget of w.jupyterapp.shell.widgets('main')) {
+        const candidate = widget as NotebookPanel;
+        if (candidate.context?.path === path && candidate.content) {
+          return candidate;
+        }
+      }
+      throw new Error(`no open notebook ${path}`);
+    };
+    const runner = async (path: string): Promise<IWorkflowRunner> => {
+      const registry = (await w.galata.getPlugin(
+        'jupyterlab-notebook-bcc:plugin'
+      )) as IWorkflowRunnerRegistry;
+      const found = await registry.whenReady(panel(path));
+      if (!seen.has(found)) {
+        const record = {
+          warnings: [] as string[],
+          finished: null as IRunFinished | null
+        };
+        seen.set(found, record);
+        const moments: IRunMoment[] = [];
+        timelines.set(path, moments);
+        // Taken synchronously in the signal: the cells exactly as they were at that moment.
+        const moment = (
+          event: IRunMoment['event'],
+          detail: string | null
+        ): void => {
+          const s = found.snapshot;
+          let cells: ICellContent[] = [];
+          try {
+            cells = (panel(path).content.model?.sharedModel.cells ?? []).map(
+              cell => ({
+                id: cell.getId(),
+                type: cell.cell_type,
+                source: cell.getSource()
+              })
+            );
+          } catch {
+            // The notebook is closing: the moment is kept, without cells.
+          }
+          moments.push({
+            event,
+            behaviorsRun: s.behaviorsRun,
+            paused: s.paused,
+            state: s.state,
+            detail,
+            cells
+          });
+        };
+        found.warning.connect((_, warning) => {
+          record.warnings.push(warning.message);
+          moment('warning', warning.message);
+        });
+        found.progressChanged.connect(() => moment('progress', null));
+        found.finished.connect((_, finished) => {
+          record.finished = { ...finished };
+          moment('finished', finished.reason);
+        });
+      }
+      return found;
+    };
+    const textLength = (outputs: unknown[] | undefined): number =>
+      (outputs ?? []).reduce((sum: number, output) => {
+        const o = output as {
+          text?: string | string[];
+          data?: Record<string, unknown>;
+        };
+        const text = o.text ?? o.data?.['text/plain'] ?? '';
+        return (
+          sum + (Array.isArray(text) ? text.join('') : String(text)).length
+        );
+      }, 0);
+    w.bccProbe = {
+      cells: (path: string) =>
+        (panel(path).content.model?.sharedModel.cells ?? []).map(cell => {
+          const meta = cell.getMetadata('notebook_bcc') as
+            | {
+                role?: string;
+                stage_id?: string | null;
+                step_id?: string | null;
+                behavior_id?: string | null;
+                action_index?: number;
+              }
+            | undefined;
+          return {
+            id: cell.getId(),
+            type: cell.cell_type,
+            source: cell.getSource(),
+            role: meta?.role ?? null,
+            madeBy:
+              meta?.behavior_id != null
+                ? `${meta.stage_id}/${meta.step_id}/${meta.behavior_id}#${meta.action_index}`
+                : null,
+            outputChars:
+              cell.cell_type === 'code'
+                ? textLength((cell.toJSON() as { outputs?: unknown[] }).outputs)
+                : 0
+          };
+        }),
+      timeline: (path: string) => [...(timelines.get(path) ?? [])],
+      run: async (path: string) => {
+        const r = await runner(path);
+        const s = r.snapshot;
+        const record = seen.get(r);
+        return {
+          state: s.state,
+          running: s.running,
+          paused: s.paused,
+          pauseReason: s.pauseReason?.message ?? null,
+          error: s.error?.message ?? null,
+          stepId: s.step.id,
+          behaviorsRun: s.behaviorsRun,
+          finished: record?.finished ?? null,
+          warnings: [...(record?.warnings ?? [])]
+        };
+      },
+      requests: async (path: string) =>
+        (await runner(path)).trace.records
+          .filter(record => record.kind === 'request')
+          .map(record => ({
+            endpoint: record.endpoint,
+            chars: JSON.stringify(record.body).length
+          })),
+      exchanges: async (path: string) => {
+        const records = (await runner(path)).trace.records;
+        return records
+          .filter(record => record.kind === 'request')
+          .map(request => {
+            const response = records.find(
+              r => r.kind === 'response' && r.seq === request.seq
+            );
+            return {
+              endpoint: request.endpoint,
+              sentAt: request.t,
+              answeredAt: response?.t ?? null,
+              status: response?.kind === 'response' ? response.status : null
+            };
+          });
+      },
+      effects: async (path: string) => {
+        const e = (await runner(path)).effects;
+        return [...e.history, ...e.current];
+      },
+      kernelAnswers: async (path: string) => {
+        const kernel = panel(path).sessionContext.session?.kernel;
+        if (!kernel || kernel.status === 'dead') {
+          return false;
+        }
+        const timeout = new Promise<boolean>(resolve =>
+          setTimeout(() => resolve(false), 5000)
+        );
+        return Promise.race([
+          kernel.requestKernelInfo().then(
+            () => true,
+            () => false
+          ),
+          timeout
+        ]);
+      },
+      restartKernel: (path: string) =>
+        panel(path).sessionContext.restartKernel(),
+      pauseAfter: async (path: string, behaviors: number) => {
+        const r = await runner(path);
+        const onProgress = (_: IWorkflowRunner, snapshot: IRunSnapshot) => {
+          if (snapshot.behaviorsRun >= behaviors) {
+            r.progressChanged.disconnect(onProgress);
+            r.pause();
+          }
+        };
+        r.progressChanged.connect(onProgress);
+      },
+      deleteCell: async (path: string, cellId: string) => {
+        const p = panel(path);
+        const index = (p.content.model?.sharedModel.cells ?? []).findIndex(
+          cell => cell.getId() === cellId
+        );
+        if (index < 0) {
+          throw new Error(`no cell ${cellId}`);
+        }
+        w.jupyterapp.shell.activateById(p.id);
+        p.content.mode = 'command';
+        p.content.activeCellIndex = index;
+        await w.jupyterapp.commands.execute('notebook:delete-cell');
+      },
+      focus: (path: string) => {
+        const p = panel(path);
+        return {
+          activeCellIndex: p.content.activeCellIndex,
+          mode: p.content.mode
+        };
+      }
+    };
+  };
+  await page.addInitScript(install);
+  await page.evaluate(install);
+}
+
+/** Calls one of the probe's functions in the page. */
+export async function callProbe<K extends keyof IProbe>(
+  page: Page,
+  name: K,
+  ...args: Parameters<IProbe[K]>
+): Promise<Awaited<ReturnType<IProbe[K]>>> {
+  return page.evaluate(
+    ({ name, args }) => {
+      const p = (
+        window as unknown as {
+          bccProbe: Record<string, (...a: unknown[]) => unknown>;
+        }
+      ).bccProbe;
+      return p[name](...args);
+    },
+    { name, args: args as unknown[] }
+  ) as Promise<Awaited<ReturnType<IProbe[K]>>>;
+}
+
+/** The cells of the notebook at `path`, from its model (the probe must be installed). */
+export async function cellInfos(
+  page: Page,
+  path: string
+): Promise<ICellInfo[]> {
+  return page.evaluate(
+    path => (window as unknown as { bccProbe: IProbe }).bccProbe.cells(path),
+    path
+  );
+}
+
+export async function timeline(
+  page: Page,
+  path: string
+): Promise<IRunMoment[]> {
+  return page.evaluate(
+    path => (window as unknown as { bccProbe: IProbe }).bccProbe.timeline(path),
+    path
+  );
+}
+
+/** The cells at the first recorded moment that `when` accepts (waiting for it to happen). */
+export async function cellsAt(
+  page: Page,
+  path: string,
+  when: (moment: IRunMoment) => boolean,
+  timeout = 60000
+): Promise<ICellContent[]> {
+  let found: IRunMoment | undefined;
+  await expect
+    .poll(
+      async () => {
+        found = (await timeline(page, path)).find(when);
+        return found !== undefined;
+      },
+      { timeout, intervals: [100, 250] }
+    )
+    .toBe(true);
+  return (found as IRunMoment).cells;
+}
+
+export async function runInfo(page: Page, path: string): Promise<IRunInfo> {
+  return page.evaluate(
+    path => (window as unknown as { bccProbe: IProbe }).bccProbe.run(path),
+    path
+  );
+}
+
+export async function requests(
+  page: Page,
+  path: string
+): Promise<Array<{ endpoint: string; chars: number }>> {
+  return page.evaluate(
+    path => (window as unknown as { bccProbe: IProbe }).bccProbe.requests(path),
+    path
+  );
+}
+
+export async function effects(page: Page, path: string): Promise<string[]> {
+  return page.evaluate(
+    path => (window as unknown as { bccProbe: IProbe }).bccProbe.effects(path),
+    path
+  );
+}
+
+/** The notebook at `path` is open and has its runner. */
+async function isReady(page: Page, path: string): Promise<boolean> {
+  return page.evaluate(
+    path =>
+      (window as unknown as { bccProbe: IProbe }).bccProbe
+        .run(path)
+        .then(() => true)
+        .catch(() => false),
+    path
+  );
+}
+
+/** A new notebook `name` in the test's directory, as `newNotebook`, with its runner read by the probe. */
+export async function openNewNotebook(
+  page: IJupyterLabPageFixture,
+  tmpPath: string,
+  name: string
+): Promise<string> {
+  await newNotebook(page, name);
+  const path = `${tmpPath}/${name}`;
+  await expect.poll(() => isReady(page, path), { timeout: 60000 }).toBe(true);
+  return path;
+}
+
+/** Opens an existing notebook by path and waits for its runner. */
+export async function openNotebook(page: Page, path: string): Promise<void> {
+  await page.evaluate(async path => {
+    await (
+      window as unknown as {
+        jupyterapp: {
+          commands: { execute(id: string, args: unknown): Promise<unknown> };
+        };
+      }
+    ).jupyterapp.commands.execute('docmanager:open', { path });
+  }, path);
+  await expect.poll(() => isReady(page, path), { timeout: 60000 }).toBe(true);
+}
+
+/** Waits until the run is no longer active and returns how it ended. */
+export async function waitForEnd(
+  page: Page,
+  path: string,
+  timeout = 90000
+): Promise<IRunInfo> {
+  await expect
+    .poll(async () => (await runInfo(page, path)).running, {
+      timeout,
+      intervals: [250]
+    })
+    .toBe(false);
+  return runInfo(page, path);
+}
+
+export interface ISavedNotebook {
+  metadata: Record<string, unknown>;
+  cells: Array<{ id?: string; cell_type: string; source: string | string[] }>;
+}
+
+/** The notebook as saved on the server (the file, not the page's model). */
+export async function savedNotebook(
+  page: Page,
+  path: string
+): Promise<ISavedNotebook> {
+  const response = await page.request.get(
+    `/api/contents/${encodeURI(path)}?content=1&type=notebook`
+  );
+  expect(response.ok()).toBe(true);
+  return ((await response.json()) as { content: ISavedNotebook }).content;
+}
+
+/** The cells of a saved notebook, as `ICellContent`. */
+export function savedCells(file: ISavedNotebook): ICellContent[] {
+  return file.cells.map(cell => ({
+    id: cell.id ?? '',
+    type: cell.cell_type,
+    source: Array.isArray(cell.source) ? cell.source.join('') : cell.source
+  }));
+}
+
+/** The run state in a saved notebook: its FSM state, phase and task. */
+export function runStateIn(
+  file: ISavedNotebook
+): { state: string; phase: string; task: string } | null {
+  const saved = file.metadata[RUN_STATE_KEY] as
+    | {
+        format?: string;
+        fsm?: { state?: string };
+        phase?: string;
+        task?: string;
+      }
+    | undefined;
+  if (!saved || saved.format !== 'notebook-bcc-run') {
+    return null;
+  }
+  return {
+    state: saved.fsm?.state ?? '',
+    phase: saved.phase ?? '',
+    task: saved.task ?? ''
+  };
+}
+
+/** The run state saved in the notebook file. */
+export async function savedRun(
+  page: Page,
+  path: string
+): Promise<{ state: string; phase: string; task: string } | null> {
+  return runStateIn(await savedNotebook(page, path));
+}
+
+/** The cells of `before` still in `after` with the same id, type and source. */
+export function kept(
+  before: ICellContent[],
+  after: ICellContent[]
+): { kept: number; of: number; missing: ICellContent[] } {
+  const now = new Map(after.map(c => [c.id, c]));
+  const missing = before.filter(c => {
+    const found = now.get(c.id);
+    return found?.type !== c.type || found?.source !== c.source;
+  });
+  return { kept: before.length - missing.length, of: before.length, missing };
+}
+
+/** Cells that repeat another's provenance: a behavior's action applied twice. */
+export function duplicates(all: ICellInfo[]): string[] {
+  const seen = new Set<string>();
+  const twice: string[] = [];
+  for (const cell of all) {
+    if (cell.madeBy !== null && cell.role !== 'title') {
+      if (seen.has(cell.madeBy)) {
+        twice.push(cell.madeBy);
+      }
+      seen.add(cell.madeBy);
+    }
+  }
+  return twice;
+}
+
+export function warningList(page: Page) {
+  return panel(page).locator('.jp-bcc-warning-list');
+}
+
+/** Opens the (collapsed) effects section of the sidebar and returns its list. */
+export async function effectList(page: Page) {
+  const section = panel(page).locator('details.jp-bcc-effects');
+  await expect(section).toBeVisible({ timeout: 30000 });
+  if ((await section.getAttribute('open')) === null) {
+    await section.locator('summary').click();
+  }
+  return section.locator('.jp-bcc-effect-list');
 }

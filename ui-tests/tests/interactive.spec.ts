@@ -1,9 +1,9 @@
 import {
   cellSources,
+  configure,
   expect,
   newNotebook,
   panel,
-  setSetting,
   settingsFor,
   startRun,
   stateLine,
@@ -73,8 +73,8 @@ test.describe('Settings', () => {
   }) => {
     await uploadHousing(page, tmpPath);
     await newNotebook(page, 'settings.ipynb');
-    await setSetting(page, 'interactive', false);
-    await setSetting(page, 'interactive', true);
+    await configure(page, { interactive: false });
+    await configure(page, { interactive: true });
     await startRun(page, 'Describe the houses.');
     const approval = page.locator('.jp-Dialog', {
       hasText: 'wants to add and run this code'

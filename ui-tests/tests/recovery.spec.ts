@@ -7,6 +7,7 @@ import {
   modelCellCount,
   newNotebook,
   panel,
+  reloadPage,
   SIDEBAR,
   settingsFor,
   startRun,
@@ -39,8 +40,7 @@ test.describe('A run survives a page reload', () => {
     const before = await cellSources(page);
 
     // The restored layout has the notebook, not the launcher galata's reload waits for.
-    await page.reload({ waitForIsReady: false });
-    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+    await reloadPage(page);
     await expect(
       page.getByRole('main').getByRole('tab', { name: 'reload.ipynb' })
     ).toBeVisible();

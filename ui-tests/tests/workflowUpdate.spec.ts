@@ -3,7 +3,6 @@
  * "auto-accept workflow updates" off, the user is asked, sees the proposed and the current workflow
  * side by side, and decides. The planner is the reference planner replaying a scripted run.
  */
-import { expect, test } from '@jupyterlab/galata';
 import type { Page } from '@playwright/test';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -16,17 +15,19 @@ import {
   workflow
 } from '../../src/protocol/testing/replayTrace';
 import {
-  cells,
+  cellInfos,
   configure,
   effects,
+  expect,
   installProbe,
   openNewNotebook,
+  panel,
   planner,
-  sidebar,
   startRun,
   stopPlanners,
+  test,
   waitForEnd
-} from './faults/harness';
+} from './helpers';
 
 const CURRENT = workflow('Cleaning run', [
   { id: 'prepare', name: 'Prepare the data' },
@@ -86,7 +87,7 @@ test.describe('The planner proposes a different workflow mid-run', () => {
         autoAcceptWorkflowUpdates: false
       });
       const notebook = await openNewNotebook(page, tmpPath, 'update.ipynb');
-      await startRun(page, notebook, 'Clean, then report');
+      await startRun(page, 'Clean, then report', { path: notebook });
 
       const dialog = updateDialog(page);
       await expect(dialog).toBeVisible({ timeout: 30000 });
@@ -103,7 +104,7 @@ test.describe('The planner proposes a different workflow mid-run', () => {
         path: testInfo.outputPath('workflow-update-dialog.png')
       });
       // The run waits for the answer: the cell after the update is not there yet.
-      const waiting = (await cells(page, notebook)).map(c => c.source);
+      const waiting = (await cellInfos(page, notebook)).map(c => c.source);
       expect(waiting).toContain('Before the update.');
       expect(waiting).not.toContain('After the update.');
 
@@ -111,7 +112,7 @@ test.describe('The planner proposes a different workflow mid-run', () => {
       await expect(dialog).toHaveCount(0);
       const info = await waitForEnd(page, notebook);
       expect(info.finished?.reason).toBe('completed');
-      const sources = (await cells(page, notebook)).map(c => c.source);
+      const sources = (await cellInfos(page, notebook)).map(c => c.source);
       expect(sources).toEqual(
         expect.arrayContaining([
           'Before the update.',
@@ -119,7 +120,7 @@ test.describe('The planner proposes a different workflow mid-run', () => {
           'The report step.'
         ])
       );
-      const tree = sidebar(page).locator('.jp-bcc-tree');
+      const tree = panel(page).locator('.jp-bcc-tree');
       const rejected = (await effects(page, notebook)).some(e =>
         e.includes('The workflow update was rejected by the user')
       );
