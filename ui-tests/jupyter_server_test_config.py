@@ -1,5 +1,7 @@
 """Server configuration for the galata tests: a throwaway root dir, no token, galata's helpers."""
 
+from tempfile import mkdtemp
+
 from jupyterlab.galata import configure_jupyter_server
 
 configure_jupyter_server(c)  # noqa: F821
@@ -9,3 +11,6 @@ c.ServerApp.open_browser = False
 # CI machines run as root.
 c.ServerApp.allow_root = True
 c.LabApp.expose_app_in_browser = True
+# The planner relay reads the user's settings on the server: keep them in a throwaway folder that the tests
+# write (helpers.ts) instead of the developer's own.
+c.LabApp.user_settings_dir = mkdtemp(prefix="galata-settings-")  # noqa: F821

@@ -9,7 +9,7 @@ import {
   IJupyterLabPageFixture,
   test as base
 } from '@jupyterlab/galata';
-import type { Page, TestInfo } from '@playwright/test';
+import type { APIRequestContext, Page, TestInfo } from '@playwright/test';
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
@@ -36,10 +36,27 @@ export const RUN_STATE_KEY = 'notebook_bcc_run';
  * Galata's test, with the kernels API left alone: galata's kernel mock fails on the empty (204) answer
  * of an interrupt, which Stop sends. Kernels started during a test are shut down after it.
  */
-export const test = base.extend<{ kernelCleanup: void }>({
+export const test = base.extend<{
+  kernelCleanup: void;
+  serverSettings: void;
+}>({
   kernels: async ({}, use) => {
     await use(null);
   },
+  // Galata mocks settings inside the page; the planner relay reads the user's settings on the server,
+  // so the test's settings of this extension are written there too (and reset after the test).
+  serverSettings: [
+    async ({ mockSettings, request }, use) => {
+      const ours =
+        typeof mockSettings === 'object' && mockSettings
+          ? ((mockSettings as Record<string, unknown>)[PLUGIN] ?? {})
+          : {};
+      await putServerSettings(request, ours as Record<string, unknown>);
+      await use();
+      await putServerSettings(request, {});
+    },
+    { auto: true }
+  ],
   kernelCleanup: [
     async ({ request }, use) => {
       const list = async (): Promise<string[]> => {
@@ -342,6 +359,42 @@ export async function configure(
     },
     { plugin: PLUGIN, values }
   );
+  const current = await page.request.get(SETTINGS_API);
+  const raw = current.ok()
+    ? ((await current.json()) as { raw?: string }).raw
+    : undefined;
+  await putServerSettings(page.request, {
+    ...parseRaw(raw),
+    ...values
+  });
+}
+
+const SETTINGS_API = `/lab/api/settings/${PLUGIN}`;
+
+/** Writes this extension's user settings on the server (where the planner relay reads them). */
+async function putServerSettings(
+  request: APIRequestContext,
+  values: Record<string, unknown>
+): Promise<void> {
+  const response = await request.put(SETTINGS_API, {
+    data: { raw: JSON.stringify(values) }
+  });
+  if (!response.ok()) {
+    throw new Error(
+      `Could not write the server's settings: HTTP ${response.status()} ${await response.text()}`
+    );
+  }
+}
+
+function parseRaw(raw: string | undefined): Record<string, unknown> {
+  try {
+    const parsed: unknown = raw ? JSON.parse(raw) : {};
+    return parsed && typeof parsed === 'object'
+      ? (parsed as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
