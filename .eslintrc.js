@@ -32,8 +32,12 @@ module.exports = {
   },
   overrides: [
     {
-      // The protocol and the engine run in plain Node: no JupyterLab, no DOM-bound Lumino packages.
-      files: ['src/protocol/**/*.ts', 'src/engine/**/*.ts'],
+      // The protocol, the engine and the planner core run in plain Node: no JupyterLab, no DOM-bound Lumino packages.
+      files: [
+        'src/protocol/**/*.ts',
+        'src/engine/**/*.ts',
+        'src/planner/**/*.ts'
+      ],
       rules: {
         'no-restricted-imports': [
           'error',
@@ -41,7 +45,8 @@ module.exports = {
             patterns: [
               {
                 group: ['@jupyterlab/*'],
-                message: 'protocol/ and engine/ must not import JupyterLab.'
+                message:
+                  'protocol/, engine/ and planner/ must not import JupyterLab.'
               },
               {
                 group: [
@@ -50,7 +55,7 @@ module.exports = {
                   '!@lumino/coreutils'
                 ],
                 message:
-                  'protocol/ and engine/ may only use @lumino/signaling and @lumino/coreutils.'
+                  'protocol/, engine/ and planner/ may only use @lumino/signaling and @lumino/coreutils.'
               }
             ]
           }

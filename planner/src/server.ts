@@ -22,9 +22,9 @@ import {
   writeAnswer
 } from './answer';
 import { FaultSchedule, IFaultSpec } from './faults';
-import { ReferencePlanner } from './planner';
+import { ReferencePlanner } from '../../src/planner/planner';
 import { Endpoint, ReplayScript } from './replay';
-import { SessionStore } from './session';
+import { SessionStore } from '../../src/planner/session';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 28600;
