@@ -81,8 +81,12 @@ module.exports = {
   },
   overrides: [
     {
-      // The protocol and the engine run in plain Node: no JupyterLab, no DOM-bound Lumino packages.
-      files: ['src/protocol/**/*.ts', 'src/engine/**/*.ts'],
+      // The protocol, the engine and the planner core run in plain Node: no JupyterLab, no DOM-bound Lumino packages.
+      files: [
+        'src/protocol/**/*.ts',
+        'src/engine/**/*.ts',
+        'src/planner/**/*.ts'
+      ],
       rules: {
         'no-restricted-imports': [
           'error',
@@ -90,7 +94,8 @@ module.exports = {
             patterns: [
               {
                 group: ['@jupyterlab/*'],
-                message: 'protocol/ and engine/ must not import JupyterLab.'
+                message:
+                  'protocol/, engine/ and planner/ must not import JupyterLab.'
               },
               {
                 group: [
@@ -99,7 +104,7 @@ module.exports = {
                   '!@lumino/coreutils'
                 ],
                 message:
-                  'protocol/ and engine/ may only use @lumino/signaling and @lumino/coreutils.'
+                  'protocol/, engine/ and planner/ may only use @lumino/signaling and @lumino/coreutils.'
               }
             ]
           }

@@ -11,9 +11,9 @@ LAB_PORT ?= 8888
 
 .PHONY: demo test setup venv node build planner lint unit pytest ui wheel bench clean
 
-## demo: the reference planner plus JupyterLab with the extension, on the demo notebook (Ctrl-C stops both)
+## demo: JupyterLab with the extension on the demo notebook, answered by the built-in demo planner (Ctrl-C stops it)
 demo: setup
-	@bash scripts/demo.sh $(PLANNER_PORT) $(LAB_PORT)
+	@bash scripts/demo.sh $(LAB_PORT)
 
 ## test: lint, unit (jest), packaging and UI (galata in Chromium); prints "N passed, N failed"
 test: setup

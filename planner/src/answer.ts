@@ -4,7 +4,15 @@
  */
 import type { ServerResponse } from 'http';
 
+import {
+  actionLine,
+  errorBody,
+  JSON_TYPE,
+  NDJSON_TYPE
+} from '../../src/planner/exchange';
 import { faultValue, IFaultSpec } from './faults';
+
+export { actionLine, JSON_TYPE, NDJSON_TYPE };
 
 export interface IChunk {
   data: Buffer;
@@ -22,9 +30,6 @@ export interface IAnswer {
   /** For the log: `ndjson` answers are streams. */
   kind: 'json' | 'ndjson' | 'none';
 }
-
-export const NDJSON_TYPE = 'application/x-ndjson; charset=utf-8';
-export const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function jsonAnswer(
   status: number,
@@ -46,7 +51,7 @@ export function errorAnswer(
   message: string,
   headers: Record<string, string> = {}
 ): IAnswer {
-  return jsonAnswer(status, { error: message, status }, headers);
+  return jsonAnswer(status, errorBody(status, message), headers);
 }
 
 /** One chunk per line; `delays[i]` is the wait before line i. */
@@ -70,10 +75,6 @@ export function ndjsonAnswer(
     ending: 'end',
     kind: 'ndjson'
   };
-}
-
-export function actionLine(action: unknown): string {
-  return JSON.stringify({ action });
 }
 
 const MULTIBYTE_TEXT = 'Données chargées — ✓ 数据已加载';

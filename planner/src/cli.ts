@@ -7,6 +7,7 @@ import {
   IDialectCliOptions,
   parseDialectCli
 } from './dialects/cli';
+import { DEMO_PACE_MS } from '../../src/planner/pace';
 import { parseFault } from './faults';
 import { parseTrace, ReplayScript } from './replay';
 import {
@@ -30,6 +31,9 @@ Usage: node planner/lib/planner/src/main.js [options]
                          the planner through its server relay.
   --max-body SIZE        request body limit, e.g. 5mb, 512kb, 1000000 (default 5mb)
   --line-delay MS        pause between streamed actions (default ${DEFAULT_LINE_DELAY_MS})
+  --pace MS              pace like a planner that thinks, so a user can watch cells arrive: about MS
+                         before each action, longer before code and before planning answers
+                         (replaces --line-delay; the built-in demo planner uses ${DEMO_PACE_MS}). Default 0.
   --max-tries N          failed behaviors before a step is given up (default 3)
   --replay FILE          answer with the recorded run in FILE (JSONL run trace) instead of planning
   --replay-speed X       replay timings divided by X; 0 = no delays (default 1)
@@ -109,6 +113,7 @@ export function parseCli(argv: string[]): ICliOptions {
         'cors-origin': { type: 'string', multiple: true },
         'max-body': { type: 'string' },
         'line-delay': { type: 'string' },
+        pace: { type: 'string' },
         'max-tries': { type: 'string' },
         replay: { type: 'string' },
         'replay-speed': { type: 'string' },
@@ -167,6 +172,7 @@ export function parseCli(argv: string[]): ICliOptions {
         values['line-delay'],
         DEFAULT_LINE_DELAY_MS
       ),
+      paceMs: number('pace', values.pace, 0),
       maxTries: number('max-tries', values['max-tries'], 3, 1),
       replay,
       faults,

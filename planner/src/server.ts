@@ -7,11 +7,18 @@ import { createServer, IncomingMessage, ServerResponse } from 'http';
 import type { AddressInfo, Socket } from 'net';
 
 import {
-  normalizeGeneratingRequest,
-  normalizePlanningRequest
-} from '../../src/protocol';
-import {
   actionLine,
+  answerPlannerRequest,
+  DEFAULT_NOTEBOOK_ID,
+  methodNotAllowedMessage,
+  notebookIdOf as notebookIdOfBody,
+  notFoundMessage,
+  parsePlannerRequest,
+  PLANNER_ROUTES,
+  PlannerReply
+} from '../../src/planner/exchange';
+import { paceDelays, planningDelay } from '../../src/planner/pace';
+import {
   applyFaults,
   errorAnswer,
   IAnswer,
@@ -22,16 +29,16 @@ import {
   writeAnswer
 } from './answer';
 import { FaultSchedule, IFaultSpec } from './faults';
-import { ReferencePlanner } from './planner';
+import { ReferencePlanner } from '../../src/planner/planner';
 import { Endpoint, ReplayScript } from './replay';
-import { SessionStore } from './session';
+import { SessionStore } from '../../src/planner/session';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 28600;
 export const DEFAULT_MAX_BODY = 5 * 1024 * 1024;
 export const DEFAULT_LINE_DELAY_MS = 40;
 export const NOTEBOOK_ID_HEADER = 'x-notebook-id';
-export const DEFAULT_NOTEBOOK_ID = 'default';
+export { DEFAULT_NOTEBOOK_ID };
 
 /** A body this much larger than the limit is not even drained: the connection is dropped. */
 const DRAIN_FACTOR = 8;
@@ -48,6 +55,11 @@ export interface IPlannerServerOptions {
   maxBodyBytes?: number;
   /** Pause between streamed actions, standing in for generation time. */
   lineDelayMs?: number;
+  /**
+   * Pace of a planner that thinks (`src/planner/pace.ts`): when above 0 it replaces `lineDelayMs`,
+   * with longer pauses before code and before planning answers. 0 (the default) keeps full speed.
+   */
+  paceMs?: number;
   /** Failed behaviors after which the planner gives up a step. */
   maxTries?: number;
   /** Serve this recorded run (JSONL of TraceRecord text) instead of planning. */
@@ -63,15 +75,6 @@ export interface IRunningPlannerServer {
   port: number;
   close(): Promise<void>;
 }
-
-type RouteName = 'planning' | 'generating' | 'health';
-
-const ROUTES: Record<string, { name: RouteName; methods: string[] }> = {
-  '/planning': { name: 'planning', methods: ['POST'] },
-  '/generating': { name: 'generating', methods: ['POST'] },
-  '/generate': { name: 'generating', methods: ['POST'] },
-  '/health': { name: 'health', methods: ['GET', 'HEAD'] }
-};
 
 /** `http://host:port` exactly, the form a browser sends in `Origin`; anything else is a usage mistake. */
 export function normalizeOrigin(text: string): string {
@@ -147,28 +150,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 /** The session key: the `X-Notebook-Id` header, else an id in the body, else one shared session. */
 export function notebookIdOf(req: IncomingMessage, body: unknown): string {
   const header = req.headers[NOTEBOOK_ID_HEADER];
-  const fromHeader = Array.isArray(header) ? header[0] : header;
-  if (fromHeader && fromHeader.trim()) {
-    return fromHeader.trim();
-  }
-  const record = (value: unknown): Record<string, unknown> =>
-    typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  const top = record(body);
-  const notebook = record(record(record(top.observation).context).notebook);
-  for (const candidate of [
-    top.notebook_id,
-    top.notebookId,
-    notebook.id,
-    notebook.notebook_id,
-    notebook.path
-  ]) {
-    if (typeof candidate === 'string' && candidate.trim()) {
-      return candidate.trim();
-    }
-  }
-  return DEFAULT_NOTEBOOK_ID;
+  return notebookIdOfBody(Array.isArray(header) ? header[0] : header, body);
 }
 
 function bearerOk(req: IncomingMessage, token: string): boolean {
@@ -185,6 +167,7 @@ export function startPlannerServer(
   const corsOrigins = new Set((options.corsOrigins ?? []).map(normalizeOrigin));
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const lineDelay = options.lineDelayMs ?? DEFAULT_LINE_DELAY_MS;
+  const pace = options.paceMs ?? 0;
   const replay = options.replay ?? null;
   const planner = new ReferencePlanner({
     maxTries: options.maxTries,
@@ -231,22 +214,7 @@ export function startPlannerServer(
       );
     }
     const notebookId = notebookIdOf(req, body);
-    if (route === 'planning') {
-      const parsed = normalizePlanningRequest(body);
-      if (!parsed.ok) {
-        return errorAnswer(400, parsed.error);
-      }
-      const faults = schedule.take(route);
-      const failed = statusFaultAnswer(faults);
-      if (failed) {
-        return failed;
-      }
-      const answer = replay
-        ? replay.answer(route)
-        : jsonAnswer(200, planner.plan(parsed.request, notebookId));
-      return applyFaults(answer, faults);
-    }
-    const parsed = normalizeGeneratingRequest(body);
+    const parsed = parsePlannerRequest(route, body);
     if (!parsed.ok) {
       return errorAnswer(400, parsed.error);
     }
@@ -255,19 +223,24 @@ export function startPlannerServer(
     if (failed) {
       return failed;
     }
-    let answer: IAnswer;
-    if (replay) {
-      answer = replay.answer(route);
-    } else {
-      const actions = planner.generate(parsed.request, notebookId);
-      answer = parsed.request.options?.stream
-        ? ndjsonAnswer(
-            actions.map(actionLine),
-            actions.map(() => lineDelay)
-          )
-        : jsonAnswer(200, { actions });
+    const answer = replay
+      ? replay.answer(route)
+      : replyAnswer(answerPlannerRequest(planner, parsed.parsed, notebookId));
+    if (!replay && route === 'planning' && pace > 0) {
+      answer.firstByteDelayMs += planningDelay(pace);
     }
     return applyFaults(answer, faults);
+  }
+
+  function replyAnswer(reply: PlannerReply): IAnswer {
+    if (reply.kind === 'json') {
+      return jsonAnswer(200, reply.body);
+    }
+    const delays =
+      pace > 0
+        ? paceDelays(reply.actions, pace)
+        : reply.actions.map(() => lineDelay);
+    return ndjsonAnswer(reply.actions.map(actionLine), delays);
   }
 
   async function handle(
@@ -289,17 +262,19 @@ export function startPlannerServer(
         kind: 'none'
       };
     }
-    const route = ROUTES[path];
+    const route = Object.prototype.hasOwnProperty.call(
+      PLANNER_ROUTES,
+      path.slice(1)
+    )
+      ? PLANNER_ROUTES[path.slice(1)]
+      : undefined;
     if (!route) {
-      return errorAnswer(
-        404,
-        `no such endpoint: ${path} (try POST /planning, POST /generating, GET /health)`
-      );
+      return errorAnswer(404, notFoundMessage(path));
     }
     if (!route.methods.includes(method)) {
       return errorAnswer(
         405,
-        `${method} is not allowed on ${path}; use ${route.methods.join(' or ')}`,
+        methodNotAllowedMessage(method, path, route.methods),
         {
           Allow: [...route.methods, 'OPTIONS'].join(', ')
         }

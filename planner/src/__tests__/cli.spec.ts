@@ -34,3 +34,13 @@ describe('planner command line: exposure', () => {
     expect(() => parseCli(['--cors-origin', '*'])).toThrow(UsageError);
   });
 });
+
+describe('planner command line: pace', () => {
+  it('runs at full speed unless --pace names a pace', () => {
+    expect(parseCli([]).server.paceMs).toBe(0);
+    expect(parseCli(['--pace', '250']).server.paceMs).toBe(250);
+    expect(() => parseCli(['--pace', 'slow'])).toThrow(
+      /--pace "slow": expected a number >= 0/
+    );
+  });
+});

@@ -3,14 +3,14 @@ import {
   normalizeGeneratingRequest,
   normalizePlanningRequest,
   PlanningRequest
-} from '../../../src/protocol';
+} from '../../protocol';
 import {
   ActionInput,
   PlanningAnswer,
   ReferencePlanner,
   SKIPPED_STEPS_VARIABLE
 } from '../planner';
-import { IObservationOptions, requestBody } from './helpers';
+import { IObservationOptions, requestBody } from './requests';
 
 function planning(options: IObservationOptions): PlanningRequest {
   const parsed = normalizePlanningRequest(requestBody(options));

@@ -12,7 +12,7 @@ import type {
   Observation,
   PlanningRequest,
   PlanningResponseSchema
-} from '../../src/protocol';
+} from '../protocol';
 import { APPROACHES, IApproach, ICodeContext } from './codegen';
 import type { Decision } from './decision';
 import {

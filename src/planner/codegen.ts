@@ -238,16 +238,43 @@ const IMPUTE: IApproach[] = [
 const DROP_IDS = (frame: string): string =>
   `id_columns = [column for column in ${frame}.columns if str(column).lower() in ("id", "index") or str(column).lower().endswith("_id")]`;
 
+/**
+ * Imports pyplot, or prints a note and leaves `plt` as None so the cell still produces its results.
+ * Figures get an explicit white face: JupyterLab's dark theme would otherwise show dark text on dark.
+ */
+const PLOT_SETUP = lines(
+  'try:',
+  '    import matplotlib.pyplot as plt',
+  'except ImportError:',
+  '    plt = None',
+  '    print("matplotlib is not installed, so this step draws no figure (pip install matplotlib).")',
+  'else:',
+  '    from matplotlib.ticker import EngFormatter',
+  '',
+  '    plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",',
+  '                         "text.color": "#222222", "axes.labelcolor": "#222222", "xtick.color": "#222222",',
+  '                         "ytick.color": "#222222", "axes.edgecolor": "#888888", "font.size": 9})'
+);
+
+/** Records a drawn figure, so the findings report can point at it. */
+const recordFigure = (key: string, caption: string): string =>
+  `    analysis_figures = {**globals().get("analysis_figures", {}), ${pyString(key)}: ${caption}}`;
+
 const DISTRIBUTIONS: IApproach[] = [
   {
     id: 'describe_numeric',
     summary:
-      'Describe every numeric column (quantiles, skew), list the top categories, and plot histograms when matplotlib is available.',
+      'Describe every numeric column (quantiles, skew), list the top categories, and plot the distributions of the target and the key columns (Figure 1).',
     addresses: [],
-    code: ({ frame }) =>
+    code: ({ frame, target }) =>
       lines(
+        'import math',
+        '',
         'import pandas as pd',
         '',
+        PLOT_SETUP,
+        '',
+        `TARGET = ${pyString(target ?? '')}`,
         DROP_IDS(frame),
         `numeric_frame = ${frame}.select_dtypes(include="number").drop(columns=id_columns)`,
         'numeric_summary = numeric_frame.describe().T',
@@ -259,14 +286,31 @@ const DISTRIBUTIONS: IApproach[] = [
           `${frame}[column].value_counts().head(5).items())`,
         '    for column in categorical_columns',
         '))',
-        'try:',
-        '    import matplotlib.pyplot as plt',
-        'except ImportError:',
-        '    plt = None',
-        'if plt is not None:',
-        '    numeric_frame.hist(figsize=(14, 10), bins=30)',
-        '    plt.tight_layout()',
+        '# The target first, then the columns most related to it (or the most spread out ones without a target).',
+        'if TARGET in numeric_frame.columns:',
+        '    ranked = numeric_frame.corr()[TARGET].drop(TARGET).abs().sort_values(ascending=False).index',
+        '    plot_columns = [TARGET, *ranked[:7]]',
+        'else:',
+        '    plot_columns = list((numeric_frame.std() / numeric_frame.mean().abs().clip(lower=1e-9)).sort_values(ascending=False).index[:8])',
+        'if plt is not None and plot_columns:',
+        '    grid_columns = min(4, len(plot_columns))',
+        '    grid_rows = math.ceil(len(plot_columns) / grid_columns)',
+        '    fig, axes = plt.subplots(grid_rows, grid_columns, figsize=(3.6 * grid_columns, 2.8 * grid_rows), squeeze=False)',
+        '    for ax, column in zip(axes.flat, plot_columns):',
+        '        color = "#dd8452" if column == TARGET else "#4c72b0"',
+        '        ax.hist(numeric_frame[column].dropna(), bins=30, color=color, edgecolor="white")',
+        '        ax.set_title(f"{column} (skew {numeric_frame[column].skew():+.1f})")',
+        '        if numeric_frame[column].abs().max() >= 10_000:',
+        '            ax.xaxis.set_major_formatter(EngFormatter())',
+        '    for ax in axes.flat[len(plot_columns):]:',
+        '        ax.set_visible(False)',
+        '    fig.suptitle("Figure 1. Distributions of " + (f"{TARGET} (orange) and the columns most correlated with it" if TARGET in plot_columns else "the most spread-out numeric columns"))',
+        '    fig.tight_layout()',
         '    plt.show()',
+        recordFigure(
+          'distributions',
+          '"Figure 1: distributions of " + ", ".join(map(str, plot_columns))'
+        ),
         'numeric_summary'
       )
   },
@@ -292,18 +336,44 @@ const CORRELATIONS: IApproach[] = [
   {
     id: 'corr_numeric_only',
     summary:
-      'Pearson correlations between numeric columns (`numeric_only=True`), strongest pairs first.',
+      'Pearson correlations between numeric columns (`numeric_only=True`), strongest pairs first, drawn as a heatmap (Figure 2).',
     addresses: [],
-    code: ({ frame }) =>
+    code: ({ frame, target }) =>
       lines(
         'import numpy as np',
         '',
+        PLOT_SETUP,
+        '',
+        `TARGET = ${pyString(target ?? '')}`,
         DROP_IDS(frame),
         `correlations = ${frame}.drop(columns=id_columns).corr(numeric_only=True)`,
         'upper = correlations.where(np.triu(np.ones(correlations.shape, dtype=bool), k=1))',
         'strongest_pairs = upper.stack().sort_values(key=abs, ascending=False).head(10)',
         'print("Strongest correlations:")',
         'print(strongest_pairs.round(3).to_string())',
+        '# At most 12 columns keep the heatmap readable: those closest to the target, else the most correlated overall.',
+        'if TARGET in correlations.columns:',
+        '    heat_columns = [TARGET, *correlations[TARGET].drop(TARGET).abs().sort_values(ascending=False).index[:11]]',
+        'else:',
+        '    heat_columns = list(correlations.abs().mean().sort_values(ascending=False).index[:12])',
+        'shown = correlations.loc[heat_columns, heat_columns]',
+        'if plt is not None and len(heat_columns) > 1:',
+        '    fig, ax = plt.subplots(figsize=(1.0 + 0.62 * len(heat_columns), 0.6 + 0.55 * len(heat_columns)))',
+        '    image = ax.imshow(shown.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1)',
+        '    ax.set_xticks(range(len(heat_columns)), [str(c) for c in heat_columns], rotation=45, ha="right")',
+        '    ax.set_yticks(range(len(heat_columns)), [str(c) for c in heat_columns])',
+        '    for row in range(len(heat_columns)):',
+        '        for col in range(len(heat_columns)):',
+        '            value = shown.iat[row, col]',
+        '            ax.text(col, row, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if abs(value) > 0.6 else "#222222")',
+        '    fig.colorbar(image, ax=ax, shrink=0.8, label="Pearson r")',
+        '    ax.set_title("Figure 2. Correlations between numeric columns")',
+        '    fig.tight_layout()',
+        '    plt.show()',
+        recordFigure(
+          'correlations',
+          'f"Figure 2: correlation heatmap of {len(heat_columns)} numeric columns"'
+        ),
         'correlations.round(2)'
       )
   },
@@ -344,11 +414,13 @@ const TARGET_DRIVERS: IApproach[] = [
   {
     id: 'target_corr_and_group_means',
     summary:
-      'Correlate each numeric column with the target and compare the target mean across the levels of each categorical column.',
+      'Correlate each numeric column with the target, compare the target mean across the levels of each categorical column, and plot the target against its strongest drivers (Figure 3).',
     addresses: [],
     code: ({ frame, target }) =>
       lines(
         'import pandas as pd',
+        '',
+        PLOT_SETUP,
         '',
         `TARGET = ${pyString(target ?? '')}`,
         `if TARGET not in ${frame}.columns:`,
@@ -374,7 +446,36 @@ const TARGET_DRIVERS: IApproach[] = [
         'print(f"Numeric columns most correlated with {TARGET}:")',
         'print(target_correlations.head(8).round(3).to_string())',
         'print(f"\\nCategorical columns with the largest spread of mean {TARGET}:")',
-        'print(category_effects.head(8).to_string())'
+        'print(category_effects.head(8).to_string())',
+        'drivers = list(target_correlations.index[:3])',
+        'top_category = category_effects.index[0] if len(category_effects) else None',
+        'panels = len(drivers) + (top_category is not None)',
+        'if plt is not None and panels:',
+        '    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.8), squeeze=False)',
+        '    for ax, column in zip(axes[0], drivers):',
+        `        ax.scatter(${frame}[column], ${frame}[TARGET], s=8, alpha=0.5, color="#4c72b0")`,
+        '        ax.set_xlabel(str(column))',
+        '        ax.set_ylabel(TARGET)',
+        '        ax.set_title(f"{column}: r = {target_correlations[column]:+.2f}")',
+        `    if ${frame}[TARGET].abs().max() >= 10_000:`,
+        '        for ax in axes[0]:',
+        '            ax.yaxis.set_major_formatter(EngFormatter())',
+        '    if top_category is not None:',
+        `        groups = ${frame}[[top_category, TARGET]].dropna().groupby(top_category)[TARGET]`,
+        '        levels = groups.median().sort_values().index',
+        '        ax = axes[0][-1]',
+        '        ax.boxplot([groups.get_group(level) for level in levels], showfliers=False)',
+        '        ax.set_xticks(range(1, len(levels) + 1), [str(level) for level in levels], rotation=45, ha="right")',
+        '        ax.set_xlabel(top_category)',
+        '        ax.set_ylabel(TARGET)',
+        '        ax.set_title(f"{TARGET} by {top_category}")',
+        '    fig.suptitle(f"Figure 3. {TARGET} against its strongest drivers")',
+        '    fig.tight_layout()',
+        '    plt.show()',
+        recordFigure(
+          'drivers',
+          'f"Figure 3: {TARGET} against " + ", ".join(map(str, drivers + ([top_category] if top_category is not None else [])))'
+        )
       )
   },
   {
@@ -416,6 +517,8 @@ const FINDINGS: IApproach[] = [
         '',
         'def build_findings_report(data):',
         '    results = globals()',
+        '    figures = results.get("analysis_figures") or {}',
+        '    see = lambda key, number: f" (Figure {number})" if key in figures else ""',
         '    report = ["## Findings", "", f"**Task:** {TASK}", "", f"- The analysed data has {data.shape[0]} rows and {data.shape[1]} columns."]',
         '    missing = results.get("missing_summary") or {}',
         '    if missing:',
@@ -426,19 +529,21 @@ const FINDINGS: IApproach[] = [
         '        report.append(f"- Cleaning touched {len(log)} columns (see `imputation_log`).")',
         '    drivers = results.get("target_correlations")',
         '    if TARGET and drivers is not None and len(drivers):',
-        '        report.append(f"- Numeric drivers of {TARGET} (Pearson r): " + ", ".join(f"{name} ({value:+.2f})" for name, value in drivers.head(5).items()) + ".")',
+        '        report.append(f"- Numeric drivers of {TARGET} (Pearson r): " + ", ".join(f"{name} ({value:+.2f})" for name, value in drivers.head(5).items()) + see("drivers", 3) + ".")',
         '    effects = results.get("category_effects")',
         '    if TARGET and effects is not None and len(effects):',
-        '        report.append(f"- Categories that move the mean {TARGET} most: " + ", ".join(f"{name} (spread {value:,.0f})" for name, value in effects.head(3).items()) + ".")',
+        '        report.append(f"- Categories that move the mean {TARGET} most: " + ", ".join(f"{name} (spread {value:,.0f})" for name, value in effects.head(3).items()) + see("drivers", 3) + ".")',
         '    matrix = results.get("correlations")',
         '    if matrix is not None and matrix.shape[0] > 1:',
         '        lower = pd.DataFrame(np.tril(np.ones(matrix.shape, dtype=bool)), index=matrix.index, columns=matrix.columns)',
         '        pairs = matrix.where(~lower).stack().sort_values(key=abs, ascending=False).head(3)',
-        '        report.append("- Strongest pairwise correlations: " + ", ".join(f"{a} / {b} ({value:+.2f})" for (a, b), value in pairs.items()) + ".")',
+        '        report.append("- Strongest pairwise correlations: " + ", ".join(f"{a} / {b} ({value:+.2f})" for (a, b), value in pairs.items()) + see("correlations", 2) + ".")',
         '    summary = results.get("numeric_summary")',
         '    if summary is not None and "skew" in summary.columns:',
         '        skewed = summary["skew"].abs().sort_values(ascending=False).head(3)',
-        '        report.append("- Most skewed numeric columns: " + ", ".join(f"{name} (skew {summary.loc[name, \'skew\']:+.1f})" for name in skewed.index) + ".")',
+        '        report.append("- Most skewed numeric columns: " + ", ".join(f"{name} (skew {summary.loc[name, \'skew\']:+.1f})" for name in skewed.index) + see("distributions", 1) + ".")',
+        '    if figures:',
+        '        report += ["", "### Figures", "", *(f"- {caption} (above, in its step)." for caption in figures.values())]',
         '    return "\\n".join(report)',
         '',
         '',

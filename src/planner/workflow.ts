@@ -5,10 +5,7 @@
  */
 import type { z } from 'zod';
 
-import type {
-  WorkflowStepSchema,
-  WorkflowTemplateSchema
-} from '../../src/protocol';
+import type { WorkflowStepSchema, WorkflowTemplateSchema } from '../protocol';
 
 export type StepInput = z.input<typeof WorkflowStepSchema>;
 export type TemplateInput = z.input<typeof WorkflowTemplateSchema>;

@@ -2,7 +2,7 @@
  * What the planner reads from an observation. Everything here works on whatever part of the
  * observation the client sent, so a filtered /generating payload and a resumed run both make sense.
  */
-import type { BehaviorFeedback, Observation } from '../../src/protocol';
+import type { BehaviorFeedback, Observation } from '../protocol';
 
 export function variablesOf(observation: Observation): Record<string, unknown> {
   return observation.context?.variables ?? {};
