@@ -340,7 +340,10 @@ export function finishBehavior(core: RunCore, note?: string): BehaviorFeedback {
   const { state } = core;
   const behavior = openBehavior(core);
   state.progress.completeBehavior(state.presentVariables(), note);
-  const timing = state.timings.find(t => t.behaviorId === behavior.id);
+  // A planner may give two behaviors the same id: the open timing is the latest.
+  const timing = [...state.timings]
+    .reverse()
+    .find(t => t.behaviorId === behavior.id);
   if (timing && timing.endedAt === null) {
     const end = core.now();
     timing.endedAt = end.toISOString();

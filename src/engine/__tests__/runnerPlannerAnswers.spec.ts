@@ -72,6 +72,22 @@ describe('WorkflowRunner and what planning answers and streams carry', () => {
     ]);
   });
 
+  it('times each behavior even when the planner gives two the same id', async () => {
+    const s = setup({
+      planning: [
+        withTemplate(false, ONE_STEP, { behavior: { id: 'same' } }),
+        plan(false, { behavior: { id: 'same' } }),
+        plan(true)
+      ],
+      generating: [[text('a')], [text('b')]]
+    });
+    await s.runner.start({ task: 't' });
+    expect(s.runner.snapshot.timings.map(t => t.endedAt !== null)).toEqual([
+      true,
+      true
+    ]);
+  });
+
   it('shows a line without action but never sends it back as an effect', async () => {
     const s = setup({
       planning: [withTemplate(false), plan(true)],
