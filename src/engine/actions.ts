@@ -2,7 +2,8 @@
  * The built-in action handlers (ACTION_PROTOCOL.md, spec README items 4 and 5).
  */
 import type { ExecAction, IsThinkingAction } from '../protocol';
-import type { CellRole, IExecResult } from './driver';
+import type { CellMap, IOpenThinking } from './cells';
+import type { CellRole, IExecResult, INotebookDriver } from './driver';
 import { processOutput } from './effects';
 import type {
   ActionRegistry,
@@ -32,13 +33,17 @@ function brief(text: string, max = 80): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-function thinkingSource(action: IsThinkingAction): string {
-  const title =
+function thinkingTitle(action: IsThinkingAction): string {
+  return (
     action.custom_text ??
     (action.agent_name
       ? `🤔 ${action.agent_name} is thinking…`
-      : '🤔 Thinking…');
-  const parts = [title];
+      : '🤔 Thinking…')
+  );
+}
+
+function thinkingBody(action: IsThinkingAction): string {
+  const parts: string[] = [];
   if (action.thinking_text) {
     parts.push(action.thinking_text);
   }
@@ -46,6 +51,46 @@ function thinkingSource(action: IsThinkingAction): string {
     parts.push(piece);
   }
   return parts.join('\n\n');
+}
+
+/**
+ * The closed form of a thinking cell: one "💭 Thought for N s" line, with the thinking text (if any)
+ * folded under it, so no finished notebook keeps a live "is thinking…" title.
+ */
+export function closedThinkingSource(
+  thinking: IOpenThinking,
+  seconds: number | null
+): string {
+  const who = thinking.agentName ? `${thinking.agentName} thought` : 'Thought';
+  const line = `💭 ${who}${seconds === null ? '' : ` for ${seconds} s`}`;
+  return thinking.body
+    ? `<details><summary>${line}</summary>\n\n${thinking.body}\n\n</details>`
+    : line;
+}
+
+/** Closes the open thinking cell, if any (`finish_thinking`, or the end of a behavior or run). */
+export async function closeThinkingCell(
+  driver: INotebookDriver,
+  cells: CellMap,
+  now: Date
+): Promise<void> {
+  const thinking = cells.openThinking;
+  if (!thinking) {
+    return;
+  }
+  cells.openThinking = null;
+  const started = thinking.startedAt ? Date.parse(thinking.startedAt) : NaN;
+  const seconds = Number.isNaN(started)
+    ? null
+    : Math.max(0, Math.round((now.getTime() - started) / 1000));
+  await driver.updateCell(
+    thinking.cellId,
+    closedThinkingSource(thinking, seconds),
+    {
+      finished_thinking: true,
+      ...(seconds === null ? {} : { thinking_seconds: seconds })
+    }
+  );
 }
 
 /** The effect text of an exec, or null when there is nothing to tell the planner. */
@@ -176,9 +221,14 @@ export function registerBuiltinActions(
     }),
     registry.register('exec', execHandler),
     registry.register('is_thinking', async (action, context) => {
+      // One live thinking cell at a time: an earlier one still open is closed first.
+      await closeThinkingCell(context.driver, context.cells, context.now());
+      const body = thinkingBody(action);
       const cellId = await context.run.addCell({
         kind: 'markdown',
-        source: thinkingSource(action),
+        source: body
+          ? `${thinkingTitle(action)}\n\n${body}`
+          : thinkingTitle(action),
         role: 'thinking',
         metadata: {
           thinking: true,
@@ -186,18 +236,52 @@ export function registerBuiltinActions(
           ...(action.agent_name ? { agent_name: action.agent_name } : {})
         }
       });
-      context.cells.openThinkingCellId = cellId;
+      context.cells.openThinking = {
+        cellId,
+        startedAt: context.now().toISOString(),
+        agentName: action.agent_name ?? null,
+        body
+      };
       return { ok: true, summary: 'thinking' };
     }),
     registry.register('finish_thinking', async (action, context) => {
-      const cellId = context.cells.openThinkingCellId;
-      if (cellId) {
-        await context.driver.updateCell(cellId, null, {
-          finished_thinking: true
-        });
-        context.cells.openThinkingCellId = null;
-      }
+      await closeThinkingCell(context.driver, context.cells, context.now());
       return { ok: true, summary: 'finished thinking' };
+    }),
+    registry.register('set_effect_as_thinking', async (action, context) => {
+      const cellId = context.cells.lastAddedCellId;
+      const text = action.thinking_text ?? '';
+      const marked =
+        cellId !== null &&
+        (await context.driver.updateCell(cellId, null, {
+          finished_thinking: true,
+          thinkingText: text
+        }));
+      if (!marked) {
+        // Cosmetic: a visible warning, but nothing the planner has to read.
+        context.run.warn(
+          'set_effect_as_thinking: there is no code cell to mark; ignored.'
+        );
+      }
+      return {
+        ok: true,
+        summary: marked
+          ? `output of ${cellId} marked as thinking`
+          : 'set_effect_as_thinking: no code cell'
+      };
+    }),
+    registry.register('update_last_text', async (action, context) => {
+      const cellId = context.cells.lastTextCellId;
+      if (cellId && (await context.driver.updateCell(cellId, action.text))) {
+        return { ok: true, summary: `text replaced: ${brief(action.text)}` };
+      }
+      // No text cell of this run to replace (yet, or any more): the text is shown as a new one.
+      await context.run.addCell({
+        kind: 'markdown',
+        source: action.text,
+        role: 'content'
+      });
+      return { ok: true, summary: `text added: ${brief(action.text)}` };
     }),
     registry.register('new_chapter', headingHandler(2, 'chapter')),
     registry.register('new_section', headingHandler(3, 'section')),

@@ -93,7 +93,17 @@ export async function runBehavior(
           break;
         }
         if (event.kind === 'action') {
-          queue.push(event);
+          if (event.typeOnly && !core.registry.has(event.action.action)) {
+            core.warn(
+              `ignored line without action ('${event.action.action}' has no handler): ${event.line.slice(0, 200)}`,
+              'planner'
+            );
+          } else {
+            queue.push(event);
+          }
+        } else if (event.kind === 'notice') {
+          // Shown and logged only: a heartbeat must not push real outputs out of the planner's view.
+          core.warn(event.message, 'planner');
         } else {
           core.warn(event.message, 'planner');
           core.addEffect(`⚠️ WARN: ${event.message}`);
@@ -133,6 +143,8 @@ export async function runBehavior(
     await control.waitWake();
   }
   await reader;
+  // A stream that ends without `finish_thinking` leaves no live thinking cell behind.
+  await core.closeThinking();
   if (failure === null) {
     return null;
   }
@@ -273,6 +285,7 @@ function actionContext(
     cells: state.cells,
     effects: { add: text => core.addEffect(text) },
     signal: control.signal,
+    now: core.now,
     run: {
       addCell: cell => addCell(core, cell, provenance),
       updateWorkflow: template => proposeWorkflow(core, template),
@@ -312,13 +325,12 @@ async function addCell(
     provenance: cellProvenance,
     metadata: cell.metadata
   });
-  core.state.cells.cellAdded(cellId, cell.kind, cell.storeId);
+  core.state.cells.cellAdded(cellId, cell.kind, cell.storeId, cell.role);
   core.events.cellAdded({
     cellId,
     kind: cell.kind,
     role: cell.role,
-    provenance: cellProvenance,
-    follow: core.settings().followNewCells
+    provenance: cellProvenance
   });
   return cellId;
 }
@@ -328,7 +340,10 @@ export function finishBehavior(core: RunCore, note?: string): BehaviorFeedback {
   const { state } = core;
   const behavior = openBehavior(core);
   state.progress.completeBehavior(state.presentVariables(), note);
-  const timing = state.timings.find(t => t.behaviorId === behavior.id);
+  // A planner may give two behaviors the same id: the open timing is the latest.
+  const timing = [...state.timings]
+    .reverse()
+    .find(t => t.behaviorId === behavior.id);
   if (timing && timing.endedAt === null) {
     const end = core.now();
     timing.endedAt = end.toISOString();

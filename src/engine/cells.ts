@@ -3,11 +3,25 @@
  * `exec`; `codecell_id` may be a `store_id`, a real cell id, or `lastAddedCellId`.
  */
 import { LAST_ADDED_CELL_ID } from '../protocol';
+import type { CellRole } from './driver';
+
+/** The thinking cell `finish_thinking` will close, and what its closed form needs. */
+export interface IOpenThinking {
+  cellId: string;
+  /** ISO 8601; null when unknown (a run saved by an older version). */
+  startedAt: string | null;
+  agentName: string | null;
+  /** The text below the live title line ("🤔 … is thinking…"). */
+  body: string;
+}
 
 export interface ICellMapState {
   storeIds: Record<string, string>;
   lastAddedCellId: string | null;
   openThinkingCellId: string | null;
+  /** Absent in runs saved by older versions. */
+  openThinking?: IOpenThinking | null;
+  lastTextCellId?: string | null;
 }
 
 export type CellResolution =
@@ -24,21 +38,37 @@ export class CellMap {
     return this._lastAddedCellId;
   }
 
+  /** The most recently added text cell (markdown made by `add`): what `update_last_text` replaces. */
+  get lastTextCellId(): string | null {
+    return this._lastTextCellId;
+  }
+
   /** The thinking cell `finish_thinking` will close. */
   get openThinkingCellId(): string | null {
-    return this._openThinkingCellId;
+    return this._openThinking?.cellId ?? null;
   }
 
-  set openThinkingCellId(cellId: string | null) {
-    this._openThinkingCellId = cellId;
+  get openThinking(): IOpenThinking | null {
+    return this._openThinking ? { ...this._openThinking } : null;
   }
 
-  cellAdded(cellId: string, kind: 'code' | 'markdown', storeId?: string): void {
+  set openThinking(thinking: IOpenThinking | null) {
+    this._openThinking = thinking ? { ...thinking } : null;
+  }
+
+  cellAdded(
+    cellId: string,
+    kind: 'code' | 'markdown',
+    storeId?: string,
+    role?: CellRole
+  ): void {
     if (storeId) {
       this._storeIds.set(storeId, cellId);
     }
     if (kind === 'code') {
       this._lastAddedCellId = cellId;
+    } else if (role === 'content') {
+      this._lastTextCellId = cellId;
     }
   }
 
@@ -64,23 +94,36 @@ export class CellMap {
     return {
       storeIds: Object.fromEntries(this._storeIds),
       lastAddedCellId: this._lastAddedCellId,
-      openThinkingCellId: this._openThinkingCellId
+      openThinkingCellId: this.openThinkingCellId,
+      openThinking: this.openThinking,
+      lastTextCellId: this._lastTextCellId
     };
   }
 
   restore(state: ICellMapState): void {
     this._storeIds = new Map(Object.entries(state.storeIds));
     this._lastAddedCellId = state.lastAddedCellId;
-    this._openThinkingCellId = state.openThinkingCellId;
+    this._lastTextCellId = state.lastTextCellId ?? null;
+    const legacy = state.openThinkingCellId
+      ? {
+          cellId: state.openThinkingCellId,
+          startedAt: null,
+          agentName: null,
+          body: ''
+        }
+      : null;
+    this.openThinking = state.openThinking ?? legacy;
   }
 
   clear(): void {
     this._storeIds.clear();
     this._lastAddedCellId = null;
-    this._openThinkingCellId = null;
+    this._lastTextCellId = null;
+    this._openThinking = null;
   }
 
   private _storeIds = new Map<string, string>();
   private _lastAddedCellId: string | null = null;
-  private _openThinkingCellId: string | null = null;
+  private _lastTextCellId: string | null = null;
+  private _openThinking: IOpenThinking | null = null;
 }

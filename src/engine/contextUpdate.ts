@@ -65,13 +65,17 @@ export async function applyPlanning(
     if (progressUpdate.focus !== undefined) {
       progress.setFocus(progressUpdate.level, progressUpdate.focus);
     }
-    const expected = progressUpdate.current_outputs?.expected;
+    const outputs = progressUpdate.current_outputs;
+    const expected = outputs?.expected;
     if (expected && expected.length > 0) {
       if (progressUpdate.level === 'behaviors') {
         progress.planBehaviorOutputs(expected);
       } else {
         progress.setExpected(progressUpdate.level, expected);
       }
+    }
+    if (outputs) {
+      progress.replaceOutputs(progressUpdate.level, outputs);
     }
   }
   if (update?.effects_update) {
@@ -94,6 +98,7 @@ export async function applyPlanning(
   if (response.behavior?.target) {
     progress.setBehaviorGoal(response.behavior.target);
   }
+  progress.planBehaviorId(response.behavior?.id || null);
   state.filter = response.context_filter ?? null;
   const expected = state.filter?.outputs_tracking?.expected_variables;
   if (expected) {
@@ -177,7 +182,7 @@ function adoptTemplate(core: RunCore, template: WorkflowTemplate): void {
   const first = template.stages[0];
   // A run in no stage, or in one the new template does not have, goes on at the template's start.
   if (first && !progress.findStage(progress.currentStageId)) {
-    progress.adoptLocation(first.id, first.steps[0]?.id ?? null);
+    progress.adoptLocation(first.id, progress.firstOpenStep(first)?.id ?? null);
   }
 }
 
@@ -191,13 +196,14 @@ export async function replaceStageSteps(
   fsm.dispatch('UPDATE_STEP');
   const applied = id !== null && progress.replaceStageSteps(id, steps);
   fsm.dispatch(applied ? 'UPDATE_STEP_CONFIRMED' : 'UPDATE_STEP_REJECTED');
+  const first = progress.firstOpenStep(progress.findStage(id));
   if (
     applied &&
     id === progress.currentStageId &&
     progress.currentStepId === null &&
-    steps[0]
+    first
   ) {
-    progress.adoptLocation(id, steps[0].id);
+    progress.adoptLocation(id, first.id);
   }
   core.emitProgress();
   return applied;
@@ -250,7 +256,10 @@ export function transitionTarget(
       ? { stageId: stage.id, stepId: named.id }
       : null;
   }
-  return { stageId: stage.id, stepId: named?.id ?? stage.steps[0]?.id ?? null };
+  return {
+    stageId: stage.id,
+    stepId: named?.id ?? progress.firstOpenStep(stage)?.id ?? null
+  };
 }
 
 /** A problem in a /planning answer: a visible warning, and an effect the planner reads. */

@@ -35,6 +35,8 @@ interface IBehaviorLevelState extends ILevelState {
   actionsTaken: string[];
   /** Expected names announced by the last plan (`outputs_tracking`) for the next behavior. */
   nextExpected: string[];
+  /** The id the last plan gave the next behavior (`behavior.id`); absent in older saved runs. */
+  nextId?: string | null;
 }
 
 /** The serialized form, saved in the notebook metadata. */
@@ -98,6 +100,11 @@ export function behaviorIdFor(iteration: number): string {
 
 export function artifactId(base: string, version: string): string {
   return `${base}@${version}`;
+}
+
+/** `update_stage_steps` may mark steps the server already did. */
+function isDone(step: WorkflowStep): boolean {
+  return step.status === 'completed';
 }
 
 function itemGoal(item: WorkflowStage | WorkflowStep | null): string | null {
@@ -177,9 +184,32 @@ export class WorkflowProgress {
     this._level(level).outputs.expected = [...expected];
   }
 
+  /**
+   * `progress_update.current_outputs` `produced` / `in_progress`: a non-empty list of the planner's
+   * tracking replaces the client's list of that level (for `behaviors`, the last behavior's). An empty
+   * one is what an absent one normalises to, so it changes nothing, like `expected`.
+   */
+  replaceOutputs(
+    level: ProgressLevelName,
+    lists: { produced: readonly string[]; in_progress: readonly string[] }
+  ): void {
+    const outputs = this._level(level).outputs;
+    if (lists.produced.length > 0) {
+      outputs.produced = [...lists.produced];
+    }
+    if (lists.in_progress.length > 0) {
+      outputs.in_progress = [...lists.in_progress];
+    }
+  }
+
   /** `outputs_tracking.expected_variables`: what the next behavior is expected to produce. */
   planBehaviorOutputs(expected: readonly string[]): void {
     this._state.behaviors.nextExpected = [...expected];
+  }
+
+  /** The planner's id for the next behavior (`behavior.id` of a planning answer). */
+  planBehaviorId(id: string | null): void {
+    this._state.behaviors.nextId = id;
   }
 
   setBehaviorGoal(goal: string | null): void {
@@ -225,11 +255,15 @@ export class WorkflowProgress {
     this._refreshExpectedFromTemplate();
   }
 
-  /** A new behavior of the current step; returns its id (`behavior_001`, ...). */
+  /**
+   * A new behavior of the current step; returns its id: the one the last plan gave it, else
+   * `behavior_001`, ... The iteration counts behaviors of the step either way.
+   */
   startBehavior(): string {
     const behaviors = this._state.behaviors;
     behaviors.iteration += 1;
-    behaviors.current = behaviorIdFor(behaviors.iteration);
+    behaviors.current = behaviors.nextId || behaviorIdFor(behaviors.iteration);
+    behaviors.nextId = null;
     behaviors.outputs = {
       expected: [...behaviors.nextExpected],
       produced: [],
@@ -330,7 +364,10 @@ export class WorkflowProgress {
     return clone(item);
   }
 
-  /** The step after the current one in the current stage, or the first one not completed. */
+  /**
+   * The step after the current one in the current stage, or the first one not completed. A step the
+   * plan marks `status: "completed"` is never run again.
+   */
   nextStep(): WorkflowStep | null {
     const stage = this.currentStage;
     if (!stage) {
@@ -341,7 +378,12 @@ export class WorkflowProgress {
       s => s.id === this._state.steps.current
     );
     const candidates = index >= 0 ? stage.steps.slice(index + 1) : stage.steps;
-    return candidates.find(s => !done.has(s.id)) ?? null;
+    return candidates.find(s => !done.has(s.id) && !isDone(s)) ?? null;
+  }
+
+  /** Where a stage starts: its first step the plan does not mark completed. */
+  firstOpenStep(stage: WorkflowStage | null): WorkflowStep | null {
+    return stage?.steps.find(s => !isDone(s)) ?? null;
   }
 
   nextStage(): WorkflowStage | null {
@@ -494,7 +536,8 @@ export class WorkflowProgress {
           name: step.name,
           status:
             stageStatus === 'completed' ||
-            (stage.id === currentStage && doneSteps.has(step.id))
+            (stage.id === currentStage &&
+              (doneSteps.has(step.id) || isDone(step)))
               ? 'completed'
               : stage.id === currentStage && step.id === currentStep
                 ? 'current'

@@ -64,6 +64,8 @@ export interface IActionContext {
   readonly effects: { add(text: string): void };
   /** Aborted when the run is stopped. */
   readonly signal: AbortSignal;
+  /** The run's clock. */
+  readonly now: () => Date;
   readonly run: IRunControl;
 }
 

@@ -20,7 +20,12 @@ export function observationOf(core: RunCore): Observation {
   const { state } = core;
   return buildObservation({
     progress: state.progress,
-    variables: { ...state.contextVariables, ...state.kernelVariables },
+    // A kernel variable of the same name never hides the task.
+    variables: {
+      ...state.contextVariables,
+      ...state.kernelVariables,
+      ...state.taskVariables()
+    },
     effects: state.effects.toJSON(),
     notebook: core.driver.notebookSummary(),
     fsm: state.fsm.toContext(),

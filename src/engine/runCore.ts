@@ -2,6 +2,7 @@
  * What the parts of the run loop share: the run's state, its controls and services, and the runner's
  * signals as plain calls. The runner makes one; `behaviorRun`, `contextUpdate` and `requests` use it.
  */
+import { closeThinkingCell } from './actions';
 import { closeInterruptedBehavior } from './behaviorRun';
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
@@ -135,6 +136,21 @@ export class RunCore {
     }
   }
 
+  /** Closes the open thinking cell, if any; a failure is a warning, never the end of the run. */
+  async closeThinking(): Promise<void> {
+    if (!this.state.cells.openThinkingCellId) {
+      return;
+    }
+    try {
+      await closeThinkingCell(this.driver, this.state.cells, this.now());
+    } catch (error) {
+      this.warn(
+        `The thinking cell could not be closed: ${errorMessage(error)}`,
+        'driver'
+      );
+    }
+  }
+
   /** Records the planner's dialect once it is known (in the state, the snapshot and the trace). */
   observeDialect(): void {
     const dialect = this.client.dialect ?? null;
@@ -185,6 +201,7 @@ export class RunCore {
   /** Leaves a consistent, saved, resumable state: the current step is planned again on resume. */
   async settle(finished: IRunFinished): Promise<IRunFinished> {
     const state = this.state;
+    await this.closeThinking();
     if (state.behavior) {
       closeInterruptedBehavior(
         this,
@@ -205,6 +222,7 @@ export class RunCore {
   }
 
   async fail(error: IRunError): Promise<IRunFinished> {
+    await this.closeThinking();
     this.state.error = error;
     if (this.state.fsm.can('FAIL')) {
       this.state.fsm.dispatch('FAIL');
@@ -215,6 +233,7 @@ export class RunCore {
   }
 
   async complete(): Promise<IRunFinished> {
+    await this.closeThinking();
     await this.saveState();
     return {
       reason: 'completed',

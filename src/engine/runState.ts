@@ -18,6 +18,16 @@ import type { IBehaviorTiming, IRunError, IStartOptions } from './types';
 
 export type Phase = 'plan' | 'generate' | 'done';
 
+/**
+ * The run variables the user's task sets: every request's `context.variables` keeps them, whatever the
+ * kernel holds or the context filter names (docs/protocol.md#observation).
+ */
+export const TASK_VARIABLES = [
+  'problem_description',
+  'csv_file_path',
+  'data_files'
+] as const;
+
 export interface IOpenBehavior {
   id: string;
   executed: number;
@@ -226,6 +236,17 @@ export class RunState {
       saved.plannerDialect = this.plannerDialect;
     }
     return saved;
+  }
+
+  /** The task's variables as the run holds them (the planner may have updated them). */
+  taskVariables(): Record<string, unknown> {
+    const task: Record<string, unknown> = {};
+    for (const name of TASK_VARIABLES) {
+      if (name in this.contextVariables) {
+        task[name] = this.contextVariables[name];
+      }
+    }
+    return task;
   }
 
   /** The kernel variables' names, for outputs tracking. */

@@ -8,6 +8,7 @@
  * /planning is asked again with `behavior_feedback`. The server decides whether more behaviors follow.
  */
 import { ISignal, Signal } from '@lumino/signaling';
+import { PlannerError } from '../protocol';
 import type { PlanningResponse, WorkflowTemplate } from '../protocol';
 import { registerBuiltinActions } from './actions';
 import {
@@ -375,6 +376,15 @@ export class WorkflowRunner implements IWorkflowRunner {
       this._core.observeDialect();
       state.planningFailures++;
       const message = `/planning failed: ${errorMessage(error)}`;
+      // An answer the service rejects as out of place would be just as wrong blind: the user decides.
+      if (error instanceof PlannerError && error.kind === 'invalid') {
+        state.retry = { endpoint: 'planning', body };
+        return this._core.fail({
+          endpoint: 'planning',
+          message,
+          retryable: true
+        });
+      }
       if (state.planningFailures >= MAX_PLANNING_FAILURES) {
         state.retry = { endpoint: 'planning', body };
         return this._core.fail({
@@ -510,7 +520,9 @@ export class WorkflowRunner implements IWorkflowRunner {
     fsm.dispatch('NEXT_STAGE');
     progress.startStage(stageId);
     fsm.dispatch('START_STEP');
-    progress.startStep(stepId ?? progress.currentStage?.steps[0]?.id ?? null);
+    progress.startStep(
+      stepId ?? progress.firstOpenStep(progress.currentStage)?.id ?? null
+    );
     this._state.phase = this._stepStartPhase();
   }
 

@@ -118,8 +118,6 @@ export interface ICellAdded {
   kind: 'markdown' | 'code';
   role: CellRole;
   provenance: ICellProvenance;
-  /** The `followNewCells` setting when the cell was added: views scroll to it when true. */
-  follow: boolean;
 }
 
 export interface IActionApplied {

@@ -19,8 +19,19 @@ export type GeneratingEvent =
       action: Action | UnknownAction;
       index: number;
       line: string;
+      /**
+       * The line named a type that is not built in under `type` only: a registered handler claims it,
+       * otherwise the engine treats it as a line without action.
+       */
+      typeOnly?: boolean;
     }
-  | { kind: 'warning'; message: string; line?: string };
+  /** Shown to the user and sent to the planner as an effect. */
+  | { kind: 'warning'; message: string; line?: string }
+  /** Shown to the user and logged, never an effect (docs/protocol.md#generating-answer). */
+  | { kind: 'notice'; message: string; line?: string };
+
+/** Why `actionsInMessage` found no action in a message that is not an error. */
+export const IGNORED_WITHOUT_ACTION = 'ignored line without action';
 
 /**
  * Splits a byte stream into NDJSON lines. Bytes are decoded in streaming mode so that a UTF-8
@@ -59,7 +70,7 @@ export class NdjsonLineSplitter {
 /** What one parsed NDJSON message (or a whole JSON body) holds: raw actions, or why it holds none. */
 export function actionsInMessage(
   message: unknown
-): { actions: unknown[] } | { ignored: string } {
+): { actions: unknown[] } | { ignored: string; notice?: boolean } {
   const unwrap = (item: unknown) => {
     const wrapped = GeneratingLineSchema.safeParse(item);
     return wrapped.success ? wrapped.data.action : item;
@@ -92,7 +103,25 @@ export function actionsInMessage(
         : JSON.stringify(message.error);
     return { ignored: `the planner reported an error: ${excerpt(error)}` };
   }
-  return { ignored: 'ignored line without action' };
+  // A custom action keyed `type`: its registered handler may claim it.
+  if (typeof message.type === 'string' && message.type.trim()) {
+    return { actions: [message] };
+  }
+  if (message.action !== undefined) {
+    return { ignored: IGNORED_WITHOUT_ACTION };
+  }
+  // A heartbeat or a status line must not push real outputs out of the planner's view.
+  return { ignored: IGNORED_WITHOUT_ACTION, notice: true };
+}
+
+/** A raw action that names a type that is not built in under `type` only (see `typeOnly`). */
+function namedByTypeOnly(raw: unknown): boolean {
+  return (
+    isRecord(raw) &&
+    raw.action === undefined &&
+    typeof raw.type === 'string' &&
+    !isBuiltInActionName(raw.type)
+  );
 }
 
 /**
@@ -151,7 +180,7 @@ export class ActionLineParser {
   private _fromMessage(message: unknown, line: string): GeneratingEvent[] {
     const found = actionsInMessage(message);
     if ('ignored' in found) {
-      return [this._warning(found.ignored, line)];
+      return [this._warning(found.ignored, line, found.notice)];
     }
     const events: GeneratingEvent[] = [];
     for (const raw of found.actions) {
@@ -163,16 +192,27 @@ export class ActionLineParser {
       for (const warning of normalized.warnings) {
         events.push(this._warning(warning, line));
       }
+      const typeOnly = namedByTypeOnly(raw);
       for (const action of normalized.actions) {
-        events.push({ kind: 'action', action, index: this._index++, line });
+        events.push({
+          kind: 'action',
+          action,
+          index: this._index++,
+          line,
+          ...(typeOnly ? { typeOnly } : {})
+        });
       }
     }
     return events;
   }
 
-  private _warning(problem: string, line: string): GeneratingEvent {
+  private _warning(
+    problem: string,
+    line: string,
+    notice = false
+  ): GeneratingEvent {
     return {
-      kind: 'warning',
+      kind: notice ? 'notice' : 'warning',
       message: `${this._request}: ${problem}: ${excerpt(line)}`,
       line
     };

@@ -334,6 +334,12 @@ function prepareKnownAction(
     case 'end_phase':
       fields.step_id = idString(fields.step_id);
       break;
+    case 'set_effect_as_thinking':
+      alias(fields, 'thinking_text', ['text', 'content']);
+      break;
+    case 'update_last_text':
+      alias(fields, 'text', ['content']);
+      break;
   }
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) {

@@ -54,7 +54,9 @@ export const ACTION_TYPES = [
   'update_workflow',
   'update_stage_steps',
   'end_phase',
-  'next_event'
+  'next_event',
+  'set_effect_as_thinking',
+  'update_last_text'
 ] as const;
 
 export const ActionTypeSchema = z.enum(ACTION_TYPES);
@@ -183,6 +185,24 @@ export const NextEventActionSchema = z.looseObject({
 });
 export type NextEventAction = z.infer<typeof NextEventActionSchema>;
 
+/** Marks the last code cell's output as the planner's thinking (`v1`); adds no effect. */
+export const SetEffectAsThinkingActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('set_effect_as_thinking'),
+  thinking_text: z.string().optional()
+});
+export type SetEffectAsThinkingAction = z.infer<
+  typeof SetEffectAsThinkingActionSchema
+>;
+
+/** Replaces the text of the last text cell the run added (`bcc`). */
+export const UpdateLastTextActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('update_last_text'),
+  text: z.string()
+});
+export type UpdateLastTextAction = z.infer<typeof UpdateLastTextActionSchema>;
+
 export const ActionSchema = z.discriminatedUnion('action', [
   AddActionSchema,
   ExecActionSchema,
@@ -195,7 +215,9 @@ export const ActionSchema = z.discriminatedUnion('action', [
   UpdateWorkflowActionSchema,
   UpdateStageStepsActionSchema,
   EndPhaseActionSchema,
-  NextEventActionSchema
+  NextEventActionSchema,
+  SetEffectAsThinkingActionSchema,
+  UpdateLastTextActionSchema
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

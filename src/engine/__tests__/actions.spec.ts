@@ -20,6 +20,8 @@ interface IHarness {
   workflows: WorkflowTemplate[];
   stepUpdates: [string | null, WorkflowStep[]][];
   endSteps: (string | undefined)[];
+  /** What the handlers' `now()` reads. */
+  clock: Date;
   run(action: Action | UnknownAction): ReturnType<ActionRegistry['execute']>;
 }
 
@@ -38,6 +40,7 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
     workflows: [],
     stepUpdates: [],
     endSteps: [],
+    clock: new Date('2025-05-02T09:00:00Z'),
     run: action => registry.execute(action, context(action))
   };
   let index = 0;
@@ -56,10 +59,11 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
       cells,
       effects: { add: text => h.effects.push(text) },
       signal: new AbortController().signal,
+      now: () => h.clock,
       run: {
         addCell: async (cell: INewCell) => {
           const id = await driver.addCell({ ...cell, provenance });
-          cells.cellAdded(id, cell.kind, cell.storeId);
+          cells.cellAdded(id, cell.kind, cell.storeId, cell.role);
           return id;
         },
         updateWorkflow: async template => {
@@ -179,6 +183,64 @@ describe('built-in actions', () => {
     expect(cell.metadata.finished_thinking).toBe(true);
     expect(h.cells.openThinkingCellId).toBeNull();
     expect((await h.run({ action: 'finish_thinking' })).ok).toBe(true);
+  });
+
+  it('turns a finished thinking cell into one collapsed "Thought for N s" line', async () => {
+    const h = harness();
+    await h.run({
+      action: 'is_thinking',
+      agent_name: 'Analyst',
+      thinking_text: 'Reading the columns'
+    });
+    h.clock = new Date(h.clock.getTime() + 4200);
+    await h.run({ action: 'finish_thinking' });
+    const cell = h.driver.cells[0];
+    expect(cell.source).toBe(
+      '<details><summary>💭 Analyst thought for 4 s</summary>\n\nReading the columns\n\n</details>'
+    );
+    expect(cell.metadata).toMatchObject({
+      finished_thinking: true,
+      thinking_seconds: 4
+    });
+    await h.run({ action: 'is_thinking' });
+    await h.run({ action: 'is_thinking' });
+    expect(h.driver.cells[1].source).toBe('💭 Thought for 0 s');
+    expect(h.driver.cells[2].source).toBe('🤔 Thinking…');
+  });
+
+  it('marks the last code cell as the planner’s thinking without adding an effect', async () => {
+    const h = harness();
+    expect(
+      await h.run({ action: 'set_effect_as_thinking', thinking_text: 'x' })
+    ).toMatchObject({ ok: true });
+    expect(h.warnings).toEqual([
+      'set_effect_as_thinking: there is no code cell to mark; ignored.'
+    ]);
+    await h.run({ action: 'add', shot_type: 'action', content: 'x = 1' });
+    await h.run({ action: 'add', shot_type: 'dialogue', content: 'note' });
+    await h.run({ action: 'set_effect_as_thinking', thinking_text: 'why' });
+    expect(h.driver.cells[0].metadata).toMatchObject({
+      finished_thinking: true,
+      thinkingText: 'why'
+    });
+    expect(h.driver.cells[1].metadata.finished_thinking).toBeUndefined();
+    expect(h.effects).toEqual([]);
+  });
+
+  it('replaces the text of the last text cell, or adds one when there is none', async () => {
+    const h = harness();
+    await h.run({ action: 'update_last_text', text: 'first' });
+    await h.run({ action: 'add', shot_type: 'dialogue', content: 'draft' });
+    await h.run({ action: 'new_section', content: 'Heading' });
+    await h.run({ action: 'add', shot_type: 'action', content: 'x = 1' });
+    await h.run({ action: 'update_last_text', text: 'final' });
+    expect(h.driver.cells.map(c => c.source)).toEqual([
+      'first',
+      'final',
+      '### Heading',
+      'x = 1'
+    ]);
+    expect(h.effects).toEqual([]);
   });
 
   it('runs code cells by lastAddedCellId, store_id or cell id and reports outputs as one effect', async () => {

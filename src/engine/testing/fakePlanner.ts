@@ -40,6 +40,18 @@ export class ActionStream {
     this._notify();
   }
 
+  /** A line without action, as the action stream reports it: shown, never an effect. */
+  notice(message: string): void {
+    this._events.push({ kind: 'notice', message });
+    this._notify();
+  }
+
+  /** Events as a parser made them (e.g. `ActionLineParser` fed with raw lines). */
+  pushEvents(...events: GeneratingEvent[]): void {
+    this._events.push(...events);
+    this._notify();
+  }
+
   end(): void {
     this._ended = true;
     this._notify();

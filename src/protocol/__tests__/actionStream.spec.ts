@@ -129,13 +129,55 @@ describe('actionEvents', () => {
       0,
       1,
       2,
-      'warning'
+      'notice'
     ]);
     expect(events[3]).toEqual({
-      kind: 'warning',
+      kind: 'notice',
       message:
         'POST http://planner.test/generating: ignored line without action: {"note": 1}',
       line: '{"note": 1}'
     });
+  });
+});
+
+describe('lines without an action and custom actions keyed by type', () => {
+  async function eventsOf(text: string): Promise<GeneratingEvent[]> {
+    const events: GeneratingEvent[] = [];
+    const bytes = new TextEncoder().encode(text);
+    async function* one() {
+      yield bytes;
+    }
+    for await (const event of actionEvents(one(), 'POST /generating')) {
+      events.push(event);
+    }
+    return events;
+  }
+
+  it('makes a heartbeat a notice, and a broken action field or an error line a warning', async () => {
+    const events = await eventsOf(
+      '{"heartbeat": 1}\n{"action": ["add"]}\n{"error": "overloaded"}\n'
+    );
+    expect(events.map(e => e.kind)).toEqual(['notice', 'warning', 'warning']);
+  });
+
+  it('passes a custom action keyed by type on, marked as named by type only', async () => {
+    const events = await eventsOf(
+      '{"type": "show_chart", "url": "a.png"}\n{"type": "add", "content": "x"}\n'
+    );
+    expect(events).toEqual([
+      {
+        kind: 'action',
+        action: { action: 'show_chart', url: 'a.png' },
+        index: 0,
+        line: '{"type": "show_chart", "url": "a.png"}',
+        typeOnly: true
+      },
+      {
+        kind: 'action',
+        action: { action: 'add', content: 'x' },
+        index: 1,
+        line: '{"type": "add", "content": "x"}'
+      }
+    ]);
   });
 });

@@ -233,7 +233,7 @@ describe('PlannerClient.generating', () => {
     ]);
   });
 
-  it('ignores a line without an action, with a warning', async () => {
+  it('ignores a line without an action, with a notice (never an effect)', async () => {
     const { fetch } = fakeFetch(() =>
       streamResponse(
         `{"status": "thinking"}\n${line({ action: 'finish_thinking' })}`
@@ -242,7 +242,7 @@ describe('PlannerClient.generating', () => {
     const { client } = makeClient(fetch);
     const events = await collect(client.generating(REQUEST));
     expect(events[0]).toEqual({
-      kind: 'warning',
+      kind: 'notice',
       message: `POST ${BASE}/generating: ignored line without action: {"status": "thinking"}`,
       line: '{"status": "thinking"}'
     });

@@ -339,6 +339,33 @@ describe('normalizeAction', () => {
       { action: 'update_stage_steps', updated_steps: [{ id: 'a', name: 'a' }] }
     ]);
   });
+
+  it('reads set_effect_as_thinking and update_last_text in snake_case and camelCase', () => {
+    for (const raw of [
+      { action: 'set_effect_as_thinking', thinking_text: 'why' },
+      { action: 'setEffectAsThinking', thinkingText: 'why' },
+      { type: 'set_effect_as_thinking', thinkingText: 'why' }
+    ]) {
+      const [action] = actionsOf(raw);
+      expect(isKnownAction(action)).toBe(true);
+      expect(action).toEqual({
+        action: 'set_effect_as_thinking',
+        thinking_text: 'why'
+      });
+    }
+    for (const raw of [
+      { action: 'update_last_text', text: 'new' },
+      { action: 'updateLastText', content: 'new' },
+      { type: 'update_last_text', text: 'new' }
+    ]) {
+      const [action] = actionsOf(raw);
+      expect(isKnownAction(action)).toBe(true);
+      expect(action).toEqual({ action: 'update_last_text', text: 'new' });
+    }
+    expect(normalizeAction({ action: 'update_last_text' })).toMatchObject({
+      ok: false
+    });
+  });
 });
 
 describe('normalizeWorkflowTemplate', () => {

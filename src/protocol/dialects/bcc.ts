@@ -923,9 +923,9 @@ export class BccPlannerService implements IDialectPlannerService {
         !isRecord(raw) ||
         (typeof raw.type !== 'string' && typeof raw.action !== 'string')
       ) {
-        this._log(
-          `POST ${url}: line without action ignored: ${line.slice(0, 200)}`
-        );
+        const message = `POST ${url}: line without action ignored: ${line.slice(0, 200)}`;
+        this._log(message);
+        events.push({ kind: 'notice', message });
         continue;
       }
       events.push(...this._events(raw, url));

@@ -226,7 +226,7 @@ export class V1PlannerService implements IDialectPlannerService {
         continue;
       }
       if (!isRecord(message.action)) {
-        this._log(
+        yield this._notice(
           `POST ${url}: line without action ignored: ${line.slice(0, 200)}`
         );
         continue;
@@ -631,6 +631,12 @@ export class V1PlannerService implements IDialectPlannerService {
   private _warning(message: string): GeneratingEvent {
     this._log(message);
     return { kind: 'warning', message };
+  }
+
+  /** Shown and logged, never an effect: `effect.current[0]` stays the exec output. */
+  private _notice(message: string): GeneratingEvent {
+    this._log(message);
+    return { kind: 'notice', message };
   }
 
   private readonly _transport: IPlannerTransport;

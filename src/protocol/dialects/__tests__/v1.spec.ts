@@ -397,6 +397,12 @@ describe('v1 adapter', () => {
     expect(warned[2]).toContain('malformed line');
     expect(logs.join('\n')).toContain('Error executing action: boom');
     expect(logs.join('\n')).toContain('line without action');
+    // Shown but never an effect: the server reads effect.current[0] as the exec output.
+    const notices = events.flatMap(e =>
+      e.kind === 'notice' ? [e.message] : []
+    );
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain('line without action');
     expect(logs.join('\n')).toContain('next step section_3_x');
 
     // update_workflow's nextStageId becomes the transition after the step.
