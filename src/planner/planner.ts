@@ -3,17 +3,12 @@
  * notebook's session memory). `/planning` judges the current step and says what comes next;
  * `/generating` turns that decision into actions.
  */
-import type { z } from 'zod';
-
 import type {
-  ActionSchema,
-  ContextFilterSchema,
   GeneratingRequest,
   Observation,
-  PlanningRequest,
-  PlanningResponseSchema
+  PlanningRequest
 } from '../protocol';
-import { APPROACHES, IApproach, ICodeContext } from './codegen';
+import { APPROACHES } from './codegen';
 import type { Decision } from './decision';
 import {
   behaviorFailed,
@@ -27,8 +22,7 @@ import {
   positionOf,
   targetOf,
   taskOf,
-  TASK_VARIABLES,
-  variablesOf
+  TASK_VARIABLES
 } from './observe';
 import {
   emptyStepMemory,
@@ -38,26 +32,32 @@ import {
   stepMemory
 } from './session';
 import {
-  baseName,
-  exploratorySteps,
-  IStepPlan,
-  stageOf,
-  STEPS,
-  workflowTemplate
-} from './workflow';
+  ActionInput,
+  DEFAULT_MAX_TRIES,
+  FINDINGS_STEP,
+  FIRST_STEP,
+  PlanningAnswer,
+  SKIPPED_STEPS_VARIABLE,
+  achievedFocus,
+  attemptActions,
+  attemptFilter,
+  attemptFocus,
+  chooseApproach,
+  code,
+  existing,
+  findReport,
+  giveUpActions,
+  giveUpFocus,
+  isRunStart,
+  publishActions,
+  skippedSteps,
+  unknownStepActions,
+  unknownStepAnswer
+} from './stepAnswers';
+import { IStepPlan, STEPS, workflowTemplate } from './workflow';
 
-export type ActionInput = z.input<typeof ActionSchema>;
-export type PlanningAnswer = z.input<typeof PlanningResponseSchema>;
-type ContextFilterInput = z.input<typeof ContextFilterSchema>;
-
-export const DEFAULT_MAX_TRIES = 3;
-
-/** Set through `context_update.variables`, so a client that resumes carries the skip list back to us. */
-export const SKIPPED_STEPS_VARIABLE = 'planner_skipped_steps';
-
-const FIRST_STEP = 'load_data';
-const FINDINGS_STEP = 'findings_report';
-const REPORT_HEADING = '## Findings';
+export type { ActionInput, PlanningAnswer };
+export { DEFAULT_MAX_TRIES, SKIPPED_STEPS_VARIABLE };
 
 export interface IPlannerOptions {
   /** Failed behaviors after which a step is given up. */
@@ -469,485 +469,4 @@ export class ReferencePlanner {
 
   private readonly _maxTries: number;
   private readonly _sessions: SessionStore;
-}
-
-function isRunStart(
-  decision: Decision,
-  position: IPosition,
-  stepStart: boolean
-): boolean {
-  return (
-    stepStart &&
-    position.iteration === 0 &&
-    'step' in decision &&
-    decision.step.id === FIRST_STEP
-  );
-}
-
-function code(name: string): string {
-  return `\`${name}\``;
-}
-
-function skippedSteps(observation: Observation): string[] {
-  const value = variablesOf(observation)[SKIPPED_STEPS_VARIABLE];
-  return Array.isArray(value)
-    ? value.filter((v): v is string => typeof v === 'string')
-    : [];
-}
-
-function existing(observation: Observation, names: string[]): string[] {
-  return [...new Set(names)].filter(name => hasVariable(observation, name));
-}
-
-function chooseApproach(
-  approaches: IApproach[],
-  tried: string[],
-  error: string | null
-): IApproach | undefined {
-  const untried = approaches.filter(a => !tried.includes(a.id));
-  if (error) {
-    const fitting = untried.find(a =>
-      a.addresses.some(pattern => pattern.test(error))
-    );
-    if (fitting) {
-      return fitting;
-    }
-  }
-  return untried[0];
-}
-
-function findReport(texts: readonly string[]): string | null {
-  for (let i = texts.length - 1; i >= 0; i--) {
-    const index = texts[i].indexOf(REPORT_HEADING);
-    if (index >= 0) {
-      return texts[i].slice(index).trim();
-    }
-  }
-  return null;
-}
-
-function codeContext(observation: Observation, frame: string): ICodeContext {
-  return {
-    dataPath: dataPathOf(observation) ?? 'data.csv',
-    frame,
-    target: targetOf(observation),
-    task: taskOf(observation)
-  };
-}
-
-/** A target is used once the load step's output shows the column, or when nothing says otherwise. */
-function targetConfirmed(
-  observation: Observation,
-  session: INotebookSession
-): string | null {
-  const target = targetOf(observation);
-  if (!target) {
-    return null;
-  }
-  if (session.loadOutput !== null && !session.loadOutput.includes(target)) {
-    return null;
-  }
-  return target;
-}
-
-function notebookTitle(observation: Observation): string {
-  const task = taskOf(observation).replace(/\s+/g, ' ').trim();
-  if (task) {
-    const title = task.charAt(0).toUpperCase() + task.slice(1);
-    return title.length > 100 ? `${title.slice(0, 97)}...` : title;
-  }
-  const path = dataPathOf(observation);
-  return path
-    ? `Exploratory analysis of ${baseName(path)}`
-    : 'Exploratory data analysis';
-}
-
-function stateLines(
-  observation: Observation,
-  step: IStepPlan,
-  frame: string | null
-): string[] {
-  const lines: string[] = [];
-  const task = taskOf(observation);
-  if (task) {
-    lines.push(`- Task: ${task}`);
-  }
-  const path = dataPathOf(observation);
-  lines.push(path ? `- Data file: \`${path}\`` : '- Data file: not given');
-  const inputs = step.inputs.map(name =>
-    name === 'frame' ? (frame ?? 'df') : name
-  );
-  for (const name of [...new Set(inputs)]) {
-    lines.push(`- ${code(name)}: ${describeVariable(observation, name)}`);
-  }
-  const target = targetOf(observation);
-  if (target) {
-    lines.push(`- Target column named by the task: ${code(target)}`);
-  }
-  return lines;
-}
-
-function attemptFocus(
-  observation: Observation,
-  decision: Extract<Decision, { kind: 'attempt' }>,
-  maxTries: number
-): string {
-  const { step, failures, approach, error, rebuild, frame } = decision;
-  const limit = Math.min(maxTries, (APPROACHES[step.id] ?? []).length);
-  const heading =
-    failures === 0
-      ? `## Step: ${step.name}`
-      : `## Step: ${step.name}, attempt ${failures + 1} of ${limit}`;
-  const state = stateLines(observation, step, frame);
-  if (rebuild.length) {
-    state.push(
-      `- The kernel lacks the inputs of this step; they are rebuilt first (${rebuild.join(', ')}).`
-    );
-  }
-  if (error) {
-    state.push(`- The previous attempt failed with: \`${error}\``);
-  }
-  const targets = step.expectedOutputs.map(
-    name => `- ${code(name)}: ${step.outputNotes[name] ?? ''}`
-  );
-  return [
-    heading,
-    '',
-    step.goal,
-    '',
-    '### State analysis',
-    ...state,
-    '',
-    '### Targets',
-    ...targets,
-    '',
-    '### Suggested method',
-    failures === 0
-      ? approach.summary
-      : `A different approach than before: ${approach.summary}`
-  ].join('\n');
-}
-
-function achievedFocus(observation: Observation, step: IStepPlan): string {
-  return [
-    `## Step: ${step.name}: done`,
-    '',
-    ...step.expectedOutputs.map(
-      name => `- ${code(name)}: ${describeVariable(observation, name)}`
-    )
-  ].join('\n');
-}
-
-function giveUpFocus(
-  observation: Observation,
-  decision: Extract<Decision, { kind: 'give_up' }>
-): string {
-  return [
-    `## Step: ${decision.step.name}: giving up`,
-    '',
-    decision.reason,
-    ...(decision.error ? ['', `Last error: \`${decision.error}\``] : []),
-    '',
-    '### Suggested method',
-    'Explain in the notebook what was tried and what failed, then end the step so the run can go on.'
-  ].join('\n');
-}
-
-function attemptFilter(
-  observation: Observation,
-  decision: Extract<Decision, { kind: 'attempt' }>
-): ContextFilterInput {
-  const { step, failures, frame } = decision;
-  const named = step.inputs.filter(name => name !== 'frame' && name !== 'df');
-  const include = existing(observation, [
-    ...TASK_VARIABLES,
-    ...DATA_PATH_VARIABLES,
-    'target_column',
-    ...named
-  ]);
-  const summarize: Record<string, string> = {};
-  const frames = step.inputs.includes('frame')
-    ? [frame]
-    : step.inputs.includes('df')
-      ? ['df']
-      : [];
-  for (const name of frames) {
-    if (hasVariable(observation, name)) {
-      summarize[name] =
-        step.stageId === 'exploratory_analysis'
-          ? 'describe_only'
-          : 'shape_only';
-    }
-  }
-  if (step.id === FINDINGS_STEP) {
-    for (const name of ['numeric_summary', 'correlations']) {
-      if (hasVariable(observation, name)) {
-        summarize[name] = 'shape_only';
-      }
-    }
-    for (const name of ['target_correlations', 'category_effects']) {
-      if (hasVariable(observation, name)) {
-        summarize[name] = 'head_only';
-      }
-    }
-  }
-  const firstOfStage = stageOf(step.stageId)?.steps[0] === step.id;
-  return {
-    variables_to_include: include,
-    ...(Object.keys(summarize).length
-      ? { variables_to_summarize: summarize }
-      : {}),
-    effects_config:
-      failures === 0
-        ? {
-            include_current: true,
-            current_limit: 3,
-            include_history: false,
-            history_limit: 0
-          }
-        : {
-            include_current: true,
-            current_limit: 5,
-            include_history: true,
-            history_limit: 3
-          },
-    focus_to_include:
-      failures === 0 && firstOfStage
-        ? ['stages', 'steps', 'behaviors']
-        : ['behaviors', 'steps'],
-    outputs_tracking: { expected_variables: [...step.expectedOutputs] }
-  };
-}
-
-function storeId(step: IStepPlan, approach: IApproach): string {
-  return `${step.id}.${approach.id}`;
-}
-
-function attemptActions(
-  observation: Observation,
-  session: INotebookSession,
-  decision: Extract<Decision, { kind: 'attempt' }>,
-  position: IPosition
-): ActionInput[] {
-  const { step, failures, approach, error, rebuild, frame } = decision;
-  const context = codeContext(observation, frame);
-  const actions: ActionInput[] = [];
-  if (failures === 0) {
-    if (step.id === FIRST_STEP) {
-      actions.push({
-        action: 'update_title',
-        title: notebookTitle(observation)
-      });
-      // Also carried here so that a client started in generation mode, without a planning answer, gets it.
-      actions.push({
-        action: 'update_workflow',
-        shot_type: 'action',
-        updated_workflow: workflowTemplate(
-          taskOf(observation),
-          dataPathOf(observation)
-        )
-      });
-    }
-    const [chapter, section] = headingActions(step);
-    if (chapter) {
-      actions.push(chapter);
-    }
-    if (step.id === 'distributions' && targetConfirmed(observation, session)) {
-      actions.push({
-        action: 'update_stage_steps',
-        shot_type: 'action',
-        stage_id: 'exploratory_analysis',
-        updated_steps: exploratorySteps(true)
-      });
-    }
-    actions.push(section);
-    actions.push({
-      action: 'is_thinking',
-      shot_type: 'dialogue',
-      agent_name: 'Planner',
-      thinking_text: `${step.goal} Expected: ${step.expectedOutputs.join(', ')}.`
-    });
-    actions.push({ action: 'finish_thinking' });
-    actions.push({
-      action: 'add',
-      shot_type: 'dialogue',
-      content: `${step.goal}\n\n**Method:** ${approach.summary}\n\n**Produces:** ${step.expectedOutputs.map(code).join(', ')}`
-    });
-  } else {
-    actions.push({
-      action: 'is_thinking',
-      shot_type: 'dialogue',
-      agent_name: 'Planner',
-      thinking_text: `Attempt ${failures} did not produce ${step.expectedOutputs.join(', ')}. Choosing a different approach.`
-    });
-    actions.push({ action: 'finish_thinking' });
-    actions.push({
-      action: 'add',
-      shot_type: 'observation',
-      content: error
-        ? `**Attempt ${failures} failed:**\n\n\`\`\`\n${error}\n\`\`\``
-        : `**Attempt ${failures} did not produce** ${step.expectedOutputs.map(code).join(', ')}.`
-    });
-    actions.push({
-      action: 'add',
-      shot_type: 'dialogue',
-      content: `Trying a different approach: ${approach.summary}`
-    });
-  }
-  if (rebuild.length) {
-    const parts = [
-      approachThatWorked(session, FIRST_STEP).code(
-        codeContext(observation, 'df')
-      )
-    ];
-    if (rebuild.includes('impute')) {
-      parts.push(
-        approachThatWorked(session, 'impute_missing').code(
-          codeContext(observation, 'df')
-        )
-      );
-    }
-    actions.push({
-      action: 'add',
-      shot_type: 'dialogue',
-      content: `The kernel does not hold the inputs of this step (was it restarted?). Rebuilding ${rebuild.includes('impute') ? '`df` and `df_clean`' : '`df`'} first.`
-    });
-    actions.push({
-      action: 'add',
-      shot_type: 'action',
-      content: parts.join('\n\n'),
-      store_id: `${step.id}.rebuild`
-    });
-    actions.push({
-      action: 'exec',
-      codecell_id: 'lastAddedCellId',
-      need_output: true
-    });
-  }
-  const id = storeId(step, approach);
-  actions.push({
-    action: 'add',
-    shot_type: 'action',
-    content: approach.code(context),
-    store_id: id
-  });
-  actions.push({ action: 'exec', codecell_id: id, need_output: true });
-  return actions;
-}
-
-/** The approach a completed step succeeded with (its last one), so a rebuild repeats what worked. */
-function approachThatWorked(
-  session: INotebookSession,
-  stepId: string
-): IApproach {
-  const approaches = APPROACHES[stepId];
-  const last = session.steps.get(stepId)?.tried.slice(-1)[0];
-  return approaches.find(a => a.id === last) ?? approaches[0];
-}
-
-/** The step's `###` heading, preceded by its stage's `##` heading when it opens the stage. */
-function headingActions(step: IStepPlan): [ActionInput | null, ActionInput] {
-  const stage = stageOf(step.stageId);
-  const chapter: ActionInput | null =
-    stage && stage.steps[0] === step.id
-      ? {
-          action: 'new_chapter',
-          content: stage.name,
-          metadata: { is_chapter: true }
-        }
-      : null;
-  return [
-    chapter,
-    {
-      action: 'new_section',
-      content: step.name,
-      metadata: { is_section: true }
-    }
-  ];
-}
-
-function publishActions(
-  observation: Observation,
-  memory: IStepMemory,
-  step: IStepPlan
-): ActionInput[] {
-  const report = memory.report ?? findReport(effectTexts(observation, 'all'));
-  const content =
-    report ??
-    'The findings were printed above and are kept in the variable `findings_report` (the printed text was not in the effects I received).';
-  return [
-    { action: 'add', shot_type: 'observation', content },
-    {
-      action: 'add',
-      shot_type: 'dialogue',
-      content:
-        'The analysis is complete. The report above is also available as `findings_report` in the kernel.'
-    },
-    { action: 'end_phase', step_id: step.id },
-    { action: 'next_event', event_type: 'report_published' }
-  ];
-}
-
-function giveUpActions(
-  decision: Extract<Decision, { kind: 'give_up' }> | null,
-  step: IStepPlan,
-  memory: IStepMemory,
-  firstBehavior: boolean
-): ActionInput[] {
-  const tried = decision?.tried ?? memory.tried;
-  const error = decision?.error ?? memory.lastError;
-  const approaches = APPROACHES[step.id] ?? [];
-  const triedLines = tried.map(
-    id => `- ${approaches.find(a => a.id === id)?.summary ?? id}`
-  );
-  const dependents = Object.values(STEPS)
-    .filter(
-      other =>
-        other.id !== step.id &&
-        step.expectedOutputs.some(out => other.inputs.includes(out))
-    )
-    .map(other => other.name);
-  const content = [
-    `**Skipping "${step.name}".** ${decision?.reason ?? 'This step could not be completed.'}`,
-    ...(triedLines.length ? ['', 'What was tried:', ...triedLines] : []),
-    ...(error ? ['', 'Last error:', '', '```', error, '```'] : []),
-    '',
-    `${step.expectedOutputs.map(code).join(', ')} will not be available.` +
-      (dependents.length
-        ? ` Later steps that use them (${dependents.join(', ')}) work without them where they can.`
-        : ''),
-    'Fix the cause and run the workflow again from this step to retry it.'
-  ].join('\n');
-  const headings = firstBehavior
-    ? headingActions(step).filter((a): a is ActionInput => a !== null)
-    : [];
-  return [
-    ...headings,
-    { action: 'add', shot_type: 'dialogue', content },
-    { action: 'end_phase', step_id: step.id }
-  ];
-}
-
-function unknownStepAnswer(stepId: string): PlanningAnswer {
-  return {
-    targetAchieved: false,
-    transition: { continue_behaviors: false, target_achieved: false },
-    context_update: {
-      progress_update: {
-        level: 'steps',
-        focus: `## Step "${stepId}"\n\nThis step is not part of the reference planner's workflow, so it has no plan here. It is left as it is and the run moves on.`
-      }
-    }
-  };
-}
-
-function unknownStepActions(stepId: string): ActionInput[] {
-  return [
-    {
-      action: 'add',
-      shot_type: 'dialogue',
-      content: `The step "${stepId}" is not part of the reference planner's workflow; moving on.`
-    },
-    { action: 'end_phase', step_id: stepId }
-  ];
 }
