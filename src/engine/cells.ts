@@ -8,6 +8,10 @@ export interface ICellMapState {
   storeIds: Record<string, string>;
   lastAddedCellId: string | null;
   openThinkingCellId: string | null;
+  /** Every cell the run created (absent in older saves). */
+  created?: string[];
+  /** The run's title cell, rewritten by `update_title`. */
+  titleCellId?: string | null;
 }
 
 export type CellResolution =
@@ -33,7 +37,25 @@ export class CellMap {
     this._openThinkingCellId = cellId;
   }
 
+  /** The run's title cell, the only one `update_title` rewrites. */
+  get titleCellId(): string | null {
+    return this._titleCellId;
+  }
+
+  set titleCellId(cellId: string | null) {
+    this._titleCellId = cellId;
+    if (cellId) {
+      this._created.add(cellId);
+    }
+  }
+
+  /** The run created the cell (the planner may run it). */
+  created(cellId: string): boolean {
+    return this._created.has(cellId);
+  }
+
   cellAdded(cellId: string, kind: 'code' | 'markdown', storeId?: string): void {
+    this._created.add(cellId);
     if (storeId) {
       this._storeIds.set(storeId, cellId);
     }
@@ -64,7 +86,9 @@ export class CellMap {
     return {
       storeIds: Object.fromEntries(this._storeIds),
       lastAddedCellId: this._lastAddedCellId,
-      openThinkingCellId: this._openThinkingCellId
+      openThinkingCellId: this._openThinkingCellId,
+      created: [...this._created],
+      titleCellId: this._titleCellId
     };
   }
 
@@ -72,15 +96,28 @@ export class CellMap {
     this._storeIds = new Map(Object.entries(state.storeIds));
     this._lastAddedCellId = state.lastAddedCellId;
     this._openThinkingCellId = state.openThinkingCellId;
+    this._titleCellId = state.titleCellId ?? null;
+    // An older save did not list them: the cells it named are the run's.
+    const named = [
+      ...Object.values(state.storeIds),
+      state.lastAddedCellId,
+      state.openThinkingCellId,
+      this._titleCellId
+    ].filter((id): id is string => typeof id === 'string');
+    this._created = new Set([...(state.created ?? []), ...named]);
   }
 
   clear(): void {
     this._storeIds.clear();
     this._lastAddedCellId = null;
     this._openThinkingCellId = null;
+    this._titleCellId = null;
+    this._created.clear();
   }
 
   private _storeIds = new Map<string, string>();
   private _lastAddedCellId: string | null = null;
   private _openThinkingCellId: string | null = null;
+  private _titleCellId: string | null = null;
+  private _created = new Set<string>();
 }

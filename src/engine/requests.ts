@@ -15,12 +15,16 @@ import { errorMessage } from './registry';
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
 import type { RunState } from './runState';
+import { redactionTest, redactVariables } from './variables';
 
 export function observationOf(core: RunCore): Observation {
   const { state } = core;
   return buildObservation({
     progress: state.progress,
-    variables: { ...state.contextVariables, ...state.kernelVariables },
+    variables: redactVariables(
+      { ...state.contextVariables, ...state.kernelVariables },
+      redactionTest(core.settings())
+    ),
     effects: state.effects.toJSON(),
     notebook: core.driver.notebookSummary(),
     fsm: state.fsm.toContext(),
@@ -66,6 +70,7 @@ export async function generatingRequest(
       );
     }
   }
+  summaries = redactVariables(summaries, redactionTest(core.settings()));
   const { observation, warnings } = applyContextFilter(full, filter, summaries);
   for (const warning of warnings) {
     core.warn(warning, 'filter');
