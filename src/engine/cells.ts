@@ -95,7 +95,7 @@ export class CellMap {
   restore(state: ICellMapState): void {
     this._storeIds = new Map(Object.entries(state.storeIds));
     this._lastAddedCellId = state.lastAddedCellId;
-    this._openThinkingCellId = state.openThinkingCellId;
+    this._openThinkingCellId = state.openThinkingCellId ?? null;
     this._titleCellId = state.titleCellId ?? null;
     // An older save did not list them: the cells it named are the run's.
     const named = [

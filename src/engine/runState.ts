@@ -15,6 +15,7 @@ import type { IKernelVariables } from './driver';
 import { EffectsStore, IEffectsState } from './effects';
 import { IFsmState, WorkflowStateMachine } from './fsm';
 import { IProgressState, WorkflowProgress } from './progress';
+import { checkSavedRunState } from './savedRun';
 import type { IBehaviorTiming, IRunError, IStartOptions } from './types';
 import { describeVariables } from './variables';
 
@@ -70,17 +71,9 @@ export interface ISavedRunState {
   templateFromPlanner?: boolean;
 }
 
+/** A saved run that can be restored (see `checkSavedRunState` for what is wrong with one that cannot). */
 export function isSavedRunState(value: unknown): value is ISavedRunState {
-  if (typeof value !== 'object' || value === null) {
-    return false;
-  }
-  const record = value as Record<string, unknown>;
-  return (
-    record.format === 'notebook-bcc-run' &&
-    record.version === 1 &&
-    typeof record.progress === 'object' &&
-    typeof record.fsm === 'object'
-  );
+  return checkSavedRunState(value).ok;
 }
 
 export type RetryRequest =
