@@ -138,6 +138,16 @@ async function execHandler(
     );
     return { ok: false, summary: `exec ${action.codecell_id}: no cell` };
   }
+  if (
+    !context.cells.created(resolved.cellId) &&
+    context.driver.plannerMayRun(resolved.cellId) === false &&
+    !context.settings.allowPlannerToRunAnyCell
+  ) {
+    context.effects.add(
+      `⚠️ exec of '${action.codecell_id}' refused: the run did not create that cell and the user did not mark it for the planner. Add a cell with the code to run instead.`
+    );
+    return { ok: false, summary: `exec ${resolved.cellId}: refused` };
+  }
   const result = await context.driver.execCell({
     cellId: resolved.cellId,
     timeoutMs: Math.max(0, context.settings.executionTimeout) * 1000,
@@ -287,7 +297,11 @@ export function registerBuiltinActions(
     registry.register('new_section', headingHandler(3, 'section')),
     registry.register('new_step', headingHandler(4, 'step')),
     registry.register('update_title', async (action, context) => {
-      await context.driver.setTitle(action.title, context.provenance);
+      context.cells.titleCellId = await context.driver.setTitle(
+        action.title,
+        context.provenance,
+        context.cells.titleCellId
+      );
       return { ok: true, summary: `title: ${brief(action.title)}` };
     }),
     registry.register('update_workflow', async (action, context) => {

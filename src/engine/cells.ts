@@ -22,6 +22,10 @@ export interface ICellMapState {
   /** Absent in runs saved by older versions. */
   openThinking?: IOpenThinking | null;
   lastTextCellId?: string | null;
+  /** Every cell the run created (absent in older saves). */
+  created?: string[];
+  /** The run's title cell, rewritten by `update_title`. */
+  titleCellId?: string | null;
 }
 
 export type CellResolution =
@@ -56,12 +60,30 @@ export class CellMap {
     this._openThinking = thinking ? { ...thinking } : null;
   }
 
+  /** The run's title cell, the only one `update_title` rewrites. */
+  get titleCellId(): string | null {
+    return this._titleCellId;
+  }
+
+  set titleCellId(cellId: string | null) {
+    this._titleCellId = cellId;
+    if (cellId) {
+      this._created.add(cellId);
+    }
+  }
+
+  /** The run created the cell (the planner may run it). */
+  created(cellId: string): boolean {
+    return this._created.has(cellId);
+  }
+
   cellAdded(
     cellId: string,
     kind: 'code' | 'markdown',
     storeId?: string,
     role?: CellRole
   ): void {
+    this._created.add(cellId);
     if (storeId) {
       this._storeIds.set(storeId, cellId);
     }
@@ -96,7 +118,9 @@ export class CellMap {
       lastAddedCellId: this._lastAddedCellId,
       openThinkingCellId: this.openThinkingCellId,
       openThinking: this.openThinking,
-      lastTextCellId: this._lastTextCellId
+      lastTextCellId: this._lastTextCellId,
+      created: [...this._created],
+      titleCellId: this._titleCellId
     };
   }
 
@@ -113,6 +137,15 @@ export class CellMap {
         }
       : null;
     this.openThinking = state.openThinking ?? legacy;
+    this._titleCellId = state.titleCellId ?? null;
+    // An older save did not list them: the cells it named are the run's.
+    const named = [
+      ...Object.values(state.storeIds),
+      state.lastAddedCellId,
+      state.openThinkingCellId,
+      this._titleCellId
+    ].filter((id): id is string => typeof id === 'string');
+    this._created = new Set([...(state.created ?? []), ...named]);
   }
 
   clear(): void {
@@ -120,10 +153,14 @@ export class CellMap {
     this._lastAddedCellId = null;
     this._lastTextCellId = null;
     this._openThinking = null;
+    this._titleCellId = null;
+    this._created.clear();
   }
 
   private _storeIds = new Map<string, string>();
   private _lastAddedCellId: string | null = null;
   private _lastTextCellId: string | null = null;
   private _openThinking: IOpenThinking | null = null;
+  private _titleCellId: string | null = null;
+  private _created = new Set<string>();
 }

@@ -54,6 +54,14 @@ export interface INotebookSummary {
   last_output: string | null;
 }
 
+/** The kernel's user variables, as `collectVariables` reports them. */
+export interface IKernelVariables {
+  /** name -> short summary (scalars, small containers, `DataFrame(240×4)`): what the planner may receive. */
+  values: Record<string, unknown>;
+  /** name -> type and shape only (`str(len=12)`, `dict(len=3)`, `DataFrame(240×4)`): what is saved. */
+  types: Record<string, string>;
+}
+
 /** name -> strategy (`shape_only`, `describe_only`, `head_only`, `last_N_only` with N a number). */
 export type SummarizeRequest = Record<string, string>;
 
@@ -66,12 +74,24 @@ export interface INotebookDriver {
     source: string | null,
     metadata?: Record<string, unknown>
   ): Promise<boolean>;
-  /** Set the notebook title (metadata and a leading `# title` cell). */
-  setTitle(title: string, provenance: ICellProvenance): Promise<void>;
+  /**
+   * Set the notebook title (metadata and a leading `# title` cell). Only `titleCellId` (the run's own
+   * title cell) is rewritten; when it is null or gone a new title cell is inserted. Returns its id.
+   */
+  setTitle(
+    title: string,
+    provenance: ICellProvenance,
+    titleCellId: string | null
+  ): Promise<string>;
+  /**
+   * The user marked the cell for the planner (cell metadata `notebook_bcc.planner_may_run: true`);
+   * null when there is no such cell.
+   */
+  plannerMayRun(cellId: string): boolean | null;
   /** Clear outputs and run a code cell in the notebook's own kernel; resolves when it finished. */
   execCell(request: IExecRequest): Promise<IExecResult>;
-  /** Silently collect user variables as short summaries (no history, no output, no execution count). */
-  collectVariables(): Promise<Record<string, unknown>>;
+  /** Silently collect user variables as short summaries and types (no history, no output, no execution count). */
+  collectVariables(): Promise<IKernelVariables>;
   /** Compute the given summarize strategies in the kernel, only for the names asked. */
   summarizeVariables(
     request: SummarizeRequest

@@ -15,17 +15,21 @@ import { errorMessage } from './registry';
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
 import type { RunState } from './runState';
+import { redactionTest, redactVariables } from './variables';
 
 export function observationOf(core: RunCore): Observation {
   const { state } = core;
   return buildObservation({
     progress: state.progress,
     // A kernel variable of the same name never hides the task.
-    variables: {
-      ...state.contextVariables,
-      ...state.kernelVariables,
-      ...state.taskVariables()
-    },
+    variables: redactVariables(
+      {
+        ...state.contextVariables,
+        ...state.kernelVariables,
+        ...state.taskVariables()
+      },
+      redactionTest(core.settings())
+    ),
     effects: state.effects.toJSON(),
     notebook: core.driver.notebookSummary(),
     fsm: state.fsm.toContext(),
@@ -71,6 +75,7 @@ export async function generatingRequest(
       );
     }
   }
+  summaries = redactVariables(summaries, redactionTest(core.settings()));
   const { observation, warnings } = applyContextFilter(full, filter, summaries);
   for (const warning of warnings) {
     core.warn(warning, 'filter');

@@ -5,10 +5,20 @@
 import type { IPauseReason } from './types';
 
 export class RunStopped extends Error {
-  constructor() {
+  /** `interruptKernel`: the user asked for a running cell to be interrupted (Stop's check box). */
+  constructor(readonly interruptKernel = true) {
     super('The run was stopped');
     this.name = 'RunStopped';
   }
+}
+
+/**
+ * Whether an aborted `signal` should interrupt the cell it runs. Only a stop that leaves the kernel
+ * alone says no: the running cell then finishes and nothing more runs.
+ */
+export function abortInterruptsKernel(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return !(reason instanceof RunStopped) || reason.interruptKernel;
 }
 
 export class RunControl {
@@ -43,10 +53,13 @@ export class RunControl {
     this._abort = new AbortController();
   }
 
-  /** Aborts the request in flight and wakes the loop so that it ends. */
-  stop(): void {
+  /**
+   * Aborts the request in flight and wakes the loop so that it ends. Without `interruptKernel`, a
+   * running cell is left to finish (the signal's reason says so).
+   */
+  stop(options: { interruptKernel?: boolean } = {}): void {
     this._stopRequested = true;
-    this._abort.abort();
+    this._abort.abort(new RunStopped(options.interruptKernel === true));
     for (const listener of [...this._stopListeners]) {
       listener();
     }

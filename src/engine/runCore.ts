@@ -43,6 +43,7 @@ export class RunCore {
     this.now = options.now;
     this.events = options.events;
     this.trace = options.trace;
+    this.trace.variableTypes = () => this.state.kernelVariableTypes;
   }
 
   readonly state: RunState;
@@ -118,8 +119,8 @@ export class RunCore {
       return;
     }
     try {
-      state.kernelVariables = await this.control.untilStopped(
-        this.driver.collectVariables()
+      state.setKernelVariables(
+        await this.control.untilStopped(this.driver.collectVariables())
       );
     } catch (error) {
       if (error instanceof RunStopped) {

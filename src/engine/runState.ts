@@ -11,10 +11,13 @@ import type {
   WorkflowTemplate
 } from '../protocol';
 import { CellMap, ICellMapState } from './cells';
+import type { IKernelVariables } from './driver';
 import { EffectsStore, IEffectsState } from './effects';
 import { IFsmState, WorkflowStateMachine } from './fsm';
 import { IProgressState, WorkflowProgress } from './progress';
+import { checkSavedRunState } from './savedRun';
 import type { IBehaviorTiming, IRunError, IStartOptions } from './types';
+import { describeVariables } from './variables';
 
 export type Phase = 'plan' | 'generate' | 'done';
 
@@ -61,8 +64,10 @@ export interface ISavedRunState {
   effects: IEffectsState;
   /** Variables set by the planner (`context_update.variables`) and the task. */
   contextVariables: Record<string, unknown>;
-  /** The last kernel variables seen, for views; collected again on resume. */
-  kernelVariables: Record<string, unknown>;
+  /** The last kernel variables seen, as names, types and shapes only: values are never saved. */
+  kernelVariableTypes?: Record<string, string>;
+  /** Older saves: the last kernel variables' values, read as their types and never written again. */
+  kernelVariables?: Record<string, unknown>;
   cells: ICellMapState;
   filter: ContextFilter | null;
   legacy: ILegacyContext;
@@ -76,17 +81,9 @@ export interface ISavedRunState {
   templateFromPlanner?: boolean;
 }
 
+/** A saved run that can be restored (see `checkSavedRunState` for what is wrong with one that cannot). */
 export function isSavedRunState(value: unknown): value is ISavedRunState {
-  if (typeof value !== 'object' || value === null) {
-    return false;
-  }
-  const record = value as Record<string, unknown>;
-  return (
-    record.format === 'notebook-bcc-run' &&
-    record.version === 1 &&
-    typeof record.progress === 'object' &&
-    typeof record.fsm === 'object'
-  );
+  return checkSavedRunState(value).ok;
 }
 
 export type RetryRequest =
@@ -110,7 +107,9 @@ export class RunState {
   task: string | null = null;
   dataFiles: string[] = [];
   contextVariables: Record<string, unknown> = {};
+  /** The last values collected, sent to the planner; kept in memory only. */
   kernelVariables: Record<string, unknown> = {};
+  kernelVariableTypes: Record<string, string> = {};
   legacy: ILegacyContext = {};
   filter: ContextFilter | null = null;
   phase: Phase = 'plan';
@@ -141,6 +140,7 @@ export class RunState {
     this.dataFiles = [];
     this.contextVariables = {};
     this.kernelVariables = {};
+    this.kernelVariableTypes = {};
     this.legacy = {};
     this.filter = null;
     this.phase = 'plan';
@@ -194,7 +194,11 @@ export class RunState {
     this.progress.restore(saved.progress);
     this.effects.restore(saved.effects);
     this.contextVariables = { ...saved.contextVariables };
-    this.kernelVariables = { ...saved.kernelVariables };
+    this.kernelVariableTypes = saved.kernelVariableTypes
+      ? { ...saved.kernelVariableTypes }
+      : describeVariables(saved.kernelVariables ?? {});
+    // Until the kernel is asked again (on resume), only the types are known.
+    this.kernelVariables = { ...this.kernelVariableTypes };
     this.cells.restore(saved.cells);
     this.filter = saved.filter;
     this.legacy = { ...saved.legacy };
@@ -221,7 +225,7 @@ export class RunState {
       progress: this.progress.toJSON(),
       effects: this.effects.toJSON(),
       contextVariables: { ...this.contextVariables },
-      kernelVariables: { ...this.kernelVariables },
+      kernelVariableTypes: { ...this.kernelVariableTypes },
       cells: this.cells.toJSON(),
       filter: this.filter,
       legacy: { ...this.legacy },
@@ -249,9 +253,21 @@ export class RunState {
     return task;
   }
 
+  /** New values from the kernel; only their types are ever saved. */
+  setKernelVariables(collected: IKernelVariables): void {
+    this.kernelVariables = { ...collected.values };
+    this.kernelVariableTypes = describeVariables(
+      collected.values,
+      collected.types
+    );
+    for (const [name, type] of Object.entries(collected.types)) {
+      this.kernelVariableTypes[name] = type;
+    }
+  }
+
   /** The kernel variables' names, for outputs tracking. */
   presentVariables(): string[] {
-    return Object.keys(this.kernelVariables);
+    return Object.keys(this.kernelVariableTypes);
   }
 
   trimTimings(limit: number): void {

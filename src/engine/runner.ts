@@ -257,7 +257,7 @@ export class WorkflowRunner implements IWorkflowRunner {
   async stop(options: IStopOptions = {}): Promise<void> {
     const loop = this._loop;
     if (loop) {
-      this._control.stop();
+      this._control.stop({ interruptKernel: options.interruptKernel === true });
       if (options.interruptKernel) {
         try {
           await this._driver.interruptKernel();

@@ -41,6 +41,12 @@ export interface IRunSettings {
   firstByteTimeout: number;
   /** Timeout for a stream that stops sending, in seconds. */
   stallTimeout: number;
+  /** Send `<redacted>` for the variables whose names match `redactVariablePatterns`. */
+  redactVariables: boolean;
+  /** Glob patterns (`*` = anything), case-insensitive. */
+  redactVariablePatterns: string[];
+  /** `exec` may run any cell by its id, not only the run's own and the ones marked for it. */
+  allowPlannerToRunAnyCell: boolean;
 }
 
 export const DEFAULT_SETTINGS: IRunSettings = {
@@ -58,7 +64,10 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   autoAcceptWorkflowUpdates: false,
   followNewCells: true,
   firstByteTimeout: DEFAULT_FIRST_BYTE_TIMEOUT_MS / 1000,
-  stallTimeout: DEFAULT_STALL_TIMEOUT_MS / 1000
+  stallTimeout: DEFAULT_STALL_TIMEOUT_MS / 1000,
+  redactVariables: true,
+  redactVariablePatterns: ['*key*', '*token*', '*secret*', '*password*'],
+  allowPlannerToRunAnyCell: false
 };
 
 type NumericSetting = {
@@ -128,6 +137,16 @@ export function toRunSettings(
     ),
     followNewCells: flag(composite.followNewCells, d.followNewCells),
     firstByteTimeout: count('firstByteTimeout'),
-    stallTimeout: count('stallTimeout')
+    stallTimeout: count('stallTimeout'),
+    redactVariables: flag(composite.redactVariables, d.redactVariables),
+    redactVariablePatterns: Array.isArray(composite.redactVariablePatterns)
+      ? composite.redactVariablePatterns.filter(
+          (p): p is string => typeof p === 'string'
+        )
+      : [...d.redactVariablePatterns],
+    allowPlannerToRunAnyCell: flag(
+      composite.allowPlannerToRunAnyCell,
+      d.allowPlannerToRunAnyCell
+    )
   };
 }

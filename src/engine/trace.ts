@@ -21,6 +21,42 @@ export interface IRunTraceOptions {
   maxChars?: number;
 }
 
+/** A request body whose kernel variables (`known`) hold their types and shapes instead of values. */
+function withVariableTypes(
+  body: unknown,
+  known: Record<string, string>
+): unknown {
+  const observation = field(body, 'observation');
+  const context = field(observation, 'context');
+  const variables = field(context, 'variables');
+  if (!variables) {
+    return body;
+  }
+  const typed = { ...variables };
+  for (const name of Object.keys(variables)) {
+    if (Object.prototype.hasOwnProperty.call(known, name)) {
+      typed[name] = known[name];
+    }
+  }
+  return {
+    ...(body as object),
+    observation: { ...observation, context: { ...context, variables: typed } }
+  };
+}
+
+function field(
+  value: unknown,
+  key: string
+): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null) {
+    return undefined;
+  }
+  const inner = (value as Record<string, unknown>)[key];
+  return typeof inner === 'object' && inner !== null && !Array.isArray(inner)
+    ? (inner as Record<string, unknown>)
+    : undefined;
+}
+
 /** A record is kept as its JSON line only: parsed bodies would hold several times the memory. */
 interface IStoredRecord {
   seq: number;
@@ -95,10 +131,22 @@ export class RunTrace implements IPlannerObserver {
     return this._records.length;
   }
 
-  /** Records a request and returns its sequence number, used by the records that follow. */
+  /** The kernel's types of the variables (set by the run), preferred over a guess from the value. */
+  variableTypes: () => Record<string, string> = () => ({});
+
+  /**
+   * Records a request and returns its sequence number, used by the records that follow. Variable
+   * values are replaced by their types: a trace is shared and must not carry them.
+   */
   request(endpoint: string, body: unknown): number {
     const seq = ++this._seq;
-    this._push({ kind: 'request', seq, t: this._elapsed(), endpoint, body });
+    this._push({
+      kind: 'request',
+      seq,
+      t: this._elapsed(),
+      endpoint,
+      body: withVariableTypes(body, this.variableTypes())
+    });
     return seq;
   }
 

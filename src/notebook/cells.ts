@@ -100,7 +100,11 @@ export class NotebookCells {
     return true;
   }
 
-  async setTitle(title: string, provenance: ICellProvenance): Promise<void> {
+  async setTitle(
+    title: string,
+    provenance: ICellProvenance,
+    titleCellId: string | null
+  ): Promise<string> {
     const shared = this.model().sharedModel;
     const source = `# ${title}`;
     shared.transact(() => {
@@ -110,13 +114,13 @@ export class NotebookCells {
         title
       });
     });
-    const existing = shared.cells.find(
-      cell => asObject(cell.getMetadata(CELL_METADATA_KEY)).role === 'title'
-    );
+    const existing = titleCellId
+      ? shared.cells.find(cell => cell.getId() === titleCellId)
+      : undefined;
     if (existing) {
       existing.setSource(source);
       this._render(existing.getId());
-      return;
+      return existing.getId();
     }
     const restore = this._keepActiveCell();
     const cell = shared.insertCell(0, {
@@ -129,6 +133,7 @@ export class NotebookCells {
     restore();
     this._render(cell.getId());
     this._changed();
+    return cell.getId();
   }
 
   summary(): INotebookSummary {

@@ -15,6 +15,7 @@ import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import { PromiseDelegate } from '@lumino/coreutils';
 import type { IExecRequest, IExecResult } from '../engine/driver';
 import type { NotebookCells } from './cells';
+import { abortInterruptsKernel } from '../engine/runControl';
 import { settleWithin } from './json';
 import type { NotebookKernel } from './kernel';
 import { outputsToText } from './outputText';
@@ -129,7 +130,11 @@ export class CellExecution {
       }
     };
     const onKernelChanged = () => interrupt('changed');
-    const onAbort = () => interrupt('aborted');
+    const onAbort = () => {
+      if (signal && abortInterruptsKernel(signal)) {
+        interrupt('aborted');
+      }
+    };
 
     kernel.iopubMessage.connect(onIopub);
     session.statusChanged.connect(onStatus);

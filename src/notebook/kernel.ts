@@ -6,7 +6,7 @@ import type { ISessionContext } from '@jupyterlab/apputils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import type { SummarizeRequest } from '../engine/driver';
+import type { IKernelVariables, SummarizeRequest } from '../engine/driver';
 import {
   COLLECT_EXPRESSION,
   KERNEL_HELPERS,
@@ -73,8 +73,17 @@ export class NotebookKernel {
     return kernel;
   }
 
-  async collectVariables(): Promise<Record<string, unknown>> {
-    return (await this._evaluate(COLLECT_EXPRESSION)) ?? {};
+  async collectVariables(): Promise<IKernelVariables> {
+    const reply = await this._evaluate(COLLECT_EXPRESSION);
+    return {
+      values: asRecord(reply?.values),
+      types: Object.fromEntries(
+        Object.entries(asRecord(reply?.types)).map(([name, type]) => [
+          name,
+          String(type)
+        ])
+      )
+    };
   }
 
   async summarizeVariables(
@@ -164,4 +173,10 @@ export class NotebookKernel {
     }
     return JSON.parse(result.data['text/plain'] ?? '{}');
   }
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }

@@ -6,7 +6,10 @@
  *
  * Cost does not depend on data size: a value's type is checked (by name and module, through
  * `sys.modules`, never importing pandas or numpy) before anything reads it, and big containers
- * are summarized by their length instead of being serialized.
+ * are summarized by their length instead of being serialized. No user code runs for an object of
+ * an unknown class (no `len()`, no `shape` property, no `repr`), so a lazy frame (Dask, Polars) is
+ * never computed; rendered texts are capped in rows and characters, and a collection past its time
+ * budget falls back to type names.
  */
 export const KERNEL_HELPERS = String.raw`
 def __bcc_install():
@@ -16,7 +19,9 @@ def __bcc_install():
     import json
     import math
     import re
+    import reprlib
     import sys
+    import time
     import types
     import warnings
 
@@ -27,6 +32,10 @@ def __bcc_install():
     NODE_BUDGET = 200
     MAX_DEPTH = 4
     REPR_CAP = 200
+    ROWS_CAP = 50
+    COLS_CAP = 30
+    TIME_BUDGET = 2.0
+    SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset, range)
     SKIP = {'In', 'Out', 'exit', 'quit', 'get_ipython'}
 
     class Reply:
@@ -37,6 +46,18 @@ def __bcc_install():
 
         def __repr__(self):
             return self.text
+
+    class BoundedRepr(reprlib.Repr):
+        def repr_instance(self, value, level):
+            if not is_known(value):
+                return '<%s>' % type_name(value)
+            return clip(repr(value), self.maxother)
+
+    bounded_repr = BoundedRepr()
+    bounded_repr.maxlevel = MAX_DEPTH
+    bounded_repr.maxlist = bounded_repr.maxtuple = bounded_repr.maxdict = ROWS_CAP
+    bounded_repr.maxset = bounded_repr.maxfrozenset = bounded_repr.maxdeque = ROWS_CAP
+    bounded_repr.maxstring = bounded_repr.maxlong = bounded_repr.maxother = TEXT_CAP
 
     class TooBig(Exception):
         pass
@@ -61,9 +82,17 @@ def __bcc_install():
         np = sys.modules.get('numpy')
         return np is not None and isinstance(value, getattr(np, name))
 
+    def is_known(value):
+        module = type(value).__module__ or ''
+        return isinstance(value, SIZED) or module.split('.')[0] in ('pandas', 'numpy')
+
     def shape_of(value):
         try:
-            shape = getattr(value, 'shape', None)
+            if is_known(value):
+                shape = getattr(value, 'shape', None)
+            else:
+                # A property (a lazy frame's shape) would run code: only a plain attribute is read.
+                shape = inspect.getattr_static(value, 'shape', None)
         except Exception:
             return None
         if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
@@ -71,10 +100,31 @@ def __bcc_install():
         return None
 
     def length_of(value):
+        if not is_known(value):
+            return None
         try:
             return len(value)
         except Exception:
             return None
+
+    def describe(value):
+        if value is None:
+            return 'None'
+        if isinstance(value, (bool, int, float, complex)):
+            return type_name(value)
+        if is_pandas(value, 'DataFrame'):
+            return 'DataFrame(%d×%d)' % value.shape
+        if is_pandas(value, 'Series'):
+            return 'Series(%d)' % len(value)
+        if numpy_type(value, 'ndarray'):
+            return 'ndarray(%s) %s' % (', '.join(map(str, value.shape)), value.dtype)
+        shape = shape_of(value)
+        if shape is not None:
+            return '%s(%s)' % (type_name(value), ', '.join(map(str, shape)))
+        size = length_of(value)
+        if size is not None:
+            return '%s(len=%d)' % (type_name(value), size)
+        return type_name(value)
 
     def scalar(value):
         if value is None or isinstance(value, bool):
@@ -137,7 +187,9 @@ def __bcc_install():
         size = length_of(value)
         if size is not None:
             return '%s(len=%d)' % (type_name(value), size)
-        return short_repr(value)
+        if is_known(value):
+            return short_repr(value)
+        return '<%s>' % type_name(value)
 
     def is_user_value(name, value, hidden):
         if name.startswith('_') or name in SKIP:
@@ -157,13 +209,22 @@ def __bcc_install():
     def collect_variables():
         ns, hidden = user_namespace()
         out = {}
+        kinds = {}
         used = 2
         detailed = True
+        deadline = time.monotonic() + TIME_BUDGET
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
             for name, value in list(ns.items()):
                 if not is_user_value(name, value, hidden):
                     continue
+                if len(kinds) < NAMES_CAP:
+                    try:
+                        kinds[name] = describe(value)
+                    except Exception:
+                        kinds[name] = type_name(value)
+                if detailed and time.monotonic() > deadline:
+                    detailed = False
                 if detailed:
                     try:
                         item = summary(value, 0, [NODE_BUDGET])
@@ -178,14 +239,24 @@ def __bcc_install():
                 if len(out) >= NAMES_CAP:
                     break
                 out[name] = type_name(value)
-        return Reply(out)
+        return Reply({'values': out, 'types': kinds})
 
     def as_text(value):
-        to_string = getattr(value, 'to_string', None)
-        text = to_string() if callable(to_string) else repr(value)
+        if is_pandas(value, 'DataFrame'):
+            text = value.to_string(max_rows=ROWS_CAP, max_cols=COLS_CAP, max_colwidth=REPR_CAP)
+        elif is_pandas(value, 'Series'):
+            text = value.to_string(max_rows=ROWS_CAP)
+        else:
+            text = bounded_repr.repr(value)
         return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + '\n…(truncated)'
 
+    def rows(n):
+        return max(0, min(n, ROWS_CAP))
+
     def first(value, n):
+        if not is_known(value):
+            return None
+        n = rows(n)
         head = getattr(value, 'head', None)
         if callable(head):
             return as_text(head(n))
@@ -196,6 +267,9 @@ def __bcc_install():
         return None
 
     def last(value, n):
+        if not is_known(value):
+            return None
+        n = rows(n)
         tail = getattr(value, 'tail', None)
         if callable(tail):
             return as_text(tail(n))
@@ -213,11 +287,13 @@ def __bcc_install():
             size = length_of(value)
             return None if size is None else '(%d,)' % size
         if strategy == 'describe_only':
-            describe = getattr(value, 'describe', None)
-            return as_text(describe()) if callable(describe) else None
+            if not is_known(value):
+                return None
+            describe_frame = getattr(value, 'describe', None)
+            return as_text(describe_frame()) if callable(describe_frame) else None
         if strategy == 'head_only':
             return first(value, 5)
-        match = re.fullmatch(r'last_(\d+)_only', strategy)
+        match = re.fullmatch(r'last_(\d{1,18})_only', strategy)
         if match:
             return last(value, int(match.group(1)))
         raise LookupError()

@@ -5,3 +5,9 @@ export const CELL_METADATA_KEY = 'notebook_bcc';
 
 /** Notebook metadata key of the saved run state. */
 export const RUN_STATE_METADATA_KEY = 'notebook_bcc_run';
+
+/**
+ * Set to `true` under `notebook_bcc` in a cell's metadata to let the planner run that cell of yours
+ * (docs/protocol.md#actions); the planner may run only the run's own cells otherwise.
+ */
+export const PLANNER_MAY_RUN_KEY = 'planner_may_run';

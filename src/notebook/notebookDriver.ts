@@ -14,6 +14,7 @@ import type {
   ICellProvenance,
   IExecRequest,
   IExecResult,
+  IKernelVariables,
   INotebookDriver,
   INotebookSummary,
   SummarizeRequest
@@ -22,7 +23,9 @@ import { TRANSLATION_DOMAIN } from '../translation';
 import { NotebookCells } from './cells';
 import { CellExecution } from './execution';
 import { CellFollower } from './following';
+import { asObject } from './json';
 import { NotebookKernel } from './kernel';
+import { CELL_METADATA_KEY, PLANNER_MAY_RUN_KEY } from './metadata';
 import { NotebookSaver, readRunState, writeRunState } from './saving';
 
 export class NotebookDriver implements INotebookDriver {
@@ -82,15 +85,32 @@ export class NotebookDriver implements INotebookDriver {
     return this._cells.update(cellId, source, metadata);
   }
 
-  setTitle(title: string, provenance: ICellProvenance): Promise<void> {
-    return this._cells.setTitle(title, provenance);
+  setTitle(
+    title: string,
+    provenance: ICellProvenance,
+    titleCellId: string | null
+  ): Promise<string> {
+    return this._cells.setTitle(title, provenance, titleCellId);
+  }
+
+  plannerMayRun(cellId: string): boolean | null {
+    const cell = this._cells
+      .model()
+      .sharedModel.cells.find(c => c.getId() === cellId);
+    if (!cell) {
+      return null;
+    }
+    return (
+      asObject(cell.getMetadata(CELL_METADATA_KEY))[PLANNER_MAY_RUN_KEY] ===
+      true
+    );
   }
 
   execCell(request: IExecRequest): Promise<IExecResult> {
     return this._execution.run(request);
   }
 
-  collectVariables(): Promise<Record<string, unknown>> {
+  collectVariables(): Promise<IKernelVariables> {
     return this._kernel.collectVariables();
   }
 

@@ -8,7 +8,7 @@ import { registerBuiltinActions, unwrapCodeFence } from '../actions';
 import { CellMap } from '../cells';
 import { ActionRegistry, IActionContext, INewCell } from '../registry';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
-import { FakeNotebookDriver } from '../testing';
+import { FakeNotebookDriver, IFakeCell } from '../testing';
 
 interface IHarness {
   driver: FakeNotebookDriver;
@@ -159,6 +159,78 @@ describe('built-in actions', () => {
     await h.run({ action: 'update_title', title: '销售数据分析报告' });
     expect(h.driver.title).toBe('销售数据分析报告');
     expect(h.driver.cells[0].source).toBe('# 销售数据分析报告');
+  });
+
+  describe('touches only its own cells', () => {
+    const userCell = (
+      h: IHarness,
+      metadata: Record<string, unknown> = {},
+      role: IFakeCell['role'] = 'code'
+    ): IFakeCell => {
+      const cell: IFakeCell = {
+        id: `user-${h.driver.cells.length}`,
+        kind: role === 'code' ? 'code' : 'markdown',
+        source: role === 'code' ? 'secret = 1' : '# My own title',
+        role,
+        provenance: {
+          stage_id: null,
+          step_id: null,
+          behavior_id: null,
+          action_index: 0,
+          action: 'user'
+        },
+        metadata,
+        output: 'kept',
+        executionCount: 1
+      };
+      h.driver.cells.push(cell);
+      return cell;
+    };
+
+    it("refuses to exec the user's own cell by its id, with an effect", async () => {
+      const h = harness();
+      const cell = userCell(h);
+      const result = await h.run({ action: 'exec', codecell_id: cell.id });
+      expect(result.ok).toBe(false);
+      expect(h.driver.executed).toEqual([]);
+      expect(cell.output).toBe('kept');
+      expect(h.effects.pop()).toBe(
+        `⚠️ exec of '${cell.id}' refused: the run did not create that cell and the user did not mark it for the planner. Add a cell with the code to run instead.`
+      );
+    });
+
+    it('runs a cell the user marked for the planner, and its own cells', async () => {
+      const h = harness();
+      const marked = userCell(h, { planner_may_run: true });
+      expect((await h.run({ action: 'exec', codecell_id: marked.id })).ok).toBe(
+        true
+      );
+      await h.run({ action: 'add', shot_type: 'action', content: 'y = 2' });
+      const own = h.driver.cells[h.driver.cells.length - 1].id;
+      expect((await h.run({ action: 'exec', codecell_id: own })).ok).toBe(true);
+      expect(h.driver.executed).toEqual([marked.id, own]);
+    });
+
+    it('runs any cell when allowPlannerToRunAnyCell is on', async () => {
+      const h = harness({ allowPlannerToRunAnyCell: true });
+      const cell = userCell(h);
+      expect((await h.run({ action: 'exec', codecell_id: cell.id })).ok).toBe(
+        true
+      );
+      expect(h.driver.executed).toEqual([cell.id]);
+    });
+
+    it("update_title rewrites only the run's own title cell", async () => {
+      const h = harness();
+      const mine = userCell(h, {}, 'title');
+      h.driver.cells.unshift(h.driver.cells.pop()!);
+      await h.run({ action: 'update_title', title: 'First' });
+      await h.run({ action: 'update_title', title: 'Second' });
+      expect(mine.source).toBe('# My own title');
+      const titles = h.driver.cells.filter(c => c.role === 'title');
+      expect(titles.map(c => c.source)).toEqual(['# Second', '# My own title']);
+      expect(h.cells.titleCellId).toBe(titles[0].id);
+    });
   });
 
   it('opens and closes a thinking cell', async () => {

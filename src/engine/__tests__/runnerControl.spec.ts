@@ -1,3 +1,5 @@
+import type { IKernelVariables } from '../driver';
+import { abortInterruptsKernel } from '../runControl';
 import { ActionStream, FakeNotebookDriver } from '../testing';
 import {
   code,
@@ -211,6 +213,49 @@ describe('WorkflowRunner failures, pause and stop', () => {
     expect(s.driver.cells.map(c => c.source)).toEqual(['one', 'two']);
   });
 
+  it('stops without interrupting: the running cell finishes, nothing more runs', async () => {
+    const driver = new FakeNotebookDriver();
+    const s = setup(
+      {
+        planning: [withTemplate(false, TEMPLATE)],
+        generating: [[code('a = 1'), exec(), code('b = 2'), exec()]]
+      },
+      {},
+      {},
+      driver
+    );
+    let release: () => void = () => undefined;
+    const seen: { aborted: boolean; interrupts: boolean }[] = [];
+    driver.onExec = async (cell, fake, request) => {
+      if (cell.source !== 'a = 1') {
+        return undefined;
+      }
+      await new Promise<void>(resolve => (release = resolve));
+      const signal = request.signal!;
+      seen.push({
+        aborted: signal.aborted,
+        interrupts: abortInterruptsKernel(signal)
+      });
+      return fake.runSource(cell.source);
+    };
+    const run = s.runner.start({ task: 't' });
+    while (driver.executed.length < 1) {
+      await settle(1);
+    }
+    let stopped = false;
+    const stopping = s.runner.stop().then(() => (stopped = true));
+    await settle();
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect((await run).reason).toBe('stopped');
+    expect(seen).toEqual([{ aborted: true, interrupts: false }]);
+    expect(driver.interruptCount).toBe(0);
+    expect(driver.executed).toHaveLength(1);
+    expect(driver.variables).toEqual({ a: '1' });
+    expect(driver.cells.map(c => c.source)).toEqual(['a = 1']);
+  });
+
   it('stops: aborts the stream, interrupts the kernel, saves a resumable state', async () => {
     const stream = new ActionStream();
     const driver = new FakeNotebookDriver();
@@ -288,7 +333,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
       driver
     );
     let inspections = 0;
-    const hung = new Promise<Record<string, unknown>>(() => undefined);
+    const hung = new Promise<IKernelVariables>(() => undefined);
     const collect = driver.collectVariables.bind(driver);
     driver.collectVariables = () => {
       inspections++;

@@ -8,10 +8,12 @@ import type {
   ICellProvenance,
   IExecRequest,
   IExecResult,
+  IKernelVariables,
   INotebookDriver,
   INotebookSummary,
   SummarizeRequest
 } from '../driver';
+import { describeVariables } from '../variables';
 
 export interface IFakeCell {
   id: string;
@@ -96,15 +98,20 @@ export class FakeNotebookDriver implements INotebookDriver {
     return true;
   }
 
-  async setTitle(title: string, provenance: ICellProvenance): Promise<void> {
+  async setTitle(
+    title: string,
+    provenance: ICellProvenance,
+    titleCellId: string | null
+  ): Promise<string> {
     this.title = title;
-    const first = this.cells[0];
-    if (first && first.role === 'title') {
-      first.source = `# ${title}`;
-      return;
+    const own = titleCellId ? this.cell(titleCellId) : undefined;
+    if (own) {
+      own.source = `# ${title}`;
+      return own.id;
     }
+    const id = `cell-${++this._nextId}`;
     this.cells.unshift({
-      id: `cell-${++this._nextId}`,
+      id,
       kind: 'markdown',
       source: `# ${title}`,
       role: 'title',
@@ -113,6 +120,12 @@ export class FakeNotebookDriver implements INotebookDriver {
       output: '',
       executionCount: null
     });
+    return id;
+  }
+
+  plannerMayRun(cellId: string): boolean | null {
+    const cell = this.cell(cellId);
+    return cell ? cell.metadata.planner_may_run === true : null;
   }
 
   async execCell(request: IExecRequest): Promise<IExecResult> {
@@ -181,8 +194,9 @@ export class FakeNotebookDriver implements INotebookDriver {
     return { status: 'ok', output: printed.join('\n') };
   }
 
-  async collectVariables(): Promise<Record<string, unknown>> {
-    return clone(this.variables);
+  async collectVariables(): Promise<IKernelVariables> {
+    const values = clone(this.variables);
+    return { values, types: describeVariables(values) };
   }
 
   async summarizeVariables(

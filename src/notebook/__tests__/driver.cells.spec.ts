@@ -162,7 +162,7 @@ describe('NotebookDriver cells', () => {
     expect(document.activeElement).toBe(focused);
 
     // The title goes above everything: the same cell stays active.
-    await driver.setTitle('Title', provenance);
+    await driver.setTitle('Title', provenance, null);
     expect(nb.activeCell!.model.id).toBe(activeId);
     expect(document.activeElement).toBe(focused);
   });
@@ -247,10 +247,11 @@ describe('NotebookDriver cells', () => {
       role: 'code',
       provenance
     });
-    await driver.setTitle('House Prices', {
-      ...provenance,
-      action: 'update_title'
-    });
+    await driver.setTitle(
+      'House Prices',
+      { ...provenance, action: 'update_title' },
+      null
+    );
     const shared = notebook.panel.model!.sharedModel;
     expect(shared.getMetadata('title')).toBe('House Prices');
     expect(shared.getMetadata(CELL_METADATA_KEY)).toMatchObject({
@@ -272,7 +273,7 @@ describe('NotebookDriver cells', () => {
       { cell_type: 'code', source: 'user_code = 1' }
     ]);
     const count = shared.cells.length;
-    await driver.setTitle('Ames Housing', provenance);
+    await driver.setTitle('Ames Housing', provenance, titleId);
     expect(shared.cells.length).toBe(count);
     expect(cellById(titleId).getSource()).toBe('# Ames Housing');
     expect(shared.cells.findIndex(cell => cell.getId() === titleId)).toBe(2);
@@ -280,8 +281,33 @@ describe('NotebookDriver cells', () => {
     expect(driver.notebookSummary().title).toBe('Ames Housing');
   });
 
+  it("never rewrites a title cell that is not the run's, and tells which cells are marked for the planner", async () => {
+    const shared = notebook.panel.model!.sharedModel;
+    shared.insertCells(0, [
+      {
+        cell_type: 'markdown',
+        source: '# Mine',
+        metadata: { [CELL_METADATA_KEY]: { role: 'title' } }
+      },
+      {
+        cell_type: 'code',
+        source: 'allowed = 1',
+        metadata: { [CELL_METADATA_KEY]: { planner_may_run: true } }
+      }
+    ]);
+    const userTitle = shared.cells[0].getId();
+    const marked = shared.cells[1].getId();
+    const id = await driver.setTitle('Run title', provenance, null);
+    expect(id).not.toBe(userTitle);
+    expect(cellById(userTitle).getSource()).toBe('# Mine');
+    expect(cellById(id).getSource()).toBe('# Run title');
+    expect(driver.plannerMayRun(marked)).toBe(true);
+    expect(driver.plannerMayRun(userTitle)).toBe(false);
+    expect(driver.plannerMayRun('no-such-cell')).toBeNull();
+  });
+
   it('summarizes the notebook', async () => {
-    await driver.setTitle('Summary', provenance);
+    await driver.setTitle('Summary', provenance, null);
     await driver.addCell({
       kind: 'markdown',
       source: 'm',

@@ -1,6 +1,7 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import { runCell } from '@jupyterlab/notebook';
 import type { ICellProvenance } from '../../engine/driver';
+import { RunStopped } from '../../engine/runControl';
 import { NotebookDriver } from '../notebookDriver';
 import {
   IOpenNotebook,
@@ -181,6 +182,31 @@ describe('NotebookDriver execution', () => {
       signal: stopped.signal
     });
     expect(notRun.status).toBe('aborted');
+  }, 60000);
+
+  it('lets the running cell finish when the run is stopped without interrupting the kernel', async () => {
+    const controller = new AbortController();
+    const id = await addCode(
+      "import time\ntime.sleep(1.5)\nprint('finished', flush=True)"
+    );
+    setTimeout(() => controller.abort(new RunStopped(false)), 300);
+    const result = await driver.execCell({
+      cellId: id,
+      timeoutMs: 0,
+      signal: controller.signal
+    });
+    expect(result).toEqual({ status: 'ok', output: 'finished' });
+
+    const interrupted = new AbortController();
+    const slow = await addCode('import time\ntime.sleep(30)');
+    setTimeout(() => interrupted.abort(new RunStopped(true)), 500);
+    const stopped = await driver.execCell({
+      cellId: slow,
+      timeoutMs: 0,
+      signal: interrupted.signal
+    });
+    expect(stopped.status).toBe('aborted');
+    expect(stopped.output).toContain('KeyboardInterrupt');
   }, 60000);
 
   it('reports a kernel restart during execution', async () => {

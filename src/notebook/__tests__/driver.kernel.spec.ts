@@ -67,13 +67,14 @@ describe('NotebookDriver kernel inspection', () => {
     const cellsBefore = snapshot();
     kernel.iopubMessage.connect(onIopub);
     const started = performance.now();
-    const variables = await driver.collectVariables();
+    const { values: variables, types } = await driver.collectVariables();
     const ms = performance.now() - started;
     kernel.iopubMessage.disconnect(onIopub);
     const cellsUnchanged = snapshot() === cellsBefore;
     const after = (await run('2')).model.executionCount!;
     return {
       variables,
+      types,
       ms,
       broadcast,
       countDelta: after - before,
@@ -152,6 +153,82 @@ describe('NotebookDriver kernel inspection', () => {
     expect(observed.countDelta).toBe(1);
     expect(observed.broadcast).toEqual([]);
     expect(observed.cellsUnchanged).toBe(true);
+  }, 60000);
+
+  it('reports the type and shape of every variable apart from its value', async () => {
+    await run(
+      [
+        'import pandas as pd',
+        "api_key = 'sk-live-0123456789'",
+        "settings = {'token': 'abc', 'retries': 3}",
+        "table = pd.DataFrame({'a': [1, 2, 3]})",
+        'n = 4'
+      ].join('\n')
+    );
+    const { types } = await collectObserved();
+    expect(types).toMatchObject({
+      api_key: 'str(len=18)',
+      settings: 'dict(len=2)',
+      table: 'DataFrame(3×1)',
+      n: 'int'
+    });
+    expect(JSON.stringify(types)).not.toContain('sk-live');
+  }, 60000);
+
+  it('never runs code of an unknown class: no len(), no shape property, no repr', async () => {
+    await run(
+      [
+        'import time',
+        'lazy_calls = []',
+        'class LazyFrame:',
+        '    @property',
+        '    def shape(self):',
+        "        lazy_calls.append('shape'); time.sleep(5); return (1, 1)",
+        '    def __len__(self):',
+        "        lazy_calls.append('len'); raise RuntimeError('would compute')",
+        '    def __repr__(self):',
+        "        lazy_calls.append('repr'); time.sleep(5); return 'LazyFrame'",
+        '    def head(self, n=5):',
+        "        lazy_calls.append('head'); time.sleep(5); return self",
+        '    def tail(self, n=5):',
+        "        lazy_calls.append('tail'); time.sleep(5); return self",
+        'lazy = LazyFrame()',
+        "nested = {'frame': lazy}"
+      ].join('\n')
+    );
+    const { variables, types } = await collectObserved();
+    expect(variables.lazy).toBe('<LazyFrame>');
+    expect(types.lazy).toBe('LazyFrame');
+    const summary = await driver.summarizeVariables({
+      lazy: 'last_1000000000_only',
+      nested: 'head_only'
+    });
+    expect(summary.lazy).toBe(
+      '<last_1000000000_only: not available for LazyFrame>'
+    );
+    const calls = await driver.summarizeVariables({ lazy_calls: 'head_only' });
+    expect(calls.lazy_calls).toBe('[]');
+  }, 60000);
+
+  it('bounds a summary of a huge N in rows and characters', async () => {
+    await run(
+      [
+        'import pandas as pd',
+        'rows = list(range(1_000_000))',
+        "wide = pd.DataFrame({'c%d' % i: range(1000) for i in range(200)})"
+      ].join('\n')
+    );
+    const summary = await driver.summarizeVariables({
+      rows: 'last_999999999_only',
+      wide: 'last_1000000_only'
+    });
+    const rows = summary.rows as string;
+    expect(rows.length).toBeLessThanOrEqual(4100);
+    expect(rows).toContain('999999');
+    expect(rows).not.toContain('999949,');
+    const wide = summary.wide as string;
+    expect(wide.length).toBeLessThanOrEqual(4100);
+    expect(wide.split('\n').length).toBeLessThanOrEqual(60);
   }, 60000);
 
   it('summarizes a 1,000,000-row DataFrame without reading it', async () => {

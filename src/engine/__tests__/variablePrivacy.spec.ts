@@ -1,0 +1,160 @@
+/**
+ * Kernel variable values never reach the notebook's saved run or the trace; secret-looking names are
+ * redacted in what the planner receives (docs/protocol.md#persistence).
+ */
+import type { PlanningRequestInput } from '../../protocol';
+import { WorkflowRunner } from '../runner';
+import { ISavedRunState, RunState } from '../runState';
+import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
+import { FakeNotebookDriver, FakePlannerService } from '../testing';
+import { RunTrace } from '../trace';
+import {
+  describeValue,
+  redactionTest,
+  redactVariables,
+  REDACTED
+} from '../variables';
+import { code, exec, plan, saved, withTemplate } from './runnerSetup';
+
+const SECRET = 'sk-live-0123456789';
+const LABEL = 'house prices';
+
+async function runWithSecrets(overrides: Partial<IRunSettings> = {}) {
+  const trace = new RunTrace();
+  const driver = new FakeNotebookDriver();
+  // Set by the user's own cells: the planner never saw the values in code.
+  driver.variables = { api_key: SECRET, label: LABEL, count: 3 };
+  const client = new FakePlannerService({
+    planning: [withTemplate(false), plan(true)],
+    generating: [[code('n = 1'), exec()]],
+    observer: trace
+  });
+  const settings = { ...DEFAULT_SETTINGS, ...overrides };
+  const runner = new WorkflowRunner({
+    driver,
+    client,
+    settings: () => settings,
+    trace
+  });
+  await runner.start({ task: 't' });
+  const lastPlanning = client.planningRequests[
+    client.planningRequests.length - 1
+  ] as PlanningRequestInput;
+  return {
+    driver,
+    trace,
+    variables: lastPlanning.observation.context?.variables
+  };
+}
+
+describe('kernel variable values', () => {
+  it('are saved in the notebook as names, types and shapes only', async () => {
+    const { driver } = await runWithSecrets();
+    const state = saved(driver);
+    const text = JSON.stringify(state);
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(LABEL);
+    expect(state.kernelVariableTypes).toEqual({
+      api_key: `str(len=${SECRET.length})`,
+      label: `str(len=${LABEL.length})`,
+      count: 'int',
+      n: 'str(len=1)'
+    });
+    expect(state).not.toHaveProperty('kernelVariables');
+  });
+
+  it('are left out of the trace', async () => {
+    const { trace } = await runWithSecrets();
+    const jsonl = trace.toJSONL();
+    expect(jsonl).not.toContain(SECRET);
+    expect(jsonl).not.toContain(LABEL);
+    expect(jsonl).toContain(`"api_key":"str(len=${SECRET.length})"`);
+  });
+
+  it('reach the planner, with secret-looking names redacted', async () => {
+    const { variables } = await runWithSecrets();
+    expect(variables).toMatchObject({
+      api_key: REDACTED,
+      label: LABEL,
+      count: 3
+    });
+  });
+
+  it('reach the planner unredacted when redaction is off', async () => {
+    const { variables } = await runWithSecrets({ redactVariables: false });
+    expect(variables).toMatchObject({ api_key: SECRET, label: LABEL });
+  });
+
+  it('of an older save are read as types and never written back', async () => {
+    const first = await runWithSecrets();
+    const older = {
+      ...saved(first.driver),
+      kernelVariables: { api_key: SECRET, rows: [1, 2] }
+    } as ISavedRunState;
+    delete older.kernelVariableTypes;
+    const state = new RunState({
+      now: () => new Date(0),
+      maxHistoryItems: () => 50
+    });
+    state.restore(older);
+    const again = state.toJSON();
+    expect(JSON.stringify(again)).not.toContain(SECRET);
+    expect(again.kernelVariableTypes).toEqual({
+      api_key: `str(len=${SECRET.length})`,
+      rows: 'list(len=2)'
+    });
+  });
+});
+
+describe('redaction patterns', () => {
+  const test = redactionTest(DEFAULT_SETTINGS);
+
+  it.each([
+    'api_key',
+    'OPENAI_API_KEY',
+    'token',
+    'github_Token2',
+    'db_password',
+    'mySecret'
+  ])('%s is redacted by default', name => expect(test(name)).toBe(true));
+
+  it.each(['label', 'count', 'k', 'monthly_totals'])(
+    '%s is sent by default',
+    name => expect(test(name)).toBe(false)
+  );
+
+  it('matches whole names with * as the only wildcard', () => {
+    const only = redactionTest({
+      redactVariables: true,
+      redactVariablePatterns: ['pwd', 'x*y', '(a+)+']
+    });
+    expect(only('pwd')).toBe(true);
+    expect(only('pwd2')).toBe(false);
+    expect(only('xay')).toBe(true);
+    expect(only('xy')).toBe(true);
+    expect(only('yx')).toBe(false);
+    expect(only('(a+)+')).toBe(true);
+    expect(only('a'.repeat(100_000) + '!')).toBe(false);
+  });
+
+  it('replaces only the matching values', () => {
+    expect(redactVariables({ api_key: 'k', n: 1 }, test)).toEqual({
+      api_key: REDACTED,
+      n: 1
+    });
+  });
+
+  it('describes JSON values by type and shape', () => {
+    expect(
+      [null, true, 3, 0.5, 'abc', [1, 2], { a: 1 }].map(describeValue)
+    ).toEqual([
+      'None',
+      'bool',
+      'int',
+      'float',
+      'str(len=3)',
+      'list(len=2)',
+      'dict(len=1)'
+    ]);
+  });
+});
