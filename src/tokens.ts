@@ -5,7 +5,13 @@
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Token } from '@lumino/coreutils';
 import type { ISignal } from '@lumino/signaling';
-import type { ActionOf, ActionType, Artifact, UnknownAction } from './protocol';
+import type {
+  ActionOf,
+  ActionType,
+  Artifact,
+  IConnectionCheck,
+  UnknownAction
+} from './protocol';
 import type {
   ActionHandler,
   ActionPostHook,
@@ -55,6 +61,8 @@ export namespace CommandIDs {
   export const stop = 'notebook-bcc:stop';
   export const retry = 'notebook-bcc:retry';
   export const exportTrace = 'notebook-bcc:export-trace';
+  /** Checks that the planner answers; the result is a notification. */
+  export const testConnection = 'notebook-bcc:test-connection';
 }
 
 /**
@@ -91,11 +99,34 @@ export interface IRunHooks extends IRunnerHooks {
   readonly pendingChanged: ISignal<IRunHooks, void>;
 }
 
+/** Where a run's planner is, as the panel shows it. */
+export interface IPlannerLocation {
+  /** How requests leave: the transport's label (the relay, or the planner URL itself). */
+  readonly via: string;
+  /** The planner URL the Jupyter server's relay forwards to, when the server says. */
+  readonly url?: string;
+  /** Who chose that URL: `server` (the administrator), `user` (the settings) or `default`. */
+  readonly source?: string;
+}
+
+/** What the views know of a run's planner besides its answers. */
+export interface IPlannerStatus {
+  /** The waiting time started or ended, or the location changed. */
+  readonly changed: ISignal<IPlannerStatus, void>;
+  /** Since when (ms since the epoch) a request waits for the planner's first byte; null when none does. */
+  readonly waitingSince: number | null;
+  readonly location: IPlannerLocation | null;
+  /** Whether the planner answers, with a message the user can act on. */
+  checkConnection(): Promise<IConnectionCheck>;
+}
+
 /** A notebook, the run loop bound to it and the runner's hooks. */
 export interface IRunnerEntry {
   readonly panel: NotebookPanel;
   readonly runner: IWorkflowRunner;
   readonly hooks: IRunHooks;
+  /** The run's planner, for the views (the waiting time, where it is, a connection check). */
+  readonly planner?: IPlannerStatus;
 }
 
 /**
@@ -145,6 +176,12 @@ export interface ITimedWarning extends IRunWarning {
 export interface IRunModel {
   readonly changed: ISignal<IRunModel, void>;
   readonly runner: IWorkflowRunner;
+  /** The run's planner, when the runner was built with one the views can watch. */
+  readonly planner: IPlannerStatus | null;
+  /** Since when (ms since the epoch) the run waits for the planner's first byte; null when it does not. */
+  readonly waitingSince: number | null;
+  /** Where the run's planner is, when known. */
+  readonly plannerLocation: IPlannerLocation | null;
   /** `live`: the runner ran in this session; `saved`: only a run saved in the notebook is known. */
   readonly source: 'live' | 'saved' | 'none';
   readonly snapshot: IRunSnapshot;

@@ -13,6 +13,7 @@ import {
 } from '@jupyterlab/translation';
 import {
   downloadIcon,
+  linkIcon,
   pauseIcon,
   refreshIcon,
   runIcon,
@@ -41,7 +42,8 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.step,
   CommandIDs.stop,
   CommandIDs.retry,
-  CommandIDs.exportTrace
+  CommandIDs.exportTrace,
+  CommandIDs.testConnection
 ];
 
 function startOptionsFrom(
@@ -119,6 +121,7 @@ export function addCommands(
       if (!target) {
         return;
       }
+      const planner = target.model.planner;
       const options =
         startOptionsFrom(args) ??
         (await showRunDialog({
@@ -126,7 +129,8 @@ export function addCommands(
           docManager,
           translator,
           trans,
-          label: target.panel.context.localPath
+          label: target.panel.context.localPath,
+          checkPlanner: planner ? () => planner.checkConnection() : undefined
         }));
       if (!options || target.runner.isRunning) {
         return;
@@ -257,6 +261,30 @@ export function addCommands(
       } catch (reason) {
         report(trans.__('Export Workflow Run Trace'))(reason);
       }
+    }
+  });
+
+  commands.addCommand(CommandIDs.testConnection, {
+    label: trans.__('Test Planner Connection'),
+    caption: trans.__(
+      "Check that this notebook's planner answers, with the settings in use"
+    ),
+    icon: linkIcon,
+    isEnabled: args => !!targetOf(args)?.model.planner,
+    isVisible: hasNotebook,
+    execute: async args => {
+      const planner = targetOf(args)?.model.planner;
+      if (!planner) {
+        return;
+      }
+      const check = await planner.checkConnection();
+      const message = trans.__('Test connection: %1', check.message);
+      if (check.ok) {
+        Notification.success(message, { autoClose: 5000 });
+      } else {
+        Notification.error(message, { autoClose: false });
+      }
+      return check.ok;
     }
   });
 

@@ -1,22 +1,93 @@
 /**
- * The planner as one run sees it: a `PlannerClient` built from the current settings, rebuilt when the
- * base URL, token, notebook id or timeouts change, so a changed setting applies to the next request.
+ * The planner as one run sees it, built from the current settings: the dialect façade
+ * (`createPlannerService`) over the `dslc` client (`PlannerClient`), both on one transport. The façade
+ * (and the dialect it found) is rebuilt only when the planner itself changes (base URL, transport,
+ * protocol, token, v1 entry point); timeouts and the notebook id rebuild the client alone, so they apply
+ * to the next request without losing the run's dialect state (docs/architecture.md#adding-a-dialect).
+ *
+ * It also tells the views what the engine does not need: how long a request has been waiting for the
+ * planner's first byte, and where the planner is.
  */
+import { ISignal, Signal } from '@lumino/signaling';
 import {
+  createBrowserTransport,
   FetchLike,
   GeneratingEvent,
   GeneratingRequestInput,
+  IConnectionCheck,
   IPlannerObserver,
+  IPlannerRequest,
   IPlannerTransport,
+  NOTEBOOK_ID_HEADER,
   PlannerClient,
   PlanningRequestInput,
   PlanningResponse
 } from '../protocol';
+import {
+  createPlannerService,
+  DialectPlannerService,
+  IDialectPlannerService,
+  normalizePlannerBaseUrl
+} from '../protocol/dialects';
 import type { IRunSettings } from '../engine/settings';
 import type { IPlannerService } from '../engine/types';
+import type { IPlannerLocation, IPlannerStatus } from '../tokens';
 
-export class SettingsPlannerService implements IPlannerService {
+/** What the relay's `GET notebook-bcc/config` says about the planner it serves. */
+export interface IPlannerWhereabouts {
+  url: string;
+  source: string;
+}
+
+interface IFacade {
+  key: string;
+  transport: IPlannerTransport;
+  service: DialectPlannerService;
+}
+
+export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
   constructor(private _options: SettingsPlannerService.IOptions) {}
+
+  /** Location or waiting time changed. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** The dialect of the current run, once known. */
+  get dialect(): string | null {
+    return this._facade?.service.dialect ?? null;
+  }
+
+  /** Since when (ms since the epoch) a request waits for the planner's first byte; null when none does. */
+  get waitingSince(): number | null {
+    const times = [this._clientSince, ...this._sending.values()].filter(
+      (time): time is number => time !== null
+    );
+    return times.length > 0 ? Math.min(...times) : null;
+  }
+
+  /** Where requests go, for the panel; asks the relay where it forwards when the planner changed. */
+  get location(): IPlannerLocation | null {
+    const facade = this._ensureFacade();
+    if (this._located !== facade.key) {
+      this._located = facade.key;
+      this._location = { via: facade.transport.label };
+      void this._describe(facade);
+    }
+    return this._location;
+  }
+
+  saveState(): unknown {
+    return this._ensureFacade().service.saveState();
+  }
+
+  restoreState(saved: unknown): void {
+    this._ensureFacade().service.restoreState(saved);
+  }
+
+  resetState(): void {
+    this._ensureFacade().service.resetState();
+  }
 
   /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
   async planning(
@@ -26,42 +97,98 @@ export class SettingsPlannerService implements IPlannerService {
       onWarning?: (message: string) => void;
     } = {}
   ): Promise<PlanningResponse> {
-    const { signal, onWarning } = options;
-    return this._client().planning(request, {
-      signal,
-      observer: { onWarning: (_endpoint, message) => onWarning?.(message) }
-    });
+    return this._ensureFacade().service.planning(request, options);
   }
 
   generating(
     request: GeneratingRequestInput,
     options?: { signal?: AbortSignal }
   ): AsyncIterable<GeneratingEvent> {
-    return this._client().generating(request, options);
+    return this._ensureFacade().service.generating(request, options);
   }
 
-  private _client(): PlannerClient {
+  /** Whether the planner answers at all, with a message the user can act on (Run dialog, Test connection). */
+  async checkConnection(): Promise<IConnectionCheck> {
+    this._located = null;
+    const check = await this._client().checkConnection();
+    this._changed.emit();
+    return check;
+  }
+
+  private _ensureFacade(): IFacade {
     const settings = this._options.settings();
-    const notebookId = settings.notebookId || this._options.notebookId();
-    const options = {
-      transport: settings.transport,
+    const planner = {
       baseUrl: settings.baseUrl,
+      transport: settings.transport,
       token: settings.token || null,
-      notebookId,
+      protocol: settings.protocol,
+      v1EntryStage: settings.v1EntryStage,
+      v1EntryStep: settings.v1EntryStep
+    };
+    const key = JSON.stringify(planner);
+    if (this._facade?.key === key) {
+      return this._facade;
+    }
+    const transport = this._watch(
+      this._options.transport?.(settings) ??
+        createBrowserTransport({
+          baseUrl: normalizePlannerBaseUrl(settings.baseUrl).root,
+          token: planner.token,
+          fetch: this._options.fetch
+        })
+    );
+    const dslc: IDialectPlannerService = {
+      dialect: 'dslc',
+      planning: (request, options = {}) =>
+        this._client().planning(request, {
+          signal: options.signal,
+          observer: {
+            onWarning: (_, message) => options.onWarning?.(message)
+          }
+        }),
+      generating: (request, options) =>
+        this._client().generating(request, options)
+    };
+    const service = createPlannerService({
+      protocol: settings.protocol,
+      transport,
+      dslc,
+      baseUrl: settings.baseUrl,
+      v1: {
+        entryStageId: settings.v1EntryStage,
+        entryStepId: settings.v1EntryStep
+      },
+      bcc: { notebookId: this._notebookId(settings) },
+      log: message => console.debug(`Notebook-BCC: ${message}`)
+    });
+    this._facade = { key, transport, service };
+    this._clientKey = '';
+    return this._facade;
+  }
+
+  /** The `dslc` client on the façade's transport, rebuilt when the notebook id or a timeout changes. */
+  private _client(): PlannerClient {
+    const facade = this._ensureFacade();
+    const settings = this._options.settings();
+    const options = {
+      notebookId: this._notebookId(settings),
       firstByteTimeoutMs: settings.firstByteTimeout * 1000,
       stallTimeoutMs: settings.stallTimeout * 1000
     };
     const key = JSON.stringify(options);
-    if (!this._current || key !== this._key) {
-      this._key = key;
+    if (!this._current || key !== this._clientKey) {
+      this._clientKey = key;
       this._current = new PlannerClient({
         ...options,
-        transport: this._options.transport?.(settings),
-        fetch: this._options.fetch,
+        transport: facade.transport,
         observer: [
           ...(this._options.observer ? [this._options.observer] : []),
           {
-            onWarning: (_, message) => console.warn(`Notebook-BCC: ${message}`)
+            onWarning: (_, message) => console.warn(`Notebook-BCC: ${message}`),
+            onWaiting: (_, since) => {
+              this._clientSince = since;
+              this._changed.emit();
+            }
           }
         ]
       });
@@ -69,8 +196,67 @@ export class SettingsPlannerService implements IPlannerService {
     return this._current;
   }
 
+  private _notebookId(settings: IRunSettings): string {
+    return settings.notebookId || this._options.notebookId();
+  }
+
+  /**
+   * The dialect adapters send through the transport directly: their wait is the time to the headers,
+   * and their requests (detection's probe included) carry the notebook id as the client's do.
+   */
+  private _watch(transport: IPlannerTransport): IPlannerTransport {
+    return {
+      label: transport.label,
+      urlOf: path => transport.urlOf(path),
+      send: async (request: IPlannerRequest) => {
+        const id = ++this._sends;
+        this._sending.set(id, Date.now());
+        this._changed.emit();
+        const notebookId = this._notebookId(this._options.settings());
+        try {
+          return await transport.send({
+            ...request,
+            headers: {
+              ...(notebookId ? { [NOTEBOOK_ID_HEADER]: notebookId } : {}),
+              ...request.headers
+            }
+          });
+        } finally {
+          this._sending.delete(id);
+          this._changed.emit();
+        }
+      }
+    };
+  }
+
+  private async _describe(facade: IFacade): Promise<void> {
+    const where = this._options.where;
+    if (!where) {
+      return;
+    }
+    try {
+      const found = await where(this._options.settings());
+      if (found && this._located === facade.key) {
+        this._location = { via: facade.transport.label, ...found };
+        this._changed.emit();
+      }
+    } catch (reason) {
+      console.debug(
+        'Notebook-BCC: where the relay forwards is unknown',
+        reason
+      );
+    }
+  }
+
+  private _facade: IFacade | null = null;
   private _current: PlannerClient | null = null;
-  private _key = '';
+  private _clientKey = '';
+  private _clientSince: number | null = null;
+  private _sending = new Map<number, number>();
+  private _sends = 0;
+  private _location: IPlannerLocation | null = null;
+  private _located: string | null = null;
+  private _changed = new Signal<this, void>(this);
 }
 
 export namespace SettingsPlannerService {
@@ -84,5 +270,7 @@ export namespace SettingsPlannerService {
     transport?: (settings: IRunSettings) => IPlannerTransport;
     /** For the default transport; default: the browser's `fetch`. */
     fetch?: FetchLike;
+    /** Where the planner really is for these settings (the relay's config), when the transport hides it. */
+    where?: (settings: IRunSettings) => Promise<IPlannerWhereabouts | null>;
   }
 }

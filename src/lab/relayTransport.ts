@@ -5,6 +5,7 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import { z } from 'zod';
 import type { IRunSettings } from '../engine/settings';
 import {
   asciiHeaders,
@@ -16,9 +17,35 @@ import {
   jsonBody,
   PlannerError
 } from '../protocol';
+import { normalizePlannerBaseUrl } from '../protocol/dialects';
 
 /** The relay's route under the server's base URL. */
 export const RELAY_ROUTE = 'notebook-bcc/relay';
+/** What the server says about the planner it relays to (never the token). */
+export const CONFIG_ROUTE = 'notebook-bcc/config';
+
+const RelayConfig = z.object({
+  planner_url: z.string(),
+  source: z.string(),
+  token_configured: z.boolean().optional()
+});
+export type RelayConfig = z.infer<typeof RelayConfig>;
+
+/** `GET {base_url}notebook-bcc/config`: where the relay forwards, and who set it; null when unknown. */
+export async function fetchRelayConfig(
+  serverSettings: ServerConnection.ISettings
+): Promise<RelayConfig | null> {
+  const response = await ServerConnection.makeRequest(
+    URLExt.join(serverSettings.baseUrl, CONFIG_ROUTE),
+    { method: 'GET' },
+    serverSettings
+  );
+  if (!response.ok) {
+    return null;
+  }
+  const parsed = RelayConfig.safeParse(await response.json());
+  return parsed.success ? parsed.data : null;
+}
 
 /**
  * The relay answers 502 with `{"message": ...}` when it cannot reach the planner: that is no answer from
@@ -94,7 +121,8 @@ export function createPlannerTransport(
 ): IPlannerTransport {
   if (settings.transport === 'browser') {
     return createBrowserTransport({
-      baseUrl: settings.baseUrl,
+      // A trailing `/v1` is the dialect's hint, not part of the root (docs/protocol.md#dialect-detection).
+      baseUrl: normalizePlannerBaseUrl(settings.baseUrl).root,
       token: settings.token,
       fetch: options.fetch
     });

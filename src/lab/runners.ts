@@ -12,6 +12,7 @@ import type { IRunSettings } from '../engine/settings';
 import type { IWorkflowRunner } from '../engine/types';
 import type {
   IActionRegistry,
+  IPlannerStatus,
   IRunHooks,
   IRunnerEntry,
   IWorkflowRunnerRegistry
@@ -24,8 +25,8 @@ interface IEntry extends IRunnerEntry {
   closing: boolean;
 }
 
-function entryOf({ panel, runner, hooks }: IEntry): IRunnerEntry {
-  return { panel, runner, hooks };
+function entryOf({ panel, runner, hooks, planner }: IEntry): IRunnerEntry {
+  return { panel, runner, hooks, planner };
 }
 
 export class RunnerRegistry implements IWorkflowRunnerRegistry {
@@ -168,6 +169,8 @@ export namespace RunnerRegistry {
     createRunner(panel: NotebookPanel): {
       runner: IWorkflowRunner;
       hooks: IRunHooks;
+      /** The runner's planner, for the views. */
+      planner?: IPlannerStatus;
     };
     /** The current run settings. */
     settings: () => IRunSettings;

@@ -24,7 +24,10 @@ import {
   IWorkflowRunnerRegistry,
   PluginIDs
 } from '../tokens';
-import { createPlannerTransport } from '../lab/relayTransport';
+import {
+  createPlannerTransport,
+  fetchRelayConfig
+} from '../lab/relayTransport';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { RunModelRegistry } from '../ui/modelRegistry';
 
@@ -78,23 +81,32 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         label: () => panel.context.localPath,
         snapshot: () => runner.snapshot
       });
+      const serverSettings = app.serviceManager.serverSettings;
+      const planner = new SettingsPlannerService({
+        settings: () => settings.current,
+        notebookId: () => panel.context.path,
+        observer: trace,
+        transport: current =>
+          createPlannerTransport(current, { serverSettings }),
+        where: async current => {
+          if (current.transport !== 'server') {
+            return null;
+          }
+          const config = await fetchRelayConfig(serverSettings);
+          return config
+            ? { url: config.planner_url, source: config.source }
+            : null;
+        }
+      });
       const runner: WorkflowRunner = new WorkflowRunner({
         driver,
-        client: new SettingsPlannerService({
-          settings: () => settings.current,
-          notebookId: () => panel.context.path,
-          observer: trace,
-          transport: current =>
-            createPlannerTransport(current, {
-              serverSettings: app.serviceManager.serverSettings
-            })
-        }),
+        client: planner,
         settings: () => settings.current,
         registry: actions,
         trace,
         hooks
       });
-      return { runner, hooks };
+      return { runner, hooks, planner };
     };
 
     return new RunnerRegistry({

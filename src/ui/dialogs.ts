@@ -9,7 +9,7 @@ import type { IDocumentManager } from '@jupyterlab/docmanager';
 import { FileDialog } from '@jupyterlab/filebrowser';
 import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
-import type { WorkflowTemplate } from '../protocol';
+import type { IConnectionCheck, WorkflowTemplate } from '../protocol';
 import type {
   BehaviorDecision,
   IBehaviorApproval,
@@ -43,6 +43,8 @@ interface IRunDialogState {
   dataFiles: string[];
   stepMode: boolean;
   error: string | null;
+  /** The planner did not answer: what to do about it. */
+  plannerError: string | null;
 }
 
 /** The body of the Run Workflow dialog; edits `state` in place. */
@@ -65,6 +67,15 @@ class RunDialogBody extends Widget {
       state.task = task.value;
     });
     this.node.append(taskLabel, task);
+    if (state.plannerError) {
+      const error = element(
+        'p',
+        'jp-bcc-field-error jp-bcc-planner-error',
+        state.plannerError
+      );
+      error.setAttribute('role', 'alert');
+      this.node.append(error);
+    }
     if (state.error) {
       const error = element('p', 'jp-bcc-field-error', state.error);
       error.setAttribute('role', 'alert');
@@ -136,13 +147,16 @@ export async function showRunDialog(options: {
   translator: ITranslator;
   trans: TranslationBundle;
   label: string;
+  /** Checked when the user presses Run; the dialog stays open (with the task) while it fails. */
+  checkPlanner?: () => Promise<IConnectionCheck>;
 }): Promise<IStartOptions | null> {
   const { trans } = options;
   const state: IRunDialogState = {
     task: '',
     dataFiles: [],
     stepMode: false,
-    error: null
+    error: null,
+    plannerError: null
   };
   const addFiles = Dialog.createButton({
     label: trans.__('Add data files…'),
@@ -155,7 +169,12 @@ export async function showRunDialog(options: {
     const buttons = [
       Dialog.cancelButton({ label: trans.__('Cancel') }),
       ...(options.docManager ? [addFiles] : []),
-      Dialog.okButton({ label: trans.__('Run') })
+      Dialog.okButton({
+        label: state.plannerError ? trans.__('Retry') : trans.__('Run'),
+        caption: state.plannerError
+          ? trans.__('Check the planner again, then run')
+          : ''
+      })
     ];
     const result = await showDialog({
       title: trans.__('Run Workflow in %1', options.label),
@@ -190,6 +209,14 @@ export async function showRunDialog(options: {
     const task = state.task.trim();
     if (!task) {
       state.error = trans.__('Describe the task before running.');
+      continue;
+    }
+    const check = await options.checkPlanner?.();
+    if (check && !check.ok) {
+      state.plannerError = trans.__(
+        'The planner is not ready. %1',
+        check.message
+      );
       continue;
     }
     return { task, dataFiles: state.dataFiles, stepMode: state.stepMode };

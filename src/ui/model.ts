@@ -28,7 +28,11 @@ import {
   isResumable,
   trackOutputs
 } from './present';
-import type { IRunHooks as RunHooks } from '../tokens';
+import type {
+  IPlannerLocation,
+  IPlannerStatus,
+  IRunHooks as RunHooks
+} from '../tokens';
 import { isSavedRunState, ISavedRunState, snapshotFromSaved } from './saved';
 
 /** Where the run state saved in a notebook is read, and when it changes. */
@@ -86,12 +90,15 @@ export class RunModel {
     this._saved.changed.connect(this._onSaved, this);
     this._hooks = options.hooks ?? null;
     this._hooks?.pendingChanged.connect(this._onApproval, this);
+    this.planner = options.planner ?? null;
+    this.planner?.changed.connect(this._onPlanner, this);
     this._snapshot = runner.snapshot;
     this._effects = runner.effects;
     this._readSaved();
   }
 
   readonly runner: IWorkflowRunner;
+  readonly planner: IPlannerStatus | null;
 
   /** Something the views show changed. */
   get changed(): ISignal<this, void> {
@@ -117,6 +124,16 @@ export class RunModel {
   get progress(): IProgressState | null {
     const source = this.source;
     return source === 'none' ? null : this.snapshot.progress;
+  }
+
+  /** Since when (ms since the epoch) the run waits for the planner's first byte; null when it does not. */
+  get waitingSince(): number | null {
+    return this.runner.isRunning ? (this.planner?.waitingSince ?? null) : null;
+  }
+
+  /** Where the run's planner is, when known. */
+  get plannerLocation(): IPlannerLocation | null {
+    return this.planner?.location ?? null;
   }
 
   /** Interactive mode: the running behavior waits for the user's approval. */
@@ -255,6 +272,10 @@ export class RunModel {
     this._changed.emit();
   }
 
+  private _onPlanner(): void {
+    this._changed.emit();
+  }
+
   private _onApproval(): void {
     this._changed.emit();
   }
@@ -289,5 +310,7 @@ export namespace RunModel {
     settings: () => IRunSettings;
     /** The runner's hooks, to know when it waits for the user. */
     hooks?: RunHooks | null;
+    /** The run's planner: the waiting time and where it is. */
+    planner?: IPlannerStatus | null;
   }
 }

@@ -46,7 +46,7 @@ export class RunModelRegistry implements IRunModelRegistry {
     return this._models.get(panel)?.model ?? null;
   }
 
-  private _add({ panel, runner, hooks }: IRunnerEntry): void {
+  private _add({ panel, runner, hooks, planner }: IRunnerEntry): void {
     if (this._models.has(panel)) {
       return;
     }
@@ -55,7 +55,8 @@ export class RunModelRegistry implements IRunModelRegistry {
       runner,
       saved: source,
       settings: () => this._runners.settings,
-      hooks
+      hooks,
+      planner
     });
     this._models.set(panel, { model, source });
     this._modelAdded.emit({ panel, model });

@@ -431,6 +431,55 @@ export function formatDuration(ms: number, trans: TranslationBundle): string {
   return trans.__('%1 min %2 s', minutes, Math.round(seconds - minutes * 60));
 }
 
+/** A ticking wait in whole seconds: `12000` -> `12 s`, `72000` -> `1 min 12 s`. */
+export function formatElapsed(ms: number, trans: TranslationBundle): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 60) {
+    return trans.__('%1 s', seconds);
+  }
+  return trans.__('%1 min %2 s', Math.floor(seconds / 60), seconds % 60);
+}
+
+/** The planner line of the panel: its dialect once known, and where requests go. */
+export function describePlanner(
+  dialect: string | null,
+  location: { via: string; url?: string; source?: string } | null,
+  trans: TranslationBundle
+): { dialect: string; where: string | null } {
+  const name = dialect
+    ? trans.__('Planner: %1 dialect', dialect)
+    : trans.__('Planner');
+  if (!location) {
+    return { dialect: name, where: null };
+  }
+  if (!location.url) {
+    return { dialect: name, where: location.via };
+  }
+  switch (location.source) {
+    case 'server':
+      return {
+        dialect: name,
+        where: trans.__(
+          '%1 (set by your administrator), through the Jupyter server',
+          location.url
+        )
+      };
+    case 'default':
+      return {
+        dialect: name,
+        where: trans.__(
+          '%1 (the default URL), through the Jupyter server',
+          location.url
+        )
+      };
+    default:
+      return {
+        dialect: name,
+        where: trans.__('%1, through the Jupyter server', location.url)
+      };
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Focus texts
 // ---------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
+import { Notification } from '@jupyterlab/apputils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import type { IWorkflowRunner } from '../../engine/types';
+import type { IConnectionCheck } from '../../protocol';
 import {
   CommandIDs,
   ICurrentRun,
@@ -47,7 +49,14 @@ function fakeRunner() {
 function fakeModel(availability: Partial<ICommandAvailability> = {}) {
   return {
     availability: { ...NONE, ...availability },
-    canResumeSaved: false
+    canResumeSaved: false,
+    planner: {
+      checkConnection: jest.fn(async (): Promise<IConnectionCheck> => ({
+        ok: true,
+        status: 200,
+        message: 'The planner (http://planner.test) answers (HTTP 200).'
+      }))
+    } as { checkConnection: jest.Mock<Promise<IConnectionCheck>> } | null
   };
 }
 
@@ -253,5 +262,35 @@ describe('addCommands', () => {
     });
     currentChanged.emit(null);
     expect(changed).toEqual([...RUN_COMMANDS]);
+  });
+
+  it('tests the planner connection and tells the result in a notification', async () => {
+    const { commands, first, modelOf } = setup();
+    const success = jest.spyOn(Notification, 'success');
+    const error = jest.spyOn(Notification, 'error');
+    expect(commands.label(CommandIDs.testConnection)).toBe(
+      'Test Planner Connection'
+    );
+    expect(commands.isEnabled(CommandIDs.testConnection)).toBe(true);
+    expect(await commands.execute(CommandIDs.testConnection)).toBe(true);
+    expect(modelOf(first).planner!.checkConnection).toHaveBeenCalledTimes(1);
+    expect(success).toHaveBeenCalledWith(
+      'Test connection: The planner (http://planner.test) answers (HTTP 200).',
+      { autoClose: 5000 }
+    );
+
+    modelOf(first).planner!.checkConnection.mockResolvedValueOnce({
+      ok: false,
+      message:
+        'The planner cannot be reached. Start the planner, or set its URL in Settings > Notebook-BCC.'
+    });
+    expect(await commands.execute(CommandIDs.testConnection)).toBe(false);
+    expect(error).toHaveBeenCalledWith(
+      'Test connection: The planner cannot be reached. Start the planner, or set its URL in Settings > Notebook-BCC.',
+      { autoClose: false }
+    );
+
+    modelOf(first).planner = null;
+    expect(commands.isEnabled(CommandIDs.testConnection)).toBe(false);
   });
 });

@@ -2,7 +2,12 @@ import { DEFAULT_SETTINGS, IRunSettings } from '../../engine/settings';
 import { SettingsPlannerService } from '../planner';
 import { toRunSettings } from '../settings';
 
+// JupyterLab's browsers have it; the test environment may not (the v1 adapter saves a copy of its state).
+globalThis.structuredClone ??= <T>(value: T): T =>
+  JSON.parse(JSON.stringify(value)) as T;
+
 const ANSWER = JSON.stringify({ targetAchieved: true });
+const request = () => ({ observation: { location: {} } });
 
 function respond(status: number, headers: Record<string, string> = {}) {
   return {
@@ -65,6 +70,144 @@ describe('SettingsPlannerService', () => {
     expect(calls).toHaveLength(2);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/429.*retrying/);
+  });
+});
+
+/** A planner on a root of its own (the dialect cache is per root), recording what it is sent. */
+function planner(
+  answer: (url: string, init: RequestInit) => Promise<Response> | Response
+) {
+  const root = `http://planner-${++roots}.test`;
+  let settings: IRunSettings = { ...DEFAULT_SETTINGS, baseUrl: root };
+  const calls: { url: string; init: RequestInit }[] = [];
+  const service = new SettingsPlannerService({
+    settings: () => settings,
+    notebookId: () => '数据分析.ipynb',
+    fetch: async (url, init) => {
+      calls.push({ url, init });
+      return answer(url, init);
+    }
+  });
+  return {
+    root,
+    service,
+    calls,
+    set: (changes: Partial<IRunSettings>) => {
+      settings = { ...settings, ...changes };
+    }
+  };
+}
+let roots = 0;
+
+const planningAnswer = () =>
+  new Response(JSON.stringify({ targetAchieved: true }), {
+    status: 200,
+    headers: { 'Content-Type': 'application/json' }
+  });
+
+describe('SettingsPlannerService: the dialect façade', () => {
+  beforeEach(() => {
+    jest.spyOn(console, 'debug').mockImplementation(() => undefined);
+  });
+
+  it('detects the dialect with the notebook id on the probe, and keeps it', async () => {
+    const { service, calls, root } = planner(planningAnswer);
+    expect(service.dialect).toBeNull();
+    await service.planning(request());
+    expect(service.dialect).toBe('dslc');
+    expect(calls[0].url).toBe(`${root}/planning`);
+    const header = new Headers(calls[0].init.headers).get('X-Notebook-Id');
+    expect(decodeURIComponent(header ?? '')).toBe('数据分析.ipynb');
+    await service.planning(request());
+    expect(calls).toHaveLength(2);
+  });
+
+  it('keeps the dialect when a timeout changes, and detects again for another planner', async () => {
+    const { service, set } = planner(planningAnswer);
+    await service.planning(request());
+    set({ firstByteTimeout: 42 });
+    expect(service.dialect).toBe('dslc');
+    set({ protocol: 'v1' });
+    expect(service.saveState()).toMatchObject({ dialect: null });
+    expect(service.dialect).toBeNull();
+  });
+
+  it('saves, restores and resets the dialect state through the façade', () => {
+    const { service, set } = planner(planningAnswer);
+    set({ protocol: 'v1' });
+    service.restoreState({ dialect: 'v1', root: 'x', adapter: undefined });
+    expect(service.dialect).toBe('v1');
+    expect(service.saveState()).toMatchObject({ dialect: 'v1' });
+    service.resetState();
+    expect(service.dialect).toBeNull();
+  });
+
+  it('starts a v1 run without a template at the entry point of the settings', async () => {
+    const { service, set, calls } = planner(planningAnswer);
+    set({ protocol: 'v1', v1EntryStage: 'intro', v1EntryStep: 'plan_it' });
+    const answer = await service.planning(request());
+    expect(service.dialect).toBe('v1');
+    expect(
+      answer.context_update?.workflow_update?.workflowTemplate?.stages
+    ).toMatchObject([{ id: 'intro', steps: [{ id: 'plan_it' }] }]);
+    expect(calls).toHaveLength(0);
+  });
+});
+
+describe('SettingsPlannerService: what the views see', () => {
+  it('reports the wait for the first byte, then its end', async () => {
+    let release: (response: Response) => void = () => undefined;
+    const { service } = planner(
+      () => new Promise<Response>(resolve => (release = resolve))
+    );
+    const seen: (number | null)[] = [];
+    service.changed.connect(() => seen.push(service.waitingSince));
+    const before = Date.now();
+    const pending = service.planning(request());
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(service.waitingSince).toBeGreaterThanOrEqual(before);
+    release(planningAnswer());
+    await pending;
+    expect(service.waitingSince).toBeNull();
+    expect(seen.some(time => time !== null)).toBe(true);
+    expect(seen[seen.length - 1]).toBeNull();
+  });
+
+  it('checks the connection: an answer is reachable, a refusal says what to do', async () => {
+    const up = planner(() => new Response('{}', { status: 200 }));
+    expect(await up.service.checkConnection()).toMatchObject({ ok: true });
+    expect(up.calls[0].init.method).toBe('GET');
+    const down = planner(() =>
+      Promise.reject(new TypeError('Failed to fetch'))
+    );
+    const check = await down.service.checkConnection();
+    expect(check.ok).toBe(false);
+    expect(check.message).toContain(
+      'Start the planner, or set its URL in Settings > Notebook-BCC'
+    );
+  });
+
+  it('says where the planner is: the transport, then what the relay answers', async () => {
+    const where = jest.fn(async () => ({
+      url: 'http://planner.internal:28600',
+      source: 'server'
+    }));
+    const service = new SettingsPlannerService({
+      settings: () => DEFAULT_SETTINGS,
+      notebookId: () => 'a.ipynb',
+      where
+    });
+    const changed = new Promise<void>(resolve =>
+      service.changed.connect(() => resolve())
+    );
+    expect(service.location).toEqual({ via: DEFAULT_SETTINGS.baseUrl });
+    await changed;
+    expect(service.location).toEqual({
+      via: DEFAULT_SETTINGS.baseUrl,
+      url: 'http://planner.internal:28600',
+      source: 'server'
+    });
+    expect(where).toHaveBeenCalledTimes(1);
   });
 });
 

@@ -27,118 +27,32 @@ import {
   readText,
   send
 } from './common';
+import {
+  detailOf,
+  dropNulls,
+  emptyTodo,
+  fullStepIndex,
+  ILocation,
+  isMissing,
+  IV1Options,
+  IV1SavedState,
+  lastTodo,
+  locationOf,
+  missingVariableNames,
+  NOTICE_PREFIXES,
+  sectionOf,
+  TASK_VARIABLES,
+  V1_ENTRY_STAGE_ID,
+  V1_ENTRY_STEP_ID
+} from './v1State';
 
-export const V1_ENTRY_STAGE_ID = 'chapter_0_planning';
-export const V1_ENTRY_STEP_ID = 'section_1_design_workflow';
-
-/** The names the server reads from `state.variables` that come from the user's task. */
-const TASK_VARIABLES = [
-  'user_goal',
-  'problem_description',
-  'context_description',
-  'csv_file_path',
-  'target_variable',
-  'problem_name'
-] as const;
-
-/** Engine notices that are not exec outputs: the server reads `effect.current[0]` as the last output. */
-const NOTICE_PREFIXES = ['⚠️ WARN:', 'next_event:'];
-
-export interface IV1Options {
-  transport: IPlannerTransport;
-  /** The server's fixed entry point, run first when the run has no template. */
-  entryStageId?: string;
-  entryStepId?: string;
-  /** Bound of `effect.history`. Default 50. */
-  historyLimit?: number;
-  log?: DialectLog;
-}
-
-/** What the adapter saves with the run (docs/protocol.md#dialect-v1, stop and resume). */
-export interface IV1SavedState {
-  dialect: 'v1';
-  state: JsonObject;
-  nextStep: string | null;
-  /** The last `v1/actions` answer was read to its end. */
-  streamComplete: boolean;
-  stepKey: string | null;
-  behaviors: number;
-  nextStageId: string | null;
-}
-
-function emptyTodo(state: JsonObject): boolean {
-  return !Array.isArray(state.toDoList) || state.toDoList.length === 0;
-}
-
-function lastTodo(state: JsonObject): string | null {
-  const list = state.toDoList;
-  if (!Array.isArray(list) || list.length === 0) {
-    return null;
-  }
-  const last = list[list.length - 1];
-  return typeof last === 'string' ? last : JSON.stringify(last);
-}
-
-/** `['user_goal', 'csv_file_path']` at the end of a text -> the names; null when there is no such list. */
-export function missingVariableNames(text: string): string[] | null {
-  const match = /\[\s*((?:(['"])[^'"]*\2\s*,?\s*)+)\]\s*\.?\s*$/.exec(text);
-  if (!match) {
-    return null;
-  }
-  const names = [...match[1].matchAll(/(['"])([^'"]*)\1/g)].map(m => m[2]);
-  return names.length > 0 ? names : null;
-}
-
-/** `<stage>_<section>`, the form the server matches first. */
-export function fullStepIndex(stageId: string, stepId: string): string {
-  return stepId.startsWith(`${stageId}_`) ? stepId : `${stageId}_${stepId}`;
-}
-
-function sectionOf(stageId: string, stepId: string): string {
-  return stepId.startsWith(`${stageId}_`)
-    ? stepId.slice(stageId.length + 1)
-    : stepId;
-}
-
-function dropNulls(fields: JsonObject): JsonObject {
-  return Object.fromEntries(
-    Object.entries(fields).filter(([, value]) => value !== null)
-  );
-}
-
-function detailOf(text: string): string {
-  const parsed = parseJson(text);
-  if (!parsed.ok || !isRecord(parsed.value)) {
-    return text.trim();
-  }
-  const detail = parsed.value.detail;
-  if (typeof detail === 'string') {
-    return detail;
-  }
-  if (Array.isArray(detail)) {
-    return detail
-      .map(item =>
-        isRecord(item)
-          ? `${Array.isArray(item.loc) ? item.loc.join('.') : ''}: ${String(item.msg ?? '')}`
-          : String(item)
-      )
-      .join('; ');
-  }
-  return text.trim();
-}
-
-interface ILocation {
-  stageId: string | null;
-  stepId: string | null;
-}
-
-function locationOf(observation: ObservationInput | undefined): ILocation {
-  const current = observation?.location?.current;
-  return {
-    stageId: current?.stage_id ?? null,
-    stepId: current?.step_id ?? null
-  };
-}
+export {
+  fullStepIndex,
+  missingVariableNames,
+  V1_ENTRY_STAGE_ID,
+  V1_ENTRY_STEP_ID
+} from './v1State';
+export type { IV1Options, IV1SavedState } from './v1State';
 
 export class V1PlannerService implements IDialectPlannerService {
   readonly dialect = 'v1';
@@ -652,14 +566,4 @@ export class V1PlannerService implements IDialectPlannerService {
   private _nextStageId: string | null = null;
   private _missing: string[] | null = null;
   private _restored = false;
-}
-
-function isMissing(value: unknown): boolean {
-  return (
-    value === undefined ||
-    value === null ||
-    value === '' ||
-    (Array.isArray(value) && value.length === 0) ||
-    (isRecord(value) && Object.keys(value).length === 0)
-  );
 }

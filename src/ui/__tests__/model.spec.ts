@@ -221,4 +221,33 @@ describe('RunModel', () => {
     runner.progress(runningSnapshot());
     expect(changes()).toBe(0);
   });
+
+  it("shows the planner's waiting time while the run is live, and where the planner is", () => {
+    const planner = {
+      changed: new Signal<never, void>({} as never),
+      waitingSince: null as number | null,
+      location: { via: 'http://planner.test' },
+      checkConnection: jest.fn()
+    };
+    const runner = new FakeRunner();
+    const model = new RunModel({
+      runner: runner.asRunner(),
+      saved: new FakeSaved(),
+      settings: () => DEFAULT_SETTINGS,
+      planner
+    });
+    let changes = 0;
+    model.changed.connect(() => changes++);
+    expect(model.plannerLocation).toEqual({ via: 'http://planner.test' });
+    planner.waitingSince = 1000;
+    planner.changed.emit();
+    expect(changes).toBe(1);
+    expect(model.waitingSince).toBeNull();
+    runner.progress(runningSnapshot());
+    expect(model.waitingSince).toBe(1000);
+    planner.waitingSince = null;
+    planner.changed.emit();
+    expect(changes).toBe(3);
+    expect(model.waitingSince).toBeNull();
+  });
 });

@@ -4,8 +4,10 @@ import {
   buildTree,
   commandAvailability,
   CompletedItems,
+  describePlanner,
   describeRun,
   formatDuration,
+  formatElapsed,
   trackOutputs
 } from '../present';
 import {
@@ -298,5 +300,47 @@ describe('formatDuration', () => {
     expect(formatDuration(420, trans)).toBe('420 ms');
     expect(formatDuration(2500, trans)).toBe('2.5 s');
     expect(formatDuration(75000, trans)).toBe('1 min 15 s');
+  });
+});
+
+describe('formatElapsed: the ticking wait for the planner', () => {
+  it('counts whole seconds, then minutes and seconds', () => {
+    expect(formatElapsed(0, trans)).toBe('0 s');
+    expect(formatElapsed(12900, trans)).toBe('12 s');
+    expect(formatElapsed(72000, trans)).toBe('1 min 12 s');
+    expect(formatElapsed(-5, trans)).toBe('0 s');
+  });
+});
+
+describe('describePlanner: the planner line', () => {
+  it('names the dialect once known', () => {
+    expect(describePlanner('v1', null, trans)).toEqual({
+      dialect: 'Planner: v1 dialect',
+      where: null
+    });
+    expect(describePlanner(null, null, trans).dialect).toBe('Planner');
+  });
+
+  it("says where the relay forwards and who chose it, else the transport's label", () => {
+    const via = "the Jupyter server's relay (/notebook-bcc/relay)";
+    expect(
+      describePlanner(
+        'dslc',
+        { via, url: 'http://planner.internal:28600', source: 'server' },
+        trans
+      ).where
+    ).toBe(
+      'http://planner.internal:28600 (set by your administrator), through the Jupyter server'
+    );
+    expect(
+      describePlanner(
+        null,
+        { via, url: 'http://localhost:28600', source: 'user' },
+        trans
+      ).where
+    ).toBe('http://localhost:28600, through the Jupyter server');
+    expect(
+      describePlanner(null, { via: 'http://localhost:28600' }, trans).where
+    ).toBe('http://localhost:28600');
   });
 });

@@ -9,7 +9,9 @@ import { CommandButton } from './CommandButton';
 import { ControlBar } from './ControlBar';
 import { EffectsSection } from './EffectsSection';
 import { OutputsSection } from './OutputsSection';
+import { PlannerLine } from './PlannerLine';
 import { ProgressSection } from './ProgressSection';
+import { WaitingLine } from './WaitingLine';
 import { WarningsSection } from './WarningsSection';
 
 export interface IRunViewProps {
@@ -52,6 +54,9 @@ export function RunView(props: IRunViewProps): JSX.Element {
       >
         {state}
       </div>
+      {model.waitingSince !== null ? (
+        <WaitingLine since={model.waitingSince} trans={trans} />
+      ) : null}
       {waiting ? <div className="jp-bcc-buffered">{waiting}</div> : null}
       {model.source === 'saved' && available.resume ? (
         <div className="jp-bcc-hint">
@@ -72,6 +77,12 @@ export function RunView(props: IRunViewProps): JSX.Element {
         snapshot={snapshot}
         available={available}
         paused={paused}
+      />
+      <PlannerLine
+        dialect={snapshot.plannerDialect}
+        location={model.plannerLocation}
+        commands={commands}
+        trans={trans}
       />
       {error ? (
         <div className="jp-bcc-error" role="alert">

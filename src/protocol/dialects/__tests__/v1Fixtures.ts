@@ -1,0 +1,62 @@
+/** The requests, server states and event filters the v1 adapter's tests share. */
+import type { GeneratingEvent } from '../../actionStream';
+import type { PlanningRequestInput } from '../../schemas';
+
+export const STAGE = 'chapter_1_data_existence_establishment';
+export const STEP = `${STAGE}_section_2_data_structure_discovery`;
+
+export function request(
+  stage: string | null,
+  step: string | null,
+  options: {
+    feedback?: boolean;
+    current?: string[];
+    history?: string[];
+    variables?: Record<string, unknown>;
+  } = {}
+): PlanningRequestInput {
+  const body: PlanningRequestInput = {
+    observation: {
+      location: { current: { stage_id: stage, step_id: step } },
+      context: {
+        variables: options.variables ?? {
+          problem_description: 'Predict revenue',
+          csv_file_path: 'data/sales.csv',
+          sales_df: 'DataFrame(240×4)'
+        },
+        effects: {
+          current: options.current ?? [],
+          history: options.history ?? []
+        }
+      }
+    }
+  };
+  if (options.feedback) {
+    body.behavior_feedback = {
+      actions_executed: 1,
+      last_action_result: 'success'
+    };
+  }
+  return body;
+}
+
+export function state(toDoList: string[], extra: Record<string, unknown> = {}) {
+  return {
+    variables: { user_goal: 'Predict revenue', column_names: 'x' },
+    toDoList,
+    effect: { current: ['echo'], history: [] },
+    ...extra
+  };
+}
+
+export const header = {
+  header: { stage_id: STAGE, step: null, next_step: 'section_3_x' }
+};
+
+export function actions(events: GeneratingEvent[]) {
+  return events.flatMap(e => (e.kind === 'action' ? [e.action] : []));
+}
+
+export function warnings(events: GeneratingEvent[]) {
+  return events.flatMap(e => (e.kind === 'warning' ? [e.message] : []));
+}

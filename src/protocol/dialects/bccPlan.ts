@@ -1,0 +1,124 @@
+/**
+ * The plan and FSM state the `bcc` adapter keeps between requests (docs/protocol.md#dialect-bcc).
+ */
+import { JsonObject } from '../fields';
+import type { IPlannerTransport } from '../transport';
+import { IBehaviorDef, INamed, IStageDef, IStepDef } from './bccAnswers';
+import { DialectLog } from './common';
+import { IXmlElement } from './xml';
+
+export const DEFAULT_BCC_IDLE_GOALS =
+  'Split the user problem into stages, each with the artifacts it must produce. Problem: %user_problem%. Data files: %user_submit_files%.';
+
+export type FsmName =
+  | 'IDLE'
+  | 'STAGE_RUNNING'
+  | 'STEP_RUNNING'
+  | 'BEHAVIOR_RUNNING'
+  | 'BEHAVIOR_COMPLETED'
+  | 'STEP_COMPLETED'
+  | 'STAGE_COMPLETED'
+  | 'WORKFLOW_COMPLETED';
+
+export interface ILevel<T> {
+  current: T | null;
+  remaining: T[];
+  completed: (T & JsonObject)[];
+  focus?: string;
+  expected: INamed[];
+  produced: string[];
+  in_progress: string[];
+}
+
+export interface IPlan {
+  title?: string;
+  stages: ILevel<IStageDef>;
+  steps: ILevel<IStepDef>;
+  behaviors: ILevel<IBehaviorDef>;
+  iteration: number;
+  /** The stage whose steps are in `steps`. */
+  stepsOf: string | null;
+  goals: string;
+  fsm: { state: FsmName; last_transition: string; previous_state?: FsmName };
+  variables: JsonObject;
+}
+
+/** An answer already received (during detection) for the IDLE planning request. */
+export interface IPrefetchedAnswer {
+  contentType: string | null;
+  text: string;
+}
+
+export interface IBccOptions {
+  transport: IPlannerTransport;
+  notebookId?: string | null;
+  /** `location.goals` at IDLE; `%name%` is replaced by `state.variables.name`. */
+  idleGoals?: string;
+  log?: DialectLog;
+  now?: () => Date;
+}
+
+export function level<T>(): ILevel<T> {
+  return {
+    current: null,
+    remaining: [],
+    completed: [],
+    expected: [],
+    produced: [],
+    in_progress: []
+  };
+}
+
+export function emptyPlan(): IPlan {
+  return {
+    stages: level(),
+    steps: level(),
+    behaviors: level(),
+    iteration: 0,
+    stepsOf: null,
+    goals: '',
+    fsm: { state: 'IDLE', last_transition: 'RESET' },
+    variables: {}
+  };
+}
+
+export function levelJson<T>(item: ILevel<T>): JsonObject {
+  return {
+    current: item.current,
+    remaining: item.remaining,
+    completed: item.completed,
+    ...(item.focus !== undefined ? { focus: item.focus } : {}),
+    current_outputs: {
+      expected: item.expected,
+      produced: item.produced,
+      in_progress: item.in_progress
+    }
+  };
+}
+
+export function stageName(stage: IStageDef): string {
+  return stage.optional ? `${stage.title} (optional)` : stage.title;
+}
+
+export function substitute(text: string, variables: JsonObject): string {
+  return text.replace(/%([A-Za-z0-9_]+)%/g, (whole, name: string) => {
+    const value = variables[name];
+    if (value === undefined) {
+      return whole;
+    }
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+}
+
+/** `<step>…<step>…<focus>…` with no `<steps>` wrapper: the list the roots form. */
+export function unwrappedList(roots: IXmlElement[]): IXmlElement | null {
+  for (const [item, list] of [
+    ['step', 'steps'],
+    ['stage', 'stages']
+  ]) {
+    if (roots.some(root => root.name.toLowerCase() === item)) {
+      return { name: list, attributes: {}, children: roots };
+    }
+  }
+  return null;
+}

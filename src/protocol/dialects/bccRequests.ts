@@ -1,0 +1,498 @@
+/**
+ * The `bcc` adapter's requests, answers and actions; the loop that uses them is in `bcc.ts`
+ * (docs/protocol.md#dialect-bcc).
+ */
+import { PlannerError } from '../errors';
+import type { GeneratingEvent } from '../actionStream';
+import { isRecord, JsonObject, omit } from '../fields';
+import { normalizeAction } from '../normalize';
+import type {
+  ContextUpdate,
+  ObservationInput,
+  PlanningResponse,
+  WorkflowStage,
+  WorkflowTemplate
+} from '../schemas';
+import type { IPlannerTransport } from '../transport';
+import {
+  INamed,
+  IReflection,
+  IStepDef,
+  PlanningAnswer,
+  planningAnswerFromJson,
+  planningAnswerFromXml,
+  reflectionFromNdjson,
+  reflectionFromXml
+} from './bccAnswers';
+import {
+  DialectLog,
+  httpError,
+  invalidAnswer,
+  isRouteMissingError,
+  looksLikeXml,
+  parseJson,
+  readText,
+  send
+} from './common';
+import { parseLenientXml } from './xml';
+import {
+  DEFAULT_BCC_IDLE_GOALS,
+  emptyPlan,
+  FsmName,
+  IBccOptions,
+  IPlan,
+  IPrefetchedAnswer,
+  levelJson,
+  stageName,
+  substitute,
+  unwrappedList
+} from './bccPlan';
+
+export abstract class BccRequests {
+  constructor(options: IBccOptions) {
+    this._transport = options.transport;
+    this._notebookId = options.notebookId ?? null;
+    this._idleGoals = options.idleGoals ?? DEFAULT_BCC_IDLE_GOALS;
+    this._log = options.log ?? (() => undefined);
+    this._now = options.now ?? (() => new Date());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Requests and answers
+  // ------------------------------------------------------------------------------------------
+
+  protected async _planningAnswer(
+    state: FsmName,
+    expected: string[],
+    signal?: AbortSignal
+  ): Promise<PlanningAnswer> {
+    this._transition(state, this._plan.fsm.last_transition);
+    const url = this._transport.urlOf('planning');
+    let answer: { contentType: string | null; text: string; status: number };
+    if (state === 'IDLE' && this._prefetched) {
+      answer = { ...this._prefetched, status: 200 };
+      this._prefetched = null;
+    } else {
+      const response = await send(
+        this._transport,
+        'POST',
+        'planning',
+        this._body(state, false),
+        signal
+      );
+      const text = await readText(response);
+      if (!response.ok) {
+        throw httpError('POST', url, response.status, text);
+      }
+      answer = {
+        contentType: response.headers.get('Content-Type'),
+        text,
+        status: response.status
+      };
+    }
+    const known = ['workflow', 'stages', 'steps', 'behavior'];
+    let parsed: PlanningAnswer | null = null;
+    if (looksLikeXml(answer.contentType, answer.text)) {
+      const doc = parseLenientXml(answer.text, known);
+      this._noteRepairs(doc.repairs, doc.partial, url);
+      const root = doc.root ?? unwrappedList(doc.roots);
+      parsed = root ? planningAnswerFromXml(root) : null;
+    } else {
+      const json = parseJson(answer.text);
+      parsed =
+        json.ok && isRecord(json.value)
+          ? planningAnswerFromJson(json.value)
+          : null;
+    }
+    if (!parsed) {
+      throw invalidAnswer(
+        url,
+        answer.status,
+        `expected <${expected.join('> or <')}> for FSM state ${state}`,
+        answer.text
+      );
+    }
+    if (!expected.includes(parsed.kind)) {
+      throw this._unexpected(state, parsed.kind);
+    }
+    return parsed;
+  }
+
+  protected async _reflect(
+    state: 'BEHAVIOR_COMPLETED' | 'STEP_COMPLETED',
+    warn: (message: string) => void,
+    signal?: AbortSignal
+  ): Promise<IReflection> {
+    this._transition(
+      state,
+      state === 'STEP_COMPLETED' ? 'COMPLETE_STEP' : 'COMPLETE_ACTION'
+    );
+    const body = this._body(state, true);
+    for (const path of ['reflecting', 'planning'] as const) {
+      if (
+        this._reflectRoute === 'local' ||
+        (path === 'reflecting' && this._reflectRoute === 'planning')
+      ) {
+        continue;
+      }
+      const url = this._transport.urlOf(path);
+      const response = await send(this._transport, 'POST', path, body, signal);
+      const text = await readText(response);
+      if (!response.ok) {
+        const error = httpError('POST', url, response.status, text);
+        if (isRouteMissingError(error)) {
+          this._log(`bcc: ${url} is missing; reflections go to the next route`);
+          this._reflectRoute = path === 'reflecting' ? 'planning' : 'local';
+          continue;
+        }
+        throw error;
+      }
+      return this._readReflection(
+        response.headers.get('Content-Type'),
+        text,
+        url,
+        response.status,
+        state
+      );
+    }
+    warn(
+      'bcc: the planner answers no reflection; the client decides (the step is complete).'
+    );
+    const local: IReflection = {
+      kind: state === 'STEP_COMPLETED' ? 'stage_reflection' : 'reflection',
+      stepComplete: true,
+      stageComplete:
+        state === 'STEP_COMPLETED' && this._plan.steps.remaining.length === 0,
+      variables: {},
+      needsMoreSteps: false,
+      comments: [],
+      ndjson: false
+    };
+    return local;
+  }
+
+  protected _readReflection(
+    contentType: string | null,
+    text: string,
+    url: string,
+    status: number,
+    state: FsmName
+  ): IReflection {
+    const known = ['reflection', 'stage_reflection'];
+    if (looksLikeXml(contentType, text)) {
+      const doc = parseLenientXml(text, known);
+      this._noteRepairs(doc.repairs, doc.partial, url);
+      const reflection = doc.root ? reflectionFromXml(doc.root) : null;
+      if (!reflection) {
+        throw invalidAnswer(
+          url,
+          status,
+          `expected <reflection> or <stage_reflection> for FSM state ${state}`,
+          text
+        );
+      }
+      return reflection;
+    }
+    const lines = text
+      .split('\n')
+      .map(l => l.trim())
+      .filter(Boolean);
+    const messages = lines
+      .map(line => parseJson(line))
+      .filter(p => p.ok)
+      .map(p => (p as { value: unknown }).value);
+    if (messages.length === 0) {
+      throw invalidAnswer(url, status, 'neither XML nor NDJSON', text);
+    }
+    return reflectionFromNdjson(messages);
+  }
+
+  protected _body(state: FsmName, stream: boolean): JsonObject {
+    const plan = this._plan;
+    const context = this._observation?.context;
+    const engineVariables: JsonObject = { ...(context?.variables ?? {}) };
+    const files =
+      engineVariables.data_files ??
+      (engineVariables.csv_file_path ? [engineVariables.csv_file_path] : []);
+    const variables: JsonObject = {
+      user_problem: engineVariables.problem_description ?? '',
+      user_submit_files: files,
+      ...plan.variables,
+      ...engineVariables
+    };
+    const goals =
+      state === 'IDLE' ? substitute(this._idleGoals, variables) : plan.goals;
+    const body: JsonObject = {
+      observation: {
+        location: {
+          current: {
+            stage_id: plan.stages.current?.stage_id ?? null,
+            step_id: plan.steps.current?.step_id ?? null,
+            behavior_id: plan.behaviors.current?.behavior_id ?? null,
+            behavior_iteration: plan.iteration
+          },
+          progress: {
+            stages: levelJson(plan.stages),
+            steps: levelJson(plan.steps),
+            behaviors: levelJson(plan.behaviors)
+          },
+          goals
+        }
+      },
+      state: {
+        variables,
+        effects: {
+          current: [...(context?.effects?.current ?? [])],
+          history: [...(context?.effects?.history ?? [])]
+        },
+        notebook: {
+          ...(context?.notebook ?? {}),
+          notebook_id: this._notebookId
+        },
+        FSM: {
+          state,
+          last_transition: plan.fsm.last_transition,
+          timestamp: this._now().toISOString(),
+          ...(plan.fsm.previous_state
+            ? { previous_state: plan.fsm.previous_state }
+            : {})
+        }
+      },
+      options: { stream }
+    };
+    if (this._feedback && state !== 'IDLE' && state !== 'BEHAVIOR_RUNNING') {
+      body.behavior_feedback = this._feedback;
+    }
+    if (this._notebookId && state !== 'BEHAVIOR_RUNNING') {
+      body.notebook_id = this._notebookId;
+    }
+    return body;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Actions
+  // ------------------------------------------------------------------------------------------
+
+  protected _messageEvents(
+    message: unknown,
+    url: string,
+    line: string
+  ): GeneratingEvent[] {
+    const items: unknown[] = Array.isArray(message)
+      ? message
+      : isRecord(message) && Array.isArray(message.actions)
+        ? message.actions
+        : [message];
+    const events: GeneratingEvent[] = [];
+    for (const item of items) {
+      const raw = isRecord(item) && isRecord(item.action) ? item.action : item;
+      if (
+        !isRecord(raw) ||
+        (typeof raw.type !== 'string' && typeof raw.action !== 'string')
+      ) {
+        const message = `POST ${url}: line without action ignored: ${line.slice(0, 200)}`;
+        this._log(message);
+        events.push({ kind: 'notice', message });
+        continue;
+      }
+      events.push(...this._events(raw, url));
+    }
+    return events;
+  }
+
+  protected _events(
+    raw: JsonObject,
+    url: string,
+    fromClient = false
+  ): GeneratingEvent[] {
+    const type = String(raw.type ?? raw.action).trim();
+    let fields: JsonObject = { ...omit(raw, ['type']), action: type };
+    switch (type) {
+      case 'add-text':
+      case 'add_text':
+        fields = { ...fields, action: 'add', shot_type: 'markdown' };
+        break;
+      case 'comment_result':
+        fields = { ...fields, action: 'add', shot_type: 'dialogue' };
+        this._log('bcc: comment_result written as a markdown cell');
+        break;
+      case 'update_last_text':
+        fields = {
+          action: 'update_last_text',
+          text: raw.text ?? raw.content ?? ''
+        };
+        break;
+      case 'new_section':
+      case 'new_step':
+      case 'newSection':
+      case 'newStep': {
+        const content = String(raw.content ?? raw.title ?? '')
+          .replace(/^\s*#+\s*/, '')
+          .trim();
+        if (!fromClient && this._headings.includes(content)) {
+          this._log(
+            `bcc: ${type} "${content}" skipped: the client already wrote that heading`
+          );
+          return [];
+        }
+        break;
+      }
+    }
+    const shot = fields.shot_type ?? fields.shotType;
+    if (
+      fields.action === 'add' &&
+      (shot === undefined || shot === 'markdown')
+    ) {
+      fields.shot_type = 'dialogue';
+      delete fields.shotType;
+    }
+    const normalized = normalizeAction(fields);
+    if (!normalized.ok) {
+      return [
+        this._warning(`POST ${url}: action ignored: ${normalized.error}`)
+      ];
+    }
+    const line = JSON.stringify(raw).slice(0, 500);
+    return [
+      ...normalized.warnings.map(w => this._warning(`POST ${url}: ${w}`)),
+      ...normalized.actions.map(action => ({
+        kind: 'action' as const,
+        action,
+        index: 0,
+        line
+      }))
+    ];
+  }
+
+  protected _heading(type: 'new_section' | 'new_step', title: string): void {
+    this._pending.push({ type, content: title });
+    this._headings = [...this._headings.slice(-3), title];
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  protected _template(): WorkflowTemplate {
+    const plan = this._plan;
+    const stages = [
+      ...plan.stages.completed,
+      ...(plan.stages.current ? [plan.stages.current] : []),
+      ...plan.stages.remaining
+    ];
+    const steps = [
+      ...plan.steps.completed,
+      ...(plan.steps.current ? [plan.steps.current] : []),
+      ...plan.steps.remaining
+    ];
+    return {
+      ...(plan.title ? { name: plan.title } : {}),
+      stages: stages.map((stage): WorkflowStage => ({
+        id: stage.stage_id,
+        name: stageName(stage),
+        goal: stage.goal,
+        expected_outputs: stage.verified_artifacts.map(a => a.name),
+        steps:
+          stage.stage_id === plan.stepsOf
+            ? steps.map(s => this._templateStep(s))
+            : []
+      }))
+    };
+  }
+
+  protected _templateStep(step: IStepDef) {
+    return {
+      id: step.step_id,
+      name: step.title,
+      goal: step.goal,
+      expected_outputs: step.verified_artifacts.map(a => a.name)
+    };
+  }
+
+  protected _finish(
+    response: PlanningResponse,
+    update: ContextUpdate
+  ): PlanningResponse {
+    if (!this._templateSent && this._plan.stages.current) {
+      update.workflow_update ??= { workflowTemplate: this._template() };
+    }
+    if (update.workflow_update) {
+      this._templateSent = true;
+    }
+    if (Object.keys(update).length > 0) {
+      response.context_update = update;
+    }
+    return response;
+  }
+
+  protected _checkRequired(
+    required: INamed[],
+    warn: (message: string) => void
+  ): void {
+    const known = {
+      ...this._plan.variables,
+      ...(this._observation?.context?.variables ?? {})
+    };
+    const missing = required
+      .map(r => r.name)
+      .filter(
+        name =>
+          name &&
+          !(name in known) &&
+          name !== 'user_problem' &&
+          name !== 'user_submit_files'
+      );
+    if (missing.length > 0) {
+      warn(`bcc: required variables not found: ${missing.join(', ')}`);
+    }
+  }
+
+  protected _noteRepairs(
+    repairs: string[],
+    partial: boolean,
+    url: string
+  ): void {
+    if (partial) {
+      this._log(
+        `POST ${url}: the XML answer was truncated; read as far as it goes`
+      );
+    }
+    if (repairs.length > 0) {
+      this._log(`POST ${url}: XML repaired: ${repairs.join('; ')}`);
+    }
+  }
+
+  protected _unexpected(state: FsmName, kind: string): PlannerError {
+    return new PlannerError({
+      kind: 'invalid',
+      url: this._transport.urlOf('planning'),
+      message: `The planner answered <${kind}> to FSM state ${state}, which does not fit`
+    });
+  }
+
+  protected _transition(state: FsmName, event: string): void {
+    const fsm = this._plan.fsm;
+    if (fsm.state !== state) {
+      fsm.previous_state = fsm.state;
+    }
+    fsm.state = state;
+    fsm.last_transition = event;
+  }
+
+  protected _warning(message: string): GeneratingEvent {
+    this._log(message);
+    return { kind: 'warning', message };
+  }
+
+  protected readonly _transport: IPlannerTransport;
+  protected readonly _notebookId: string | null;
+  protected readonly _idleGoals: string;
+  protected readonly _log: DialectLog;
+  protected readonly _now: () => Date;
+  protected _plan: IPlan = emptyPlan();
+  protected _observation: ObservationInput | undefined;
+  protected _feedback: JsonObject | null = null;
+  protected _pending: JsonObject[] = [];
+  protected _headings: string[] = [];
+  protected _templateSent = false;
+  protected _prefetched: IPrefetchedAnswer | null = null;
+  protected _reflectRoute: 'reflecting' | 'planning' | 'local' = 'reflecting';
+}

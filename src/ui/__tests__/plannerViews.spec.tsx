@@ -1,0 +1,83 @@
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { Widget } from '@lumino/widgets';
+import * as React from 'react';
+import { CommandIDs } from '../../tokens';
+import { PlannerLine } from '../components/PlannerLine';
+import { WaitingLine } from '../components/WaitingLine';
+
+const trans = nullTranslator.load('notebook_bcc');
+
+let widget: Widget | null = null;
+
+/** Renders `element` attached to the document and waits until React has drawn it. */
+async function render(element: JSX.Element): Promise<HTMLElement> {
+  widget = ReactWidget.create(element);
+  Widget.attach(widget, document.body);
+  widget.update();
+  await waitFor(() => widget!.node.childElementCount > 0);
+  return widget.node;
+}
+
+async function waitFor(test: () => boolean, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!test()) {
+    if (Date.now() > end) {
+      throw new Error('timed out');
+    }
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+}
+
+afterEach(() => {
+  widget?.dispose();
+  widget = null;
+});
+
+describe('WaitingLine', () => {
+  it('ticks the time waited for the planner every second', async () => {
+    const since = Date.now() - 71_500;
+    const host = await render(<WaitingLine since={since} trans={trans} />);
+    const line = host.querySelector('.jp-bcc-waiting');
+    expect(line?.textContent).toMatch(
+      /^Waiting for the planner… 1 min 1[12] s$/
+    );
+    await waitFor(() => /1 min 1[3-9] s$/.test(line?.textContent ?? ''));
+  });
+});
+
+describe('PlannerLine', () => {
+  it('shows the dialect and where the planner is, and tests the connection', async () => {
+    const commands = new CommandRegistry();
+    const test = jest.fn();
+    commands.addCommand(CommandIDs.testConnection, {
+      label: 'Test Planner Connection',
+      execute: test
+    });
+    const host = await render(
+      <PlannerLine
+        dialect="v1"
+        location={{
+          via: "the Jupyter server's relay",
+          url: 'http://planner.internal:28600',
+          source: 'server'
+        }}
+        commands={commands}
+        trans={trans}
+      />
+    );
+    expect(host.querySelector('.jp-bcc-planner-dialect')?.textContent).toBe(
+      'Planner: v1 dialect'
+    );
+    expect(host.querySelector('.jp-bcc-planner-where')?.textContent).toBe(
+      'http://planner.internal:28600 (set by your administrator), through the Jupyter server'
+    );
+    const button = host.querySelector<HTMLButtonElement>(
+      '.jp-bcc-test-connection'
+    );
+    expect(button?.textContent).toBe('Test connection');
+    button?.click();
+    expect(test).toHaveBeenCalledTimes(1);
+  });
+});
