@@ -107,6 +107,8 @@ export interface IPlannerLocation {
   readonly url?: string;
   /** Who chose that URL: `server` (the administrator), `user` (the settings) or `default`. */
   readonly source?: string;
+  /** No planner is configured: the built-in demo planner answers. */
+  readonly builtin?: boolean;
 }
 
 /** What the views know of a run's planner besides its answers. */

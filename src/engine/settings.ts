@@ -11,7 +11,7 @@ import {
 } from '../protocol';
 
 export interface IRunSettings {
-  /** Planner base URL, e.g. `http://localhost:28600`. */
+  /** Planner base URL, e.g. `http://localhost:28600`; empty = no planner configured (the built-in demo planner). */
   baseUrl: string;
   /** Optional bearer token; empty = none. */
   token: string;
@@ -55,7 +55,7 @@ export interface IRunSettings {
 }
 
 export const DEFAULT_SETTINGS: IRunSettings = {
-  baseUrl: 'http://localhost:28600',
+  baseUrl: '',
   token: '',
   notebookId: '',
   transport: 'server',
@@ -124,7 +124,7 @@ export function toRunSettings(
   };
   const baseUrl = text(composite.baseUrl, d.baseUrl).trim().replace(/\/+$/, '');
   return {
-    baseUrl: baseUrl || d.baseUrl,
+    baseUrl,
     token: text(composite.token, d.token).trim(),
     notebookId: text(composite.notebookId, d.notebookId).trim(),
     transport: oneOf(composite.transport, ['server', 'browser'], d.transport),

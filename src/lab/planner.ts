@@ -35,8 +35,10 @@ import type { IPlannerLocation, IPlannerStatus } from '../tokens';
 
 /** What the relay's `GET notebook-bcc/config` says about the planner it serves. */
 export interface IPlannerWhereabouts {
-  url: string;
-  source: string;
+  url?: string;
+  source?: string;
+  /** No planner is configured: the built-in demo planner answers. */
+  builtin?: boolean;
 }
 
 interface IFacade {

@@ -18,6 +18,11 @@ import {
   PlannerError
 } from '../protocol';
 import { normalizePlannerBaseUrl } from '../protocol/dialects';
+import {
+  BUILTIN_LABEL,
+  deferredTransport,
+  loadBuiltinPlanner
+} from './builtinPlanner';
 
 /** The relay's route under the server's base URL. */
 export const RELAY_ROUTE = 'notebook-bcc/relay';
@@ -111,15 +116,29 @@ export function createServerTransport(
   };
 }
 
-/** The transport the `transport` setting names: the server's relay, or straight to `baseUrl`. */
+/**
+ * The transport the `transport` setting names: the server's relay, or straight to `baseUrl`. With no
+ * planner configured (an empty `baseUrl`, and no administrator's URL on the server), the built-in demo
+ * planner answers instead.
+ */
 export function createPlannerTransport(
   settings: Pick<IRunSettings, 'transport' | 'baseUrl' | 'token'>,
   options: {
     serverSettings?: ServerConnection.ISettings;
     fetch?: FetchLike;
+    /** The demo planner; default: the built-in one, loaded on first use. */
+    builtin?: () => Promise<IPlannerTransport>;
   } = {}
 ): IPlannerTransport {
+  const builtin = options.builtin ?? loadBuiltinPlanner;
+  const demo = {
+    label: BUILTIN_LABEL,
+    urlOf: (path: string) => `builtin://demo-planner/${path}`
+  };
   if (settings.transport === 'browser') {
+    if (!settings.baseUrl) {
+      return deferredTransport(builtin, demo);
+    }
     return createBrowserTransport({
       // A trailing `/v1` is the dialect's hint, not part of the root (docs/protocol.md#dialect-detection).
       baseUrl: normalizePlannerBaseUrl(settings.baseUrl).root,
@@ -127,7 +146,16 @@ export function createPlannerTransport(
       fetch: options.fetch
     });
   }
-  return createServerTransport(
-    options.serverSettings ?? ServerConnection.makeSettings()
-  );
+  const serverSettings =
+    options.serverSettings ?? ServerConnection.makeSettings();
+  const relay = createServerTransport(serverSettings);
+  return deferredTransport(async () => {
+    const config = await fetchRelayConfig(serverSettings).catch(() => null);
+    return isDemoConfig(config) ? builtin() : relay;
+  }, relay);
+}
+
+/** The relay serves no planner anyone chose: neither the administrator nor the user set a URL. */
+export function isDemoConfig(config: RelayConfig | null): boolean {
+  return config?.source === 'default';
 }

@@ -26,6 +26,7 @@ import {
 } from '../tokens';
 import {
   createPlannerTransport,
+  isDemoConfig,
   fetchRelayConfig
 } from '../lab/relayTransport';
 import { TRANSLATION_DOMAIN } from '../translation';
@@ -90,12 +91,15 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
           createPlannerTransport(current, { serverSettings }),
         where: async current => {
           if (current.transport !== 'server') {
-            return null;
+            return current.baseUrl ? null : { builtin: true };
           }
           const config = await fetchRelayConfig(serverSettings);
-          return config
-            ? { url: config.planner_url, source: config.source }
-            : null;
+          if (!config) {
+            return null;
+          }
+          return isDemoConfig(config)
+            ? { builtin: true }
+            : { url: config.planner_url, source: config.source };
         }
       });
       const runner: WorkflowRunner = new WorkflowRunner({

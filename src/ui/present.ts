@@ -443,7 +443,12 @@ export function formatElapsed(ms: number, trans: TranslationBundle): string {
 /** The planner line of the panel: its dialect once known, and where requests go. */
 export function describePlanner(
   dialect: string | null,
-  location: { via: string; url?: string; source?: string } | null,
+  location: {
+    via: string;
+    url?: string;
+    source?: string;
+    builtin?: boolean;
+  } | null,
   trans: TranslationBundle
 ): { dialect: string; where: string | null } {
   const name = dialect
@@ -451,6 +456,14 @@ export function describePlanner(
     : trans.__('Planner');
   if (!location) {
     return { dialect: name, where: null };
+  }
+  if (location.builtin) {
+    return {
+      dialect: name,
+      where: trans.__(
+        "Demo planner: a fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC."
+      )
+    };
   }
   if (!location.url) {
     return { dialect: name, where: location.via };

@@ -192,18 +192,19 @@ describe('SettingsPlannerService: what the views see', () => {
       url: 'http://planner.internal:28600',
       source: 'server'
     }));
+    const settings = { ...DEFAULT_SETTINGS, baseUrl: 'http://localhost:28600' };
     const service = new SettingsPlannerService({
-      settings: () => DEFAULT_SETTINGS,
+      settings: () => settings,
       notebookId: () => 'a.ipynb',
       where
     });
     const changed = new Promise<void>(resolve =>
       service.changed.connect(() => resolve())
     );
-    expect(service.location).toEqual({ via: DEFAULT_SETTINGS.baseUrl });
+    expect(service.location).toEqual({ via: settings.baseUrl });
     await changed;
     expect(service.location).toEqual({
-      via: DEFAULT_SETTINGS.baseUrl,
+      via: settings.baseUrl,
       url: 'http://planner.internal:28600',
       source: 'server'
     });

@@ -154,4 +154,93 @@ describe('createPlannerTransport', () => {
     });
     expect(urls).toEqual(['http://planner.test/planning']);
   });
+
+  /** A stand-in for the built-in planner: answers every request itself and records it. */
+  function demoPlanner() {
+    const paths: string[] = [];
+    const transport = {
+      label: 'Demo planner (built in)',
+      urlOf: (path: string) => `builtin://demo-planner/${path}`,
+      send: async (request: { path: string }) => {
+        paths.push(request.path);
+        return planning();
+      }
+    };
+    return { paths, builtin: async () => transport };
+  }
+
+  it('uses the built-in demo planner in browser mode when no URL is set', async () => {
+    const demo = demoPlanner();
+    const urls: string[] = [];
+    const transport = createPlannerTransport(
+      { ...DEFAULT_SETTINGS, transport: 'browser', baseUrl: '' },
+      {
+        builtin: demo.builtin,
+        fetch: async url => {
+          urls.push(url);
+          return planning();
+        }
+      }
+    );
+    await new PlannerClient({ transport }).planning({
+      observation: { location: {} }
+    });
+    expect(demo.paths).toEqual(['planning']);
+    expect(urls).toEqual([]);
+    expect(transport.label).toBe('Demo planner (built in)');
+  });
+
+  it('uses the built-in demo planner when the relay serves no configured planner', async () => {
+    const demo = demoPlanner();
+    const { settings, requests } = server(request =>
+      new URL(request.url).pathname.endsWith('/notebook-bcc/config')
+        ? new Response(
+            JSON.stringify({
+              planner_url: 'http://localhost:28600',
+              source: 'default',
+              token_configured: false
+            }),
+            { status: 200, headers: { 'Content-Type': 'application/json' } }
+          )
+        : planning()
+    );
+    const transport = createPlannerTransport(
+      { ...DEFAULT_SETTINGS, transport: 'server', baseUrl: '' },
+      { serverSettings: settings, builtin: demo.builtin }
+    );
+    const client = new PlannerClient({ transport });
+    await client.planning({ observation: { location: {} } });
+    await client.planning({ observation: { location: {} } });
+    expect(demo.paths).toEqual(['planning', 'planning']);
+    // The server was asked once, and nothing went to the relay.
+    expect(requests.map(r => new URL(r.url).pathname)).toEqual([
+      '/user/alice/notebook-bcc/config'
+    ]);
+  });
+
+  it('goes through the relay when the user or the administrator set a planner', async () => {
+    for (const source of ['user', 'server']) {
+      const demo = demoPlanner();
+      const { settings, requests } = server(request =>
+        new URL(request.url).pathname.endsWith('/notebook-bcc/config')
+          ? new Response(
+              JSON.stringify({ planner_url: 'http://p.test', source }),
+              { status: 200 }
+            )
+          : planning()
+      );
+      const transport = createPlannerTransport(
+        { ...DEFAULT_SETTINGS, transport: 'server' },
+        { serverSettings: settings, builtin: demo.builtin }
+      );
+      await new PlannerClient({ transport }).planning({
+        observation: { location: {} }
+      });
+      expect(demo.paths).toEqual([]);
+      expect(requests.map(r => new URL(r.url).pathname)).toEqual([
+        '/user/alice/notebook-bcc/config',
+        '/user/alice/notebook-bcc/relay/planning'
+      ]);
+    }
+  });
 });

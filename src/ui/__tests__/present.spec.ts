@@ -342,5 +342,14 @@ describe('describePlanner: the planner line', () => {
     expect(
       describePlanner(null, { via: 'http://localhost:28600' }, trans).where
     ).toBe('http://localhost:28600');
+    expect(
+      describePlanner(
+        null,
+        { via: 'Demo planner (built in)', builtin: true },
+        trans
+      ).where
+    ).toBe(
+      "Demo planner: a fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC."
+    );
   });
 });
