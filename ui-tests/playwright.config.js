@@ -2,12 +2,14 @@
  * Galata drives a real JupyterLab (started below as Playwright's webServer) in Debian's Chromium.
  * No browser is downloaded: the executable is the system one. The reference planner runs beside it:
  * one instance as it is, one that fails its first /generating request (HTTP 500) and one that streams
- * slowly, so that pause and step can be seen while a stream is still going.
+ * slowly, so that pause and step can be seen while a stream is still going. A second JupyterLab serves
+ * under a JupyterHub-like base URL (relay.spec.ts).
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 const { PLANNERS } = require('./planners');
 
 const LAB_PORT = Number(process.env.BCC_LAB_PORT || 8888);
+const { ALICE_PORT, ALICE_BASE_PATH } = require('./servers');
 
 const planner = ({ port, flags }) => ({
   command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
@@ -50,6 +52,13 @@ module.exports = {
     {
       command: `jupyter lab --config jupyter_server_test_config.py --port ${LAB_PORT}`,
       url: `http://localhost:${LAB_PORT}/lab`,
+      timeout: 120 * 1000,
+      reuseExistingServer: !process.env.CI
+    },
+    {
+      // No port retries: on another port the tests would not find it.
+      command: `jupyter lab --config jupyter_server_test_config.py --port ${ALICE_PORT} --ServerApp.port_retries=0 --ServerApp.base_url=${ALICE_BASE_PATH}`,
+      url: `http://localhost:${ALICE_PORT}${ALICE_BASE_PATH}lab`,
       timeout: 120 * 1000,
       reuseExistingServer: !process.env.CI
     },
