@@ -1,5 +1,5 @@
 /**
- * The built-in action handlers (ACTION_PROTOCOL.md, spec README items 4 and 5).
+ * The built-in action handlers (docs/protocol.md#actions).
  */
 import type { ExecAction, IsThinkingAction } from '../protocol';
 import type { CellMap, IOpenThinking } from './cells';

@@ -1,5 +1,5 @@
 /**
- * Which notebook cell an action means (spec README item 4): a `store_id` names a cell for a later
+ * Which notebook cell an action means (docs/protocol.md#actions): a `store_id` names a cell for a later
  * `exec`; `codecell_id` may be a `store_id`, a real cell id, or `lastAddedCellId`.
  */
 import { LAST_ADDED_CELL_ID } from '../protocol';

@@ -5,7 +5,7 @@
  * - `variables_to_include` absent: no variable but the ones to summarize (as an empty list).
  * - `include_history` without `history_limit`: an empty history.
  * - A name in both lists gets its summary.
- * - `current_limit` / `history_limit` keep the most recent N effects ("只保留最近3条输出").
+ * - `current_limit` / `history_limit` keep the most recent N effects.
  * - Patterns apply before limits; an invalid regular expression is reported and ignored.
  * - Warnings are appended after the limits so that they always reach the planner.
  */

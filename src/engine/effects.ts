@@ -1,5 +1,5 @@
 /**
- * Execution output processing (OBSERVATION_PROCESSING.md): repeated log lines are summarized, then the
+ * Execution output processing (docs/protocol.md#effects): repeated log lines are summarized, then the
  * text is cut to a head and a tail so one cell cannot flood the planner's context.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The workflow state machine (spec README item 9): one explicit transition table. An event the table
+ * The workflow state machine (docs/protocol.md#state-machine): one explicit transition table. An event the table
  * does not allow in the current state throws `FsmTransitionError`.
  */
 import { ISignal, Signal } from '@lumino/signaling';

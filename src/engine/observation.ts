@@ -1,5 +1,6 @@
 /**
- * The full observation (OBSERVATION_PROTOCOL "完整 Observation 结构") and the size limit of a request.
+ * The full observation (docs/protocol.md#observation) and the size limit of a request
+ * (docs/protocol.md#request-size).
  */
 import type {
   Observation,
@@ -17,7 +18,7 @@ export interface IObservationParts {
   effects: IEffectsState;
   notebook: INotebookSummary;
   fsm: IFsmContext;
-  /** Superseded ARCHITECTURE.md context, echoed only to a planner that sent it. */
+  /** Superseded context (docs/protocol.md#be-liberal), echoed only to a planner that sent it. */
   legacy?: { toDoList?: string[]; section_progress?: SectionProgress };
 }
 

@@ -1,6 +1,6 @@
 /**
  * The hierarchical progress of a run (stages > steps > behaviors) and its outputs tracking
- * (OBSERVATION_PROTOCOL "产出追踪机制", spec README item 8).
+ * (docs/protocol.md#outputs-tracking).
  *
  * Expected names come from the plan. While a level is current, expected names present in the kernel are
  * `in_progress`; on completion they become `produced`, `in_progress` is cleared and the produced names

@@ -1,5 +1,5 @@
 /**
- * The action registry (ACTION_PROTOCOL "Action 处理流程" and "注册自定义 Action"): each action type is a
+ * The action registry (docs/architecture.md#extension-points): each action type is a
  * handler registered by name, wrapped by pre- and post-hooks. The engine registers the built-in types;
  * other extensions may add or override types at run time. An action nobody handles is skipped with a
  * warning and an effect, and the run goes on.

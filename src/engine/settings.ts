@@ -19,7 +19,7 @@ export interface IRunSettings {
   notebookId: string;
   /** `server`: through the Jupyter server's relay (default); `browser`: straight to the planner. */
   transport: 'server' | 'browser';
-  /** The planner's dialect: `auto` detects it once per run (docs/protocol.md#dialect-detection). */
+  /** The planner's dialect: `auto` detects it once per run (docs/dialects.md#choosing). */
   protocol: 'auto' | 'dslc' | 'bcc' | 'v1';
   /** The `v1` server's fixed entry point, run first when a run has no template. */
   v1EntryStage: string;

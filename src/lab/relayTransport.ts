@@ -140,7 +140,7 @@ export function createPlannerTransport(
       return deferredTransport(builtin, demo);
     }
     return createBrowserTransport({
-      // A trailing `/v1` is the dialect's hint, not part of the root (docs/protocol.md#dialect-detection).
+      // A trailing `/v1` is the dialect's hint, not part of the root (docs/dialects.md#choosing).
       baseUrl: normalizePlannerBaseUrl(settings.baseUrl).root,
       token: settings.token,
       fetch: options.fetch

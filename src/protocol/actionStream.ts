@@ -1,7 +1,7 @@
 /**
  * Where a /generating answer becomes actions: bytes -> lines (`NdjsonLineSplitter`) -> messages ->
  * normalised actions (`ActionLineParser`), as events in arrival order. Nothing here does HTTP: the
- * client hands in the body's chunks (see `docs/architecture.md#one-action`).
+ * client hands in the body's chunks (see `docs/architecture.md#from-an-ndjson-line-to-a-cell`).
  */
 import { describeCause, excerpt } from './errors';
 import { isRecord } from './fields';

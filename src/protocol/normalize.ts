@@ -1,7 +1,7 @@
 /**
  * Turns workflow templates and actions as planners actually send them into the canonical shapes of
- * `schemas.ts` (spec README, "Be liberal"): actions keyed by `type`; the legacy action names of
- * ARCHITECTURE.md (`add_content`, `add_section`, `execute_code`); `new_step`; camelCase spellings
+ * `schemas.ts` (docs/protocol.md#be-liberal): actions keyed by `type`; the legacy action names
+ * (`add_content`, `add_section`, `execute_code`); `new_step`; camelCase spellings
  * of snake_case fields; `stage_id`/`step_id`/`title` in templates.
  */
 import { z } from 'zod';
@@ -175,7 +175,7 @@ const LEGACY_ACTION_NAMES = [
   'execute_code'
 ] as const;
 
-/** The content_type of ARCHITECTURE.md's `add_content` -> shot_type. */
+/** The content_type of the legacy `add_content` -> shot_type. */
 const CONTENT_TYPE_TO_SHOT_TYPE: Record<string, string> = {
   text: 'dialogue',
   markdown: 'dialogue',
@@ -371,7 +371,7 @@ function validateAction(
   return { ok: false, error: problems.join('; ') };
 }
 
-/** ARCHITECTURE.md's add_content / add_section / execute_code -> canonical fields (one or two actions). */
+/** Legacy add_content / add_section / execute_code -> canonical fields (one or two actions). */
 function expandLegacyAction(
   name: string,
   raw: JsonObject

@@ -1,8 +1,8 @@
 /**
  * Observations and request bodies as clients send them -> canonical shapes (what the planner service
  * receives). Accepts `progress.*.current` given as an object, `current_outputs` items given as
- * `{name, description}`, completed items given as bare ids, ARCHITECTURE.md's
- * `location.current_stage_id`, effects that are not strings, and camelCase keys.
+ * `{name, description}`, completed items given as bare ids, the superseded
+ * `location.current_stage_id` (docs/protocol.md#be-liberal), effects that are not strings, and camelCase keys.
  */
 import { z } from 'zod';
 
@@ -165,7 +165,7 @@ export function normalizeEffects(raw: unknown): unknown {
 
 function normalizeLocation(raw: JsonObject): JsonObject {
   const location = snakeKeys(raw);
-  // ARCHITECTURE.md put the position straight on location as current_stage_id, current_step_id, ...
+  // Superseded observations put the position straight on location as current_stage_id, current_step_id, ...
   if (!isRecord(location.current)) {
     const legacy: JsonObject = {};
     const legacyKeys: Record<string, string> = {

@@ -1,7 +1,7 @@
 /**
  * A /planning answer as planners actually send it -> canonical `PlanningResponse`: the target flag
  * under any of its names, camelCase keys, workflow updates with or without their wrapper, and the
- * superseded ARCHITECTURE.md fields (`behavior`, `actions`, `metadata`, `todo_list_update`, ...).
+ * superseded fields (`behavior`, `actions`, `metadata`, `todo_list_update`, ...; docs/protocol.md#be-liberal).
  */
 import {
   alias,
@@ -207,7 +207,7 @@ function normalizeContextUpdate(
   );
 }
 
-/** ARCHITECTURE.md and some planners put the flag elsewhere; the first one found wins. */
+/** Older planners put the flag elsewhere (docs/protocol.md#be-liberal); the first one found wins. */
 function resolveTargetAchieved(
   body: JsonObject,
   transition: JsonObject,
@@ -333,7 +333,7 @@ export function normalizePlanningResponse(
     'context_update',
     warnings
   );
-  // ARCHITECTURE.md carried workflow updates in transition.workflow_update.
+  // Superseded planners carried workflow updates in transition.workflow_update (docs/protocol.md#be-liberal).
   const legacyWorkflowUpdate = isRecord(transition.workflow_update)
     ? transition.workflow_update
     : undefined;

@@ -138,7 +138,7 @@ export const NewSectionActionSchema = z.looseObject({
 });
 export type NewSectionAction = z.infer<typeof NewSectionActionSchema>;
 
-/** Not in ACTION_PROTOCOL.md; sent by some planners for a `####` heading. */
+/** Not a documented action (docs/protocol.md#actions); sent by some planners for a `####` heading. */
 export const NewStepActionSchema = z.looseObject({
   ...actionBase,
   action: z.literal('new_step'),
@@ -348,7 +348,7 @@ export const FsmStateSchema = z.looseObject({
 });
 export type FsmState = z.infer<typeof FsmStateSchema>;
 
-/** ARCHITECTURE.md (superseded) context field; accepted, not produced. */
+/** Superseded context field (docs/protocol.md#be-liberal); accepted, not produced. */
 export const SectionProgressSchema = z.looseObject({
   current_section_id: z.string().nullable().optional(),
   current_section_number: z.number().nullable().optional(),
@@ -488,7 +488,7 @@ export const StageStepsUpdateSchema = z.looseObject({
 });
 export type StageStepsUpdate = z.infer<typeof StageStepsUpdateSchema>;
 
-/** ARCHITECTURE.md (superseded): `operation` is `add`, `remove` or `replace`. */
+/** Superseded (docs/protocol.md#be-liberal): `operation` is `add`, `remove` or `replace`. */
 export const TodoListUpdateSchema = z.looseObject({
   operation: z.string(),
   items: z.array(z.string())
@@ -506,7 +506,7 @@ export const ContextUpdateSchema = z.looseObject({
 });
 export type ContextUpdate = z.infer<typeof ContextUpdateSchema>;
 
-/** ARCHITECTURE.md (superseded) `behavior` descriptor. */
+/** Superseded `behavior` descriptor (docs/protocol.md#be-liberal). */
 export const BehaviorDescriptorSchema = z.looseObject({
   id: z.string().optional(),
   iteration: z.number().optional(),
@@ -519,7 +519,7 @@ export const PlanningResponseSchema = z.looseObject({
   transition: TransitionSchema.optional(),
   context_update: ContextUpdateSchema.optional(),
   context_filter: ContextFilterSchema.optional(),
-  // Superseded ARCHITECTURE.md fields, still accepted.
+  // Superseded fields, still accepted (docs/protocol.md#be-liberal).
   behavior: BehaviorDescriptorSchema.optional(),
   actions: z.array(z.union([ActionSchema, UnknownActionSchema])).optional(),
   metadata: z.record(z.string(), z.unknown()).optional()

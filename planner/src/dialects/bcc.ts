@@ -1,6 +1,6 @@
 /**
  * A test double of the server behind the Notebook-BCC client (`bcc` dialect,
- * docs/protocol.md#bcc-dialect): stateless, the sibling `state.FSM.state` picks the answer, the
+ * docs/dialects.md#bcc): stateless, the sibling `state.FSM.state` picks the answer, the
  * plan travels in every request, `/planning` and `/reflecting` answer XML.
  */
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 /**
  * The XML answers of the bcc double, written as text and malformed the way recorded answers are:
  * `<` and `&` left unescaped in text, a valueless `optional`, and per scenario a truncated document
- * or a mismatched closing tag (docs/protocol.md#bcc-dialect).
+ * or a mismatched closing tag (docs/dialects.md#bcc).
  */
 import { BCC_WORKFLOW_TITLE, IBccStage, IBccStep } from './bccPlan';
 

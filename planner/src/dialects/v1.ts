@@ -1,5 +1,5 @@
 /**
- * A test double of the Easy-notebook DSLC server (`v1` dialect, docs/protocol.md#v1-dialect):
+ * A test double of the Easy-notebook DSLC server (`v1` dialect, docs/dialects.md#v1):
  * `POST /v1/actions` streams one behavior of a step as NDJSON sent as `application/json`,
  * progress lives in the `state` the client sends back, `POST /v1/reflection` only checks `toDoList`.
  */
@@ -288,7 +288,7 @@ function actionLines(result: IBehaviorResult): string[] {
   });
 }
 
-/** `stream: false` (docs/protocol.md#v1-dialect): broken for every chapter after the entry one. */
+/** `stream: false` (docs/dialects.md#v1): broken for every chapter after the entry one. */
 function unstreamed(
   located: ILocated,
   stepIndex: string | number,

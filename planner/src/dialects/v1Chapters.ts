@@ -1,7 +1,7 @@
 /**
  * The chapters the v1 double knows: an entry chapter that designs the workflow and two chapters of
  * sales analysis. Each section is an event chain driven by `state.toDoList`, like the Easy-notebook
- * server's step code (docs/protocol.md#v1-dialect).
+ * server's step code (docs/dialects.md#v1).
  */
 import { pyString } from '../../../src/planner/codegen';
 

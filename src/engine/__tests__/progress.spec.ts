@@ -106,7 +106,7 @@ describe('WorkflowProgress', () => {
       produced: ['missing_summary'],
       in_progress: []
     });
-    // Rolled up into the running step at once (OBSERVATION_PROTOCOL step example).
+    // Rolled up into the running step at once (docs/protocol.md#outputs-tracking).
     expect(progress.outputs('steps').produced).toEqual(['missing_summary']);
 
     progress.planBehaviorOutputs(['missing_groups']);

@@ -2,7 +2,7 @@
  * The `bcc` dialect (the server Notebook-BCC was written against): a stateless server that reads the
  * whole plan and a sibling `state` on every request, answers `/planning` in XML (stages, steps, behavior)
  * depending on `state.FSM.state`, `/generating` with actions keyed by `type`, and `/reflecting` with a
- * reflection (docs/protocol.md#dialect-bcc). The adapter owns the plan and the FSM state it sends.
+ * reflection (docs/dialects.md#bcc). The adapter owns the plan and the FSM state it sends.
  */
 import { PlannerError } from '../errors';
 import type { GeneratingEvent } from '../actionStream';

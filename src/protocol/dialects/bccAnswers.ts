@@ -1,7 +1,7 @@
 /**
  * The answers of a `bcc` planner read into plain records: `<stages>`/`<workflow>`, `<steps>`,
  * `<behavior>`, `<reflection>`, `<stage_reflection>`, or the same as JSON, and the NDJSON reflection
- * form (docs/protocol.md#dialect-bcc).
+ * form (docs/dialects.md#bcc).
  */
 import { isRecord, JsonObject } from '../fields';
 import { asString } from './common';

@@ -1,5 +1,5 @@
 /**
- * The plan and FSM state the `bcc` adapter keeps between requests (docs/protocol.md#dialect-bcc).
+ * The plan and FSM state the `bcc` adapter keeps between requests (docs/dialects.md#bcc).
  */
 import { JsonObject } from '../fields';
 import type { IPlannerTransport } from '../transport';

@@ -1,6 +1,6 @@
 /**
  * The `bcc` adapter's requests, answers and actions; the loop that uses them is in `bcc.ts`
- * (docs/protocol.md#dialect-bcc).
+ * (docs/dialects.md#bcc).
  */
 import { PlannerError } from '../errors';
 import type { GeneratingEvent } from '../actionStream';

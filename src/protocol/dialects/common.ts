@@ -1,6 +1,6 @@
 /**
  * What the dialect adapters share: the service surface they implement, HTTP error mapping, and reading
- * an answer's body line by line as it streams (docs/protocol.md#dialects).
+ * an answer's body line by line as it streams (docs/dialects.md).
  */
 import { excerpt, PlannerError } from '../errors';
 import type { GeneratingEvent } from '../actionStream';
@@ -52,7 +52,7 @@ export function isRouteMissingError(error: unknown): boolean {
   return error instanceof PlannerError && 'routeMissing' in error;
 }
 
-/** FastAPI's `{"detail":"Not Found"}` or a 404 whose body is not JSON (docs/protocol.md#dialect-detection). */
+/** FastAPI's `{"detail":"Not Found"}` or a 404 whose body is not JSON (docs/dialects.md#choosing). */
 export function isRouteMissingBody(status: number, body: string): boolean {
   if (status !== 404) {
     return false;

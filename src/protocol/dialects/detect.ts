@@ -1,5 +1,5 @@
 /**
- * Which dialect a planner speaks (docs/protocol.md#dialect-detection), and the service the engine
+ * Which dialect a planner speaks (docs/dialects.md#choosing), and the service the engine
  * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run.
  */
 import { PlannerError } from '../errors';

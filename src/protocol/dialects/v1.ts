@@ -1,7 +1,7 @@
 /**
  * The `v1` dialect (the public Easy-notebook server): `POST v1/actions` streams one behavior, `POST
  * v1/reflection` says whether the step is done, and the server's only memory is a `state` object that
- * the client stores and sends back (docs/protocol.md#dialect-v1).
+ * the client stores and sends back (docs/dialects.md#v1).
  */
 import { PlannerError } from '../errors';
 import type { GeneratingEvent } from '../actionStream';

@@ -1,6 +1,6 @@
 /**
  * The `v1` adapter's fields: entry point, saved state, and the reading of the server's `state`
- * (docs/protocol.md#dialect-v1).
+ * (docs/dialects.md#v1).
  */
 import { isRecord, JsonObject } from '../fields';
 import type { ObservationInput } from '../schemas';
@@ -33,7 +33,7 @@ export interface IV1Options {
   log?: DialectLog;
 }
 
-/** What the adapter saves with the run (docs/protocol.md#dialect-v1, stop and resume). */
+/** What the adapter saves with the run (docs/dialects.md#v1, stop and resume). */
 export interface IV1SavedState {
   dialect: 'v1';
   state: JsonObject;

@@ -1,5 +1,5 @@
 /**
- * A lenient XML reader for planner answers written by language models (docs/protocol.md#dialect-bcc):
+ * A lenient XML reader for planner answers written by language models (docs/dialects.md#bcc):
  * plain TypeScript, so it runs in Node and in the browser alike. It repairs what such answers get wrong
  * instead of failing: valueless attributes, HTML inside `<variable>`, mismatched closing tags, stray `<`,
  * `&` and `>` in text, a truncated document (marked partial), several root elements.
