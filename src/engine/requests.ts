@@ -89,7 +89,8 @@ export function fitToContext<T extends { observation: ObservationInput }>(
   request: T
 ): T {
   const max = core.settings().maxContextLength;
-  const { request: fitted, report } = fitRequest(request, max);
+  const room = max - (core.client.requestOverhead?.() ?? 0);
+  const { request: fitted, report } = fitRequest(request, room);
   if (!report.fits) {
     core.warn(
       `The request is ${report.finalLength} characters, over the ${max} limit even after trimming; it is sent as it is.`,

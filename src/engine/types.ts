@@ -32,6 +32,8 @@ export interface IPlannerService {
   restoreState?(saved: unknown): void;
   /** A new run starts: forget what the previous one left. */
   resetState?(): void;
+  /** Characters the service adds to every request body (e.g. `notebook_id`): the engine leaves room. */
+  requestOverhead?(): number;
   planning(
     request: PlanningRequestInput,
     options?: {

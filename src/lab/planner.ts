@@ -91,6 +91,10 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
     this._ensureFacade().service.resetState();
   }
 
+  requestOverhead(): number {
+    return this._client().requestOverhead();
+  }
+
   /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
   async planning(
     request: PlanningRequestInput,

@@ -184,6 +184,13 @@ export class PlannerClient {
    * Asks whether the current step's target is achieved (and gets context updates). Retried with
    * exponential backoff on network errors, timeouts, 5xx and 429 (honouring `Retry-After`).
    */
+  /** Characters this client adds to every body (`notebook_id`), so callers can fit the rest. */
+  requestOverhead(): number {
+    return this._notebookId
+      ? JSON.stringify({ notebook_id: this._notebookId }).length
+      : 0;
+  }
+
   async planning(
     request: PlanningRequestInput,
     options: IPlanningOptions = {}

@@ -92,6 +92,43 @@ describe('WorkflowRunner actions, requests and modes', () => {
     expect(s.warnings.filter(w => w.source === 'engine')).toEqual([]);
   });
 
+  it('leaves room for what the planner service adds to every body (the notebook id)', async () => {
+    const behaviors = 12;
+    const overhead = 1500;
+    const driver = new FakeNotebookDriver();
+    driver.onExec = cell => ({
+      status: 'ok',
+      output: `${cell.id}: ${'o'.repeat(2500)}`
+    });
+    const s = setup(
+      {
+        planning: [
+          withTemplate(false),
+          ...Array.from({ length: behaviors - 1 }, () => plan(false))
+        ],
+        defaultPlanning: plan(true),
+        generating: Array.from({ length: behaviors }, (_, i) => [
+          code(`v${i} = ${i}`),
+          exec(),
+          exec()
+        ])
+      },
+      {},
+      {},
+      driver
+    );
+    s.client.requestOverhead = () => overhead;
+    await s.runner.start({ task: 't' });
+    const requests = [
+      ...s.client.planningRequests,
+      ...s.client.generatingRequests
+    ];
+    const longest = Math.max(...requests.map(r => JSON.stringify(r).length));
+    expect(longest + overhead).toBeLessThanOrEqual(18600);
+    // Trimming did happen: without the overhead the requests would have used the room.
+    expect(longest).toBeGreaterThan(18600 - overhead - 3000);
+  });
+
   it('pauses when the kernel is gone and goes on after resume', async () => {
     const driver = new FakeNotebookDriver();
     driver.kernelAlive = false;

@@ -156,6 +156,8 @@ export class FakePlannerService implements IPlannerService {
   defaultPlanning: PlanningResponse;
   planningRequests: PlanningRequestInput[] = [];
   generatingRequests: GeneratingRequestInput[] = [];
+  /** Characters a real service adds to every body; tests set it. */
+  requestOverhead?: () => number;
 
   async planning(
     request: PlanningRequestInput,

@@ -104,4 +104,22 @@ describe('PlannerClient with a notebook id', () => {
       notebook_id: NOTEBOOK
     });
   });
+
+  it('says how many characters the id adds to a body, so the engine can fit the rest', async () => {
+    const bodies: string[] = [];
+    const client = new PlannerClient({
+      baseUrl: 'http://planner.test',
+      notebookId: NOTEBOOK,
+      fetch: async (_, init) => {
+        bodies.push(String(init.body));
+        return new Response('{"targetAchieved": true}', { status: 200 });
+      }
+    });
+    const request = { observation: { location: {} } };
+    await client.planning(request);
+    expect(bodies[0].length).toBeLessThanOrEqual(
+      JSON.stringify(request).length + client.requestOverhead()
+    );
+    expect(new PlannerClient({}).requestOverhead()).toBe(0);
+  });
 });
