@@ -84,11 +84,8 @@ function clone<T>(value: T): T {
 }
 
 function firstLine(text: string | null, max = 200): string | null {
-  if (!text) {
-    return null;
-  }
   const line = text
-    .split('\n')
+    ?.split('\n')
     .map(l => l.trim())
     .find(l => l !== '');
   return line ? line.slice(0, max) : null;

@@ -49,8 +49,7 @@ import type {
   IWorkflowRunner
 } from './types';
 
-export { isSavedRunState } from './runState';
-export type { ISavedRunState } from './runState';
+export { isSavedRunState, type ISavedRunState } from './runState';
 
 /** After this many /planning failures in a row the run stops with an error instead of falling back. */
 export const MAX_PLANNING_FAILURES = 3;
@@ -542,10 +541,6 @@ export class WorkflowRunner implements IWorkflowRunner {
   private _stepStartPhase(): Phase {
     return this._settings().startMode === 'generation' ? 'generate' : 'plan';
   }
-
-  // ------------------------------------------------------------------------------------------
-  // Pause, stop, errors, completion
-  // ------------------------------------------------------------------------------------------
 
   // ------------------------------------------------------------------------------------------
   // State
