@@ -14,6 +14,37 @@ import {
   withTemplate
 } from './runnerSetup';
 
+/** Twelve behaviors whose execs print 2,500 characters each: the history outgrows the context. */
+function longOutputsRun() {
+  const behaviors = 12;
+  const driver = new FakeNotebookDriver();
+  driver.onExec = cell => ({
+    status: 'ok',
+    output: `${cell.id}: ${'o'.repeat(2500)}`
+  });
+  return setup(
+    {
+      planning: [
+        withTemplate(false),
+        ...Array.from({ length: behaviors - 1 }, () => plan(false))
+      ],
+      defaultPlanning: plan(true),
+      generating: Array.from({ length: behaviors }, (_, i) => [
+        code(`v${i} = ${i}`),
+        exec(),
+        exec()
+      ])
+    },
+    {},
+    {},
+    driver
+  );
+}
+
+function allRequests(s: ReturnType<typeof setup>) {
+  return [...s.client.planningRequests, ...s.client.generatingRequests];
+}
+
 describe('WorkflowRunner actions, requests and modes', () => {
   it('uses a custom action registered while the run is going', async () => {
     let s!: ISetup;
@@ -51,35 +82,10 @@ describe('WorkflowRunner actions, requests and modes', () => {
   });
 
   it('keeps every request within maxContextLength with a large history', async () => {
-    const behaviors = 12;
-    const driver = new FakeNotebookDriver();
-    driver.onExec = cell => ({
-      status: 'ok',
-      output: `${cell.id}: ${'o'.repeat(2500)}`
-    });
-    const s = setup(
-      {
-        planning: [
-          withTemplate(false),
-          ...Array.from({ length: behaviors - 1 }, () => plan(false))
-        ],
-        defaultPlanning: plan(true),
-        generating: Array.from({ length: behaviors }, (_, i) => [
-          code(`v${i} = ${i}`),
-          exec(),
-          exec()
-        ])
-      },
-      {},
-      {},
-      driver
-    );
+    const s = longOutputsRun();
     await s.runner.start({ task: 't' });
     expect(s.runner.effects.history.length).toBeGreaterThan(10);
-    const requests = [
-      ...s.client.planningRequests,
-      ...s.client.generatingRequests
-    ];
+    const requests = allRequests(s);
     for (const request of requests) {
       expect(JSON.stringify(request).length).toBeLessThanOrEqual(18600);
     }
@@ -93,36 +99,11 @@ describe('WorkflowRunner actions, requests and modes', () => {
   });
 
   it('leaves room for what the planner service adds to every body (the notebook id)', async () => {
-    const behaviors = 12;
     const overhead = 1500;
-    const driver = new FakeNotebookDriver();
-    driver.onExec = cell => ({
-      status: 'ok',
-      output: `${cell.id}: ${'o'.repeat(2500)}`
-    });
-    const s = setup(
-      {
-        planning: [
-          withTemplate(false),
-          ...Array.from({ length: behaviors - 1 }, () => plan(false))
-        ],
-        defaultPlanning: plan(true),
-        generating: Array.from({ length: behaviors }, (_, i) => [
-          code(`v${i} = ${i}`),
-          exec(),
-          exec()
-        ])
-      },
-      {},
-      {},
-      driver
-    );
+    const s = longOutputsRun();
     s.client.requestOverhead = () => overhead;
     await s.runner.start({ task: 't' });
-    const requests = [
-      ...s.client.planningRequests,
-      ...s.client.generatingRequests
-    ];
+    const requests = allRequests(s);
     const longest = Math.max(...requests.map(r => JSON.stringify(r).length));
     expect(longest + overhead).toBeLessThanOrEqual(18600);
     // Trimming did happen: without the overhead the requests would have used the room.
