@@ -72,8 +72,9 @@ describe('NotebookDriver execution', () => {
       ].join('\n')
     );
     expect(result.status).toBe('ok');
+    // An image reaches the planner as its kind and size, never its data.
     expect(result.output).toBe(
-      '<Figure size 640x480>\n[image/png]\nred and green'
+      '<Figure size 640x480>\n[image/png 1×1, 68 B]\nred and green'
     );
   }, 60000);
 
