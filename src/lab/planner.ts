@@ -208,7 +208,8 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
 
   /**
    * The dialect adapters send through the transport directly: their wait is the time to the headers,
-   * and their requests (detection's probe included) carry the notebook id as the client's do.
+   * and their requests (detection's probe included) carry the notebook id, in the header and the body,
+   * as the client's do.
    */
   private _watch(transport: IPlannerTransport): IPlannerTransport {
     return {
@@ -222,6 +223,7 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
         try {
           return await transport.send({
             ...request,
+            body: withNotebookId(request.body, notebookId),
             headers: {
               ...(notebookId ? { [NOTEBOOK_ID_HEADER]: notebookId } : {}),
               ...request.headers
@@ -263,6 +265,20 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
   private _location: IPlannerLocation | null = null;
   private _located: string | null = null;
   private _changed = new Signal<this, void>(this);
+}
+
+/** Every JSON body carries the notebook id as `notebook_id` (docs/protocol.md#notebook-id). */
+function withNotebookId(body: unknown, notebookId: string): unknown {
+  if (
+    !notebookId ||
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    'notebook_id' in body
+  ) {
+    return body;
+  }
+  return { ...body, notebook_id: notebookId };
 }
 
 export namespace SettingsPlannerService {

@@ -80,12 +80,16 @@ export function targetOf(observation: Observation): string | null {
   if (explicit) {
     return explicit;
   }
-  const match = TARGET_PATTERN.exec(taskOf(observation));
-  if (!match || NOT_A_COLUMN.has(match[1].toLowerCase())) {
-    return null;
+  const task = taskOf(observation);
+  const match = TARGET_PATTERN.exec(task);
+  if (match && !NOT_A_COLUMN.has(match[1].toLowerCase())) {
+    return match[1];
   }
-  return match[1];
+  // "What drives the sale price (SalePrice)?": the column is the one the task names in brackets.
+  return match ? (BRACKETED_NAME.exec(task)?.[1] ?? null) : null;
 }
+
+const BRACKETED_NAME = /\(\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*\)/;
 
 export interface IPosition {
   stageId: string | null;

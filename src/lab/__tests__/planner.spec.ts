@@ -118,6 +118,10 @@ describe('SettingsPlannerService: the dialect façade', () => {
     expect(calls[0].url).toBe(`${root}/planning`);
     const header = new Headers(calls[0].init.headers).get('X-Notebook-Id');
     expect(decodeURIComponent(header ?? '')).toBe('数据分析.ipynb');
+    // The probe is a planning request like any other: the id is in its body too.
+    expect(JSON.parse(String(calls[0].init.body)).notebook_id).toBe(
+      '数据分析.ipynb'
+    );
     await service.planning(request());
     expect(calls).toHaveLength(2);
   });
