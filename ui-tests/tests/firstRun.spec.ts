@@ -180,9 +180,15 @@ test.describe('First run with no planner configured', () => {
     ).toBeVisible();
 
     // Cells arrived one by one while the run was live, not all at once.
-    expect((await growthMoments(page)).length).toBeGreaterThanOrEqual(10);
+    const grew = await growthMoments(page);
+    expect(grew.length).toBeGreaterThanOrEqual(10);
 
-    expect(await figureCount(page)).toBeGreaterThanOrEqual(3);
+    const figures = await figureCount(page);
+    expect(figures).toBeGreaterThanOrEqual(3);
+    testInfo.annotations.push({
+      type: 'first run',
+      description: `${sources.length} cells, grown at ${grew.length} moments over ${Math.round((grew[grew.length - 1] - grew[0]) / 1000)} s, ${figures} figures`
+    });
 
     // Every thinking cell was closed: none still says it is thinking, and closed ones say for how long.
     expect(
