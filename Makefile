@@ -9,7 +9,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PLANNER_PORT ?= 28600
 LAB_PORT ?= 8888
 
-.PHONY: demo test setup venv node build planner lint unit pytest ui wheel bench clean
+.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv bench clean
 
 ## demo: JupyterLab with the extension on the demo notebook, answered by the built-in demo planner (Ctrl-C stops it)
 demo: setup
@@ -60,6 +60,16 @@ ui: build
 wheel: venv node
 	rm -rf dist
 	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
+
+## wheel-venv: a second venv with only the built wheel (dist/*.whl) and what a user installs beside it, no
+## clone and no Node: ui-tests' `wheel` project runs the first-run test on a JupyterLab started from it
+WHEEL_VENV := .venv-wheel
+wheel-venv:
+	@ls dist/*.whl >/dev/null 2>&1 || $(MAKE) --no-print-directory wheel
+	test -x $(WHEEL_VENV)/bin/python || $(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/pip install --quiet jupyterlab ipykernel pandas matplotlib dist/*.whl
+	# The wheel is rebuilt at each test run under the same version: reinstall it every time.
+	$(WHEEL_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
 
 ## bench: the figures of the Performance section, side by side in one run (bench/results/bench.json),
 ## then the planner relay's added latency per streamed line (bench/results/relay.json)

@@ -183,6 +183,12 @@ fi
 if want ui; then
   echo "::: ui: playwright"
   rm -rf "$UI_RESULTS"
+  # A JupyterLab with only the wheel installed (the package suite's dist/*.whl, else one built now):
+  # playwright.config.js runs the first-run test on it too.
+  if ! make --no-print-directory wheel-venv >"$RESULTS/wheel-venv.log" 2>&1; then
+    broken ui "make wheel-venv failed (see $RESULTS/wheel-venv.log)"
+    record ui 0 1
+  fi
   # shellcheck disable=SC2086
   (cd ui-tests && npx playwright test ${UI_ARGS:-})
   status=$?

@@ -3,13 +3,20 @@
  * No browser is downloaded: the executable is the system one. The reference planner runs beside it:
  * one instance as it is, one that fails its first /generating request (HTTP 500) and one that streams
  * slowly, so that pause and step can be seen while a stream is still going. A second JupyterLab serves
- * under a JupyterHub-like base URL (relay.spec.ts).
+ * under a JupyterHub-like base URL (relay.spec.ts). When `make wheel-venv` has made `.venv-wheel` (only the
+ * built wheel installed, no planner), a third JupyterLab runs from it and the `wheel` project runs the
+ * first-run test there.
  */
+const fs = require('fs');
+const path = require('path');
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 const { PLANNERS } = require('./planners');
 
 const LAB_PORT = Number(process.env.BCC_LAB_PORT || 8888);
 const { ALICE_PORT, ALICE_BASE_PATH } = require('./servers');
+const WHEEL_PORT = Number(process.env.BCC_WHEEL_PORT || LAB_PORT + 2);
+const WHEEL_JUPYTER = path.resolve(__dirname, '../.venv-wheel/bin/jupyter');
+const withWheel = fs.existsSync(WHEEL_JUPYTER);
 
 const planner = ({ port, flags }) => ({
   command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
@@ -48,6 +55,18 @@ module.exports = {
       ]
     }
   },
+  projects: [
+    { name: 'lab' },
+    ...(withWheel
+      ? [
+          {
+            name: 'wheel',
+            testMatch: /firstRun\.spec\.ts/,
+            use: { baseURL: `http://localhost:${WHEEL_PORT}` }
+          }
+        ]
+      : [])
+  ],
   webServer: [
     {
       command: `jupyter lab --config jupyter_server_test_config.py --port ${LAB_PORT}`,
@@ -62,6 +81,18 @@ module.exports = {
       timeout: 120 * 1000,
       reuseExistingServer: !process.env.CI
     },
+    ...(withWheel
+      ? [
+          {
+            // Only the wheel's venv on PATH: its jupyter, its kernel, no package of the clone.
+            command: `${WHEEL_JUPYTER} lab --config jupyter_server_test_config.py --port ${WHEEL_PORT} --ServerApp.port_retries=0`,
+            url: `http://localhost:${WHEEL_PORT}/lab`,
+            env: { PATH: `${path.dirname(WHEEL_JUPYTER)}:/usr/bin:/bin` },
+            timeout: 120 * 1000,
+            reuseExistingServer: !process.env.CI
+          }
+        ]
+      : []),
     ...Object.values(PLANNERS).map(planner)
   ]
 };
