@@ -20,6 +20,7 @@ import {
   IPlannerTransport,
   NOTEBOOK_ID_HEADER,
   PlannerClient,
+  PLANNING_RETRIES,
   PlanningRequestInput,
   PlanningResponse
 } from '../protocol';
@@ -165,6 +166,11 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
         entryStepId: settings.v1EntryStep
       },
       bcc: { notebookId: this._notebookId(settings) },
+      // The probe is the run's first /planning request: the same timeout and retries as the client's.
+      probeTiming: () => ({
+        firstByteTimeoutMs: this._options.settings().firstByteTimeout * 1000,
+        retries: PLANNING_RETRIES
+      }),
       log: message => console.debug(`Notebook-BCC: ${message}`)
     });
     this._facade = { key, transport, service };

@@ -100,6 +100,9 @@ export interface IRequestOptions {
 export type IGeneratingOptions = IRequestOptions;
 export type IPlanningOptions = IRequestOptions;
 
+/** How often a failed or silent `/planning` request is retried before the run falls back. */
+export const PLANNING_RETRIES = 3;
+
 const ACCEPT_STREAM = 'application/x-ndjson, application/json';
 const CONNECTION_CHECK_TIMEOUT_MS = 10_000;
 const FIX_CONNECTION =
@@ -167,7 +170,7 @@ export class PlannerClient {
       options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
     this._stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
     this._retry = {
-      retries: options.planningRetries ?? 3,
+      retries: options.planningRetries ?? PLANNING_RETRIES,
       baseDelayMs: options.retryBaseDelayMs ?? 1000,
       maxDelayMs: options.maxRetryDelayMs ?? 60_000,
       sleep: options.sleep ?? defaultSleep

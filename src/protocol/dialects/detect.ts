@@ -3,6 +3,7 @@
  * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run.
  */
 import { PlannerError } from '../errors';
+import { defaultSleep, Exchange, SleepLike, withRetries } from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
 import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
@@ -82,19 +83,47 @@ export async function detectDialect(options: {
   request: PlanningRequestInput;
   v1Hint?: boolean;
   signal?: AbortSignal;
+  /** The `/planning` probe is the run's first planning request: it gets the same timeout and retries. */
+  timing?: IProbeTiming;
+  onWarning?: (message: string) => void;
 }): Promise<DetectionResult> {
   const { transport, signal } = options;
   const probes: string[] = [];
   if (!options.v1Hint) {
     const url = transport.urlOf('planning');
-    const response = await send(
-      transport,
-      'POST',
-      'planning',
-      supersetProbeBody(options.request),
-      signal
+    const body = supersetProbeBody(options.request);
+    const probe = async () => {
+      const exchange = new Exchange({
+        method: 'POST',
+        url,
+        signal,
+        firstByteTimeoutMs: options.timing?.firstByteTimeoutMs ?? 0,
+        stallTimeoutMs: options.timing?.firstByteTimeoutMs ?? 0
+      });
+      try {
+        const answer = await exchange.guard(
+          send(transport, 'POST', 'planning', body, exchange.signal)
+        );
+        return { response: answer, text: await exchange.text(answer) };
+      } finally {
+        exchange.dispose();
+      }
+    };
+    const { response, text } = await withRetries(
+      probe,
+      {
+        retries: options.timing?.retries ?? 0,
+        baseDelayMs: options.timing?.baseDelayMs ?? 1000,
+        maxDelayMs: options.timing?.maxDelayMs ?? 60_000,
+        sleep: options.timing?.sleep ?? defaultSleep
+      },
+      {
+        request: `POST ${url}`,
+        url,
+        signal,
+        onRetry: message => options.onWarning?.(message)
+      }
     );
-    const text = await readText(response);
     probes.push(`POST ${url} → ${statusText(response)}`);
     if (response.ok) {
       const contentType = response.headers.get('Content-Type');
@@ -207,6 +236,17 @@ export interface IPlannerServiceOptions {
   log?: DialectLog;
   /** Told once per run which dialect the run speaks, how it was chosen, and the probes sent. */
   onDialect?: (dialect: Dialect, how: DialectChoice, detail: string) => void;
+  /** The first-byte timeout and retries of the `/planning` probe (none when absent), read per probe. */
+  probeTiming?: IProbeTiming | (() => IProbeTiming);
+}
+
+/** How long the `/planning` probe may wait for its answer, and how often a silent one is retried. */
+export interface IProbeTiming {
+  firstByteTimeoutMs: number;
+  retries: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  sleep?: SleepLike;
 }
 
 const sharedCache = new Map<string, Dialect>();
@@ -250,7 +290,11 @@ export class DialectPlannerService implements IDialectPlannerService {
     request: PlanningRequestInput,
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
-    const first = await this._choose(request, options.signal);
+    const first = await this._choose(
+      request,
+      options.signal,
+      options.onWarning
+    );
     if (first) {
       return first;
     }
@@ -261,7 +305,7 @@ export class DialectPlannerService implements IDialectPlannerService {
         throw error;
       }
       return (
-        (await this._choose(request, options.signal)) ??
+        (await this._choose(request, options.signal, options.onWarning)) ??
         this._service().planning(request, options)
       );
     }
@@ -330,7 +374,8 @@ export class DialectPlannerService implements IDialectPlannerService {
   /** Picks the dialect when none is chosen; returns the first answer when detection already got it. */
   private async _choose(
     request: PlanningRequestInput,
-    signal?: AbortSignal
+    signal?: AbortSignal,
+    onWarning?: (message: string) => void
   ): Promise<PlanningResponse | null> {
     if (this._dialect) {
       return null;
@@ -349,7 +394,12 @@ export class DialectPlannerService implements IDialectPlannerService {
       transport: this._options.transport,
       request,
       v1Hint: this._v1Hint,
-      signal
+      signal,
+      timing:
+        typeof this._options.probeTiming === 'function'
+          ? this._options.probeTiming()
+          : this._options.probeTiming,
+      onWarning
     });
     this._cache.set(this._root, result.dialect);
     this._set(result.dialect, 'detected', result.probes.join('; '));

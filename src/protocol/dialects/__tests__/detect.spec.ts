@@ -328,3 +328,46 @@ describe('the planner service façade', () => {
     expect(sequence.paths()).toEqual(['POST v1/actions']);
   });
 });
+
+describe('the detection probe under the first-byte timeout', () => {
+  it('retries a /planning probe that gets no answer in time, telling the run why it waits', async () => {
+    let probes = 0;
+    const transport = new FakeTransport(
+      req =>
+        new Promise<Response>((resolve, reject) => {
+          probes++;
+          if (probes === 1) {
+            // The planner thinks past the timeout: only the abort ends this request.
+            req.signal?.addEventListener('abort', () =>
+              reject(new Error('aborted'))
+            );
+            return;
+          }
+          resolve(json({ targetAchieved: false }));
+        })
+    );
+    const warnings: string[] = [];
+    const service = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      cache: new Map(),
+      probeTiming: {
+        firstByteTimeoutMs: 50,
+        retries: 3,
+        baseDelayMs: 1,
+        maxDelayMs: 10
+      }
+    });
+    const answer = await service.planning(request, {
+      onWarning: message => warnings.push(message)
+    });
+    expect(answer.targetAchieved).toBe(false);
+    expect(service.dialect).toBe('dslc');
+    expect(probes).toBe(2);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^POST http:\/\/planner\.test\/planning timed out: .*retrying in .* \(retry 1 of 3\)$/
+    );
+  });
+});
