@@ -44,7 +44,8 @@ export async function applyPlanning(
   if (update?.workflow_update) {
     const applied = await proposeWorkflow(
       core,
-      update.workflow_update.workflowTemplate
+      update.workflow_update.workflowTemplate,
+      update.workflow_update.provisional === true
     );
     if (applied && update.workflow_update.nextStageId) {
       nextStageId = update.workflow_update.nextStageId;
@@ -117,13 +118,15 @@ export async function applyPlanning(
 /** A template from the planner: the first is taken as is, a different one is confirmed. */
 export async function proposeWorkflow(
   core: RunCore,
-  template: WorkflowTemplate
+  template: WorkflowTemplate,
+  provisional = false
 ): Promise<boolean> {
   const { fsm, progress } = core.state;
   const current = progress.template;
-  // A template saved by an earlier run is no reason to ask about this run's first one.
+  // A template saved by an earlier run, or one the client made up to start, is no reason to ask about
+  // this run's first one from the planner.
   const first = !core.state.templateFromPlanner;
-  core.state.templateFromPlanner = true;
+  core.state.templateFromPlanner = !provisional;
   if (current && sameJson(current, template)) {
     return true;
   }
@@ -176,12 +179,25 @@ export async function proposeWorkflow(
   return accepted;
 }
 
+const BEHAVIOR_STATES: ReadonlySet<string> = new Set([
+  'BEHAVIOR_RUNNING',
+  'ACTION_RUNNING',
+  'ACTION_COMPLETED',
+  'WORKFLOW_UPDATE_PENDING'
+]);
+
 function adoptTemplate(core: RunCore, template: WorkflowTemplate): void {
   const { progress } = core.state;
   progress.setTemplate(template);
   const first = template.stages[0];
-  // A run in no stage, or in one the new template does not have, goes on at the template's start.
-  if (first && !progress.findStage(progress.currentStageId)) {
+  // A run in no stage, or in one the new template does not have, goes on at the template's start; a
+  // behavior under way finishes (and reports) in its own step first, then navigation finds the start.
+  const midBehavior = BEHAVIOR_STATES.has(core.state.fsm.state);
+  if (
+    first &&
+    !progress.findStage(progress.currentStageId) &&
+    (progress.currentStageId === null || !midBehavior)
+  ) {
     progress.adoptLocation(first.id, progress.firstOpenStep(first)?.id ?? null);
   }
 }

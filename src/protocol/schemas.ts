@@ -478,7 +478,9 @@ export type EffectsUpdate = z.infer<typeof EffectsUpdateSchema>;
 
 export const WorkflowUpdateSchema = z.looseObject({
   workflowTemplate: WorkflowTemplateSchema,
-  nextStageId: z.string().nullable().optional()
+  nextStageId: z.string().nullable().optional(),
+  /** A start template the client made up (v1's entry step): the planner's first real one replaces it unasked. */
+  provisional: z.boolean().optional()
 });
 export type WorkflowUpdate = z.infer<typeof WorkflowUpdateSchema>;
 

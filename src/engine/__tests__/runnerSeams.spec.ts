@@ -278,6 +278,62 @@ describe("WorkflowRunner and a run's first template", () => {
     ).toEqual(['x']);
   });
 
+  it("replaces a provisional start template with the planner's first one without asking, after the step that sent it", async () => {
+    // v1: the adapter starts the run in the server's entry step; that step streams the real plan.
+    const entry: WorkflowTemplate = {
+      name: 'Entry',
+      stages: [
+        { id: 'c0', name: 'Planning', steps: [{ id: 'c0_s1', name: 'Design' }] }
+      ]
+    };
+    const planned: WorkflowTemplate = {
+      name: 'Planned',
+      stages: [
+        { id: 'c1', name: 'Load', steps: [{ id: 'c1_s1', name: 'Read' }] },
+        { id: 'c2', name: 'Explore', steps: [{ id: 'c2_s1', name: 'Plot' }] }
+      ]
+    };
+    const confirm = jest.fn(async () => false);
+    const s = setup(
+      {
+        planning: [
+          {
+            targetAchieved: false,
+            context_update: {
+              workflow_update: { workflowTemplate: entry, provisional: true }
+            }
+          },
+          plan(true),
+          plan(false),
+          plan(true),
+          plan(false),
+          plan(true)
+        ],
+        generating: [
+          [
+            text('designing'),
+            { action: 'update_workflow', updated_workflow: planned }
+          ],
+          [text('reading')],
+          [text('plotting')]
+        ]
+      },
+      {},
+      { confirmWorkflowUpdate: confirm }
+    );
+    const finished = await s.runner.start({ task: 't' });
+    expect(finished.reason).toBe('completed');
+    expect(confirm).not.toHaveBeenCalled();
+    // The entry step's feedback goes out under the entry step, then the plan's steps run in order.
+    const feedback = s.client.planningRequests.filter(r => r.behavior_feedback);
+    expect(stepIds(feedback)).toEqual(['c0_s1', 'c1_s1', 'c2_s1']);
+    expect(
+      s.client.generatingRequests.map(
+        r => r.observation.location.current?.step_id
+      )
+    ).toEqual(['c0_s1', 'c1_s1', 'c2_s1']);
+  });
+
   it('still asks about a later, different template of the same run', async () => {
     const confirm = jest.fn(async () => true);
     const s = setup(

@@ -226,7 +226,10 @@ export class V1PlannerService implements IDialectPlannerService {
       return {
         targetAchieved: false,
         context_update: {
-          workflow_update: { workflowTemplate: this._bootstrapTemplate() }
+          workflow_update: {
+            workflowTemplate: this._bootstrapTemplate(),
+            provisional: true
+          }
         }
       };
     }
