@@ -144,7 +144,8 @@ async function plannedTree(page: Page): Promise<Record<string, string[]>> {
   for (let i = 0; i < (await stages.count()); i++) {
     const stage = stages.nth(i);
     if ((await stage.getAttribute('aria-expanded')) === 'false') {
-      await stage.locator('.jp-bcc-tree-row').first().click({ timeout: 10000 });
+      // Dispatched: the run's toast may cover the row.
+      await stage.locator('.jp-bcc-tree-row').first().dispatchEvent('click');
       await expect(stage).toHaveAttribute('aria-expanded', 'true');
     }
     const name = (await stage.getAttribute('aria-label')) ?? '';
