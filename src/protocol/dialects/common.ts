@@ -3,6 +3,7 @@
  * an answer's body line by line as it streams (docs/dialects.md).
  */
 import { excerpt, PlannerError } from '../errors';
+import { invalidResponse } from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
 import { isRecord } from '../fields';
 import { NdjsonLineSplitter } from '../actionStream';
@@ -115,16 +116,7 @@ export function invalidAnswer(
   problem: string,
   body: string
 ): PlannerError {
-  const bodyExcerpt = excerpt(body) || undefined;
-  return new PlannerError({
-    kind: 'invalid',
-    url,
-    status,
-    bodyExcerpt,
-    message: `POST ${url} answered HTTP ${status} with an invalid response: ${problem}${
-      bodyExcerpt ? `: ${bodyExcerpt}` : ''
-    }`
-  });
+  return invalidResponse(`POST ${url}`, url, status, problem, body);
 }
 
 /** Sends a request; a network failure or abort becomes a `PlannerError`. */
