@@ -3,10 +3,11 @@
  * template, a stage's steps, variables, progress, effects, the legacy todo list), the behavior goal and
  * the context filter for the next `/generating`.
  */
-import type {
-  PlanningResponse,
-  WorkflowStep,
-  WorkflowTemplate
+import {
+  progressUpdatesOf,
+  type PlanningResponse,
+  type WorkflowStep,
+  type WorkflowTemplate
 } from '../protocol';
 import { errorMessage } from './registry';
 import type { RunCore } from './runCore';
@@ -61,8 +62,7 @@ export async function applyPlanning(
   if (update?.variables) {
     Object.assign(state.contextVariables, update.variables);
   }
-  const progressUpdate = update?.progress_update;
-  if (progressUpdate) {
+  for (const progressUpdate of progressUpdatesOf(update)) {
     if (progressUpdate.focus !== undefined) {
       progress.setFocus(progressUpdate.level, progressUpdate.focus);
     }

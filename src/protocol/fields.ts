@@ -114,11 +114,30 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
+/**
+ * A union's issue names the branch the value was meant for (the one that did not fail on the value's
+ * type itself), so "one entry or a list" reports the entry's bad field, not "Invalid input".
+ */
+function unionBranchIssues(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) {
+    return [issue];
+  }
+  const branch =
+    issue.errors.find(
+      issues =>
+        !issues.every(i => i.code === 'invalid_type' && i.path.length === 0)
+    ) ?? issue.errors[0];
+  return branch
+    .map(i => ({ ...i, path: [...issue.path, ...i.path] }))
+    .flatMap(unionBranchIssues);
+}
+
 /** Zod issues as `field.path: problem` sentences joined by `; `, for logs and HTTP 400 bodies. */
 export function describeZodError(error: {
   readonly issues: readonly z.core.$ZodIssue[];
 }): string {
   return error.issues
+    .flatMap(unionBranchIssues)
     .map(issue => {
       const path = formatPath(issue.path);
       return path ? `${path}: ${describeIssue(issue)}` : describeIssue(issue);

@@ -161,6 +161,17 @@ function normalizeStageStepsUpdate(
   return update;
 }
 
+function normalizeProgressUpdate(raw: JsonObject): JsonObject {
+  const progress = snakeKeys(raw);
+  progress.level = progressLevelName(progress.level) ?? progress.level;
+  if (progress.current_outputs !== undefined) {
+    progress.current_outputs = normalizeCurrentOutputs(
+      progress.current_outputs
+    );
+  }
+  return progress;
+}
+
 function normalizeContextUpdate(
   raw: JsonObject,
   warnings: string[]
@@ -168,15 +179,12 @@ function normalizeContextUpdate(
   // Only this level's keys: the names inside `variables` are user variable names.
   const update = snakeKeys(raw);
   alias(update, 'todo_list_update', ['to_do_list_update']);
-  if (isRecord(update.progress_update)) {
-    const progress = snakeKeys(update.progress_update);
-    progress.level = progressLevelName(progress.level) ?? progress.level;
-    if (progress.current_outputs !== undefined) {
-      progress.current_outputs = normalizeCurrentOutputs(
-        progress.current_outputs
-      );
-    }
-    update.progress_update = progress;
+  if (Array.isArray(update.progress_update)) {
+    update.progress_update = update.progress_update
+      .filter(isRecord)
+      .map(normalizeProgressUpdate);
+  } else if (isRecord(update.progress_update)) {
+    update.progress_update = normalizeProgressUpdate(update.progress_update);
   }
   if ('workflow_update' in update) {
     update.workflow_update = normalizeWorkflowUpdate(

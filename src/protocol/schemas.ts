@@ -470,6 +470,14 @@ export const ProgressUpdateSchema = z.looseObject({
 });
 export type ProgressUpdate = z.infer<typeof ProgressUpdateSchema>;
 
+/** `progress_update` as a list, whichever form it came in. */
+export function progressUpdatesOf<T = ProgressUpdate>(
+  update: { progress_update?: T | T[] } | undefined
+): T[] {
+  const value = update?.progress_update;
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
 export const EffectsUpdateSchema = z.looseObject({
   current: z.array(z.string()).optional(),
   history: z.array(z.string()).optional()
@@ -499,7 +507,10 @@ export type TodoListUpdate = z.infer<typeof TodoListUpdateSchema>;
 
 export const ContextUpdateSchema = z.looseObject({
   variables: z.record(z.string(), z.unknown()).optional(),
-  progress_update: ProgressUpdateSchema.optional(),
+  /** One level's update, or a list with one entry per level (a bcc reflection updates two). */
+  progress_update: z
+    .union([ProgressUpdateSchema, z.array(ProgressUpdateSchema)])
+    .optional(),
   effects_update: EffectsUpdateSchema.optional(),
   workflow_update: WorkflowUpdateSchema.optional(),
   stage_steps_update: StageStepsUpdateSchema.optional(),

@@ -139,15 +139,17 @@ export function commandAvailability(
       retry: false
     };
   }
-  const { running, paused, pausing } = snapshot;
+  const { paused, pausing } = snapshot;
   const failed = snapshot.state === 'ERROR' || snapshot.error !== null;
+  // A completed workflow's loop only saves before it ends: nothing is left to pause or step.
+  const active = snapshot.running && snapshot.state !== 'WORKFLOW_COMPLETED';
   return {
-    run: !running,
-    pause: running && !paused && !pausing,
-    resume: (running && (paused || pausing)) || isResumable(snapshot),
-    step: running,
-    stop: running || failed,
-    retry: !running && failed && (snapshot.error?.retryable ?? true)
+    run: !snapshot.running,
+    pause: active && !paused && !pausing,
+    resume: (active && (paused || pausing)) || isResumable(snapshot),
+    step: active,
+    stop: snapshot.running || failed,
+    retry: !snapshot.running && failed && (snapshot.error?.retryable ?? true)
   };
 }
 

@@ -131,6 +131,17 @@ async function runToCompletion(
   // Soft: the checks of the cells, the panel and the requests still run and report.
   expect.soft(info.error).toBeNull();
   await expect.soft(stateLine(page)).toHaveText('Completed');
+  // A finished run offers Run again and nothing that acts on a live one.
+  const control = (id: string) =>
+    panel(page).locator(`.jp-bcc-control[data-command="${id}"]`);
+  await expect.soft(control('notebook-bcc:run')).toBeEnabled();
+  for (const id of [
+    'notebook-bcc:pause',
+    'notebook-bcc:step',
+    'notebook-bcc:stop'
+  ]) {
+    await expect.soft(control(id)).toBeDisabled();
+  }
 }
 
 function dialectLine(page: Page) {

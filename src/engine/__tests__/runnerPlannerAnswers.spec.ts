@@ -201,6 +201,59 @@ describe('WorkflowRunner and what planning answers and streams carry', () => {
     ).toEqual({ expected: ['a', 'b'], produced: ['a'], in_progress: ['b'] });
   });
 
+  it('applies a progress_update list, one entry per level', async () => {
+    const template: WorkflowTemplate = {
+      name: 'T',
+      stages: [
+        {
+          id: 's1',
+          name: 'S1',
+          expected_outputs: ['report'],
+          steps: [{ id: 'p1', name: 'P1', expected_outputs: ['a', 'b'] }]
+        }
+      ]
+    };
+    const s = setup({
+      planning: [
+        withTemplate(false, template, {
+          context_update: {
+            progress_update: [
+              {
+                level: 'steps',
+                focus: 'Step focus',
+                current_outputs: {
+                  expected: [],
+                  produced: ['a'],
+                  in_progress: []
+                }
+              },
+              {
+                level: 'stages',
+                current_outputs: {
+                  expected: [],
+                  produced: [],
+                  in_progress: ['report']
+                }
+              }
+            ]
+          }
+        }),
+        plan(true)
+      ],
+      generating: [[text('x')]]
+    });
+    await s.runner.start({ task: 't' });
+    const progress =
+      s.client.generatingRequests[0].observation.location.progress;
+    expect(progress?.steps?.current_outputs).toEqual({
+      expected: ['a', 'b'],
+      produced: ['a'],
+      in_progress: []
+    });
+    expect(progress?.steps?.focus).toBe('Step focus');
+    expect(progress?.stages?.current_outputs?.in_progress).toEqual(['report']);
+  });
+
   it('does not run again the steps a step list marks completed or that lie before the current one', async () => {
     const s = setup({
       planning: [

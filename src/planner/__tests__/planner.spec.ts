@@ -1,3 +1,4 @@
+import { progressUpdatesOf } from '../../protocol/schemas';
 import {
   GeneratingRequest,
   normalizeGeneratingRequest,
@@ -67,7 +68,7 @@ describe('ReferencePlanner decisions', () => {
     expect(answer.context_update?.variables).toEqual({
       target_column: 'SalePrice'
     });
-    const focus = answer.context_update?.progress_update;
+    const focus = progressUpdatesOf(answer.context_update)[0];
     expect(focus?.level).toBe('steps');
     expect(focus?.focus).toMatch(
       /### State analysis[\s\S]*### Targets[\s\S]*`df`[\s\S]*### Suggested method/
@@ -154,7 +155,7 @@ describe('ReferencePlanner decisions', () => {
         'nb'
       );
       if (iteration < 3) {
-        expect(answer.context_update?.progress_update?.focus).toContain(
+        expect(progressUpdatesOf(answer.context_update)[0]?.focus).toContain(
           'FileNotFoundError'
         );
         expect(answer.context_filter?.effects_config).toMatchObject({
@@ -262,7 +263,7 @@ describe('ReferencePlanner decisions', () => {
       }),
       'nb'
     );
-    expect(answer.context_update?.progress_update?.focus).toContain(
+    expect(progressUpdatesOf(answer.context_update)[0]?.focus).toContain(
       'attempt 3 of 3'
     );
     const [code] = codeOf(

@@ -1,3 +1,4 @@
+import { progressUpdatesOf } from '../schemas';
 import { z } from 'zod';
 
 import {
@@ -164,7 +165,7 @@ describe('normalizePlanningResponse', () => {
       context_update: { progress_update: { level: 'Step', focus: 'F' } },
       context_filter: { focus_to_include: ['behavior', 'stages'] }
     });
-    expect(response.context_update?.progress_update?.level).toBe('steps');
+    expect(progressUpdatesOf(response.context_update)[0]?.level).toBe('steps');
     expect(response.context_filter?.focus_to_include).toEqual([
       'behaviors',
       'stages'
@@ -183,11 +184,33 @@ describe('normalizePlanningResponse', () => {
         }
       }
     });
-    expect(response.context_update?.progress_update?.current_outputs).toEqual({
+    expect(
+      progressUpdatesOf(response.context_update)[0]?.current_outputs
+    ).toEqual({
       expected: ['df_working'],
       produced: [],
       in_progress: []
     });
+  });
+
+  it('accepts progress_update as a list, one entry per level, each normalised', () => {
+    const { response, warnings } = responseOf({
+      targetAchieved: false,
+      context_update: {
+        progress_update: [
+          { level: 'Step', currentOutputs: { produced: ['a'] } },
+          { level: 'stages', focus: 'S' }
+        ]
+      }
+    });
+    expect(warnings).toEqual([]);
+    expect(progressUpdatesOf(response.context_update)).toEqual([
+      {
+        level: 'steps',
+        current_outputs: { expected: [], produced: ['a'], in_progress: [] }
+      },
+      { level: 'stages', focus: 'S' }
+    ]);
   });
 
   it('drops what it cannot understand with a warning and keeps the rest', () => {

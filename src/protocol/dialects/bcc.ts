@@ -8,11 +8,14 @@ import { PlannerError } from '../errors';
 import type { GeneratingEvent } from '../actionStream';
 import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
-import type {
-  ContextUpdate,
-  GeneratingRequestInput,
-  PlanningRequestInput,
-  PlanningResponse
+import {
+  progressUpdatesOf,
+  type ContextUpdate,
+  type GeneratingRequestInput,
+  type PlanningRequestInput,
+  type PlanningResponse,
+  type ProgressLevelName,
+  type ProgressUpdate
 } from '../schemas';
 import { IReflection, PlanningAnswer } from './bccAnswers';
 import {
@@ -315,14 +318,13 @@ export class BccPlannerService
       ...Object.entries(behavior.inputs).map(([k, v]) => `input ${k}: ${v}`),
       ...behavior.acceptance.map(c => `accept: ${c}`)
     ].join('\n');
-    update.progress_update = {
-      level: 'behaviors',
-      focus,
-      current_outputs: {
-        expected: behavior.outputs.map(o => o.name),
-        produced: [],
-        in_progress: []
-      }
+    const entry = progressAt(update, 'behaviors');
+    entry.focus = focus;
+    entry.current_outputs = {
+      produced: [],
+      in_progress: [],
+      ...entry.current_outputs,
+      expected: behavior.outputs.map(o => o.name)
     };
     response.behavior = {
       id: behavior.behavior_id,
@@ -356,10 +358,7 @@ export class BccPlannerService
     }
     if (!reflection.stepComplete) {
       if (reflection.focus) {
-        update.progress_update = {
-          level: 'behaviors',
-          focus: reflection.focus
-        };
+        progressAt(update, 'behaviors').focus = reflection.focus;
       }
       response.transition = {
         continue_behaviors: true,
@@ -400,7 +399,7 @@ export class BccPlannerService
       plan.iteration = 0;
       if (stage.focus) {
         plan.steps.focus = stage.focus;
-        update.progress_update = { level: 'steps', focus: stage.focus };
+        progressAt(update, 'steps').focus = stage.focus;
       }
       this._heading('new_step', nextStep.title);
       this._transition('STEP_RUNNING', 'NEXT_STEP');
@@ -520,14 +519,22 @@ export class BccPlannerService
     }
     const outputs = reflection.outputs;
     if (outputs) {
-      const target =
+      const level: ProgressLevelName =
         reflection.kind === 'stage_reflection'
-          ? plan.stages
+          ? 'stages'
           : plan.behaviors.current
-            ? plan.behaviors
-            : plan.steps;
+            ? 'behaviors'
+            : 'steps';
+      const target = plan[level];
       target.produced = outputs.produced;
       target.in_progress = outputs.in_progress;
+      // The engine's outputs tracking shows the server's lists (docs/dialects.md#bcc).
+      const entry = progressAt(update, level);
+      entry.current_outputs = {
+        expected: entry.current_outputs?.expected ?? [],
+        produced: [...outputs.produced],
+        in_progress: [...outputs.in_progress]
+      };
     }
     for (const comment of reflection.comments) {
       this._pending.push({
@@ -558,4 +565,19 @@ export class BccPlannerService
       );
     }
   }
+}
+
+/** The `progress_update` entry of one level: a reflection and the next plan in one answer both add to it. */
+function progressAt(
+  update: ContextUpdate,
+  level: ProgressLevelName
+): ProgressUpdate {
+  const entries = progressUpdatesOf(update);
+  let entry = entries.find(e => e.level === level);
+  if (!entry) {
+    entry = { level };
+    entries.push(entry);
+  }
+  update.progress_update = entries.length === 1 ? entries[0] : entries;
+  return entry;
 }

@@ -172,6 +172,12 @@ describe('commandAvailability', () => {
     expect(paused).toMatchObject({ pause: false, resume: true, step: true });
   });
 
+  it('offers neither Pause nor Step once the workflow completed, while its last save finishes', () => {
+    expect(
+      commandAvailability(runningSnapshot({ state: 'WORKFLOW_COMPLETED' }))
+    ).toMatchObject({ pause: false, step: false, resume: false });
+  });
+
   it('offers Retry after a retryable error and Resume after a stop', () => {
     const failed = runningSnapshot({
       state: 'ERROR',

@@ -1,5 +1,5 @@
 import type { GeneratingEvent } from '../../actionStream';
-import type { PlanningRequestInput } from '../../schemas';
+import { progressUpdatesOf, type PlanningRequestInput } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { BccPlannerService } from '../bcc';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
@@ -198,7 +198,7 @@ describe('bcc adapter', () => {
       level: 'behaviors',
       current_outputs: { expected: ['sales_df'] }
     });
-    expect(start.context_update?.progress_update?.focus).toContain(
+    expect(progressUpdatesOf(start.context_update)[0]?.focus).toContain(
       'Explore-Agent: Read data/sales.csv'
     );
     expect(start.behavior).toMatchObject({ id: 'b1', iteration: 1 });
@@ -241,6 +241,15 @@ describe('bcc adapter', () => {
       sales_df: 'DataFrame 240x4'
     });
     expect(next.behavior?.id).toBe('b2');
+    // The reflection's tracking (the last behavior's) and the next behavior's expected share one entry.
+    expect(next.context_update?.progress_update).toMatchObject({
+      level: 'behaviors',
+      current_outputs: {
+        expected: ['sales_df'],
+        produced: [],
+        in_progress: ['sales_df']
+      }
+    });
     const reflecting = transport.bodies('reflecting')[0] as Record<string, any>;
     expect(reflecting.state.FSM).toMatchObject({
       state: 'BEHAVIOR_COMPLETED',
@@ -292,6 +301,10 @@ describe('bcc adapter', () => {
       engineRequest('sales_data_check', 'check_sales', true)
     );
     expect(stageDone.transition?.next_stage_id).toBe('revenue_forecast');
+    expect(stageDone.context_update?.progress_update).toEqual({
+      level: 'stages',
+      current_outputs: { expected: [], produced: ['sales_df'], in_progress: [] }
+    });
     expect(
       stageDone.context_update?.workflow_update?.workflowTemplate.stages[0].goal
     ).toBe('Load and check sales');

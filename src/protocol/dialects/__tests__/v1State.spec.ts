@@ -1,3 +1,4 @@
+import { progressUpdatesOf } from '../../schemas';
 import { PlannerError } from '../../errors';
 import type { GeneratingEvent } from '../../actionStream';
 import { isRouteMissingError } from '../common';
@@ -173,7 +174,9 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     const resumed = new V1PlannerService({ transport });
     resumed.restoreState(saved);
     const answer = await resumed.planning(request(STAGE, STEP));
-    expect(answer.context_update?.progress_update?.focus).toBe('next: next');
+    expect(progressUpdatesOf(answer.context_update)[0]?.focus).toBe(
+      'next: next'
+    );
     expect(answer.behavior?.id).toBe(`${STEP}#b2`);
 
     // A consumer that stops reading leaves the answer incomplete.
