@@ -65,7 +65,7 @@ export async function generatingRequest(
     Object.keys(toSummarize).length > 0 &&
     core.settings().interactive
   ) {
-    // Planner-chosen code in the kernel, and nobody has approved it (docs/protocol.md#interactive-mode).
+    // Planner-chosen code in the kernel, and nobody has approved it (docs/protocol.md#the-loop).
     const message =
       '⚠️ WARN: Variable summaries were not computed: in interactive mode nothing runs in the kernel before the user approves it.';
     core.warn(message, 'filter');

@@ -114,7 +114,7 @@ export class RunCore {
 
   /**
    * Collects the kernel's variables when they may have changed. In interactive mode only code the user
-   * approved is a reason to evaluate anything in the kernel (docs/protocol.md#interactive-mode).
+   * approved is a reason to evaluate anything in the kernel (docs/protocol.md#the-loop).
    */
   async refreshVariables(): Promise<void> {
     const state = this.state;

@@ -1,6 +1,6 @@
 /**
  * Interactive mode asks before anything runs in the kernel for the planner
- * (docs/protocol.md#interactive-mode): new code and existing cells alike, variable collection and
+ * (docs/protocol.md#the-loop): new code and existing cells alike, variable collection and
  * summaries included; a changed setting applies from the next behavior; a stop ends the question.
  */
 import { FakeNotebookDriver } from '../testing';
