@@ -127,6 +127,21 @@ export function execEffect(
   }
 }
 
+/**
+ * Whether `exec` may run the cell: the run's own cells, the ones the user marked for the planner, or
+ * any with `allowPlannerToRunAnyCell`. A cell that is gone is not refused: its exec reports it missing.
+ */
+export function plannerMayRunCell(
+  cellId: string,
+  context: Pick<IActionContext, 'cells' | 'driver' | 'settings'>
+): boolean {
+  return (
+    context.cells.created(cellId) ||
+    context.driver.plannerMayRun(cellId) !== false ||
+    context.settings.allowPlannerToRunAnyCell
+  );
+}
+
 async function execHandler(
   action: ExecAction,
   context: IActionContext
@@ -138,11 +153,7 @@ async function execHandler(
     );
     return { ok: false, summary: `exec ${action.codecell_id}: no cell` };
   }
-  if (
-    !context.cells.created(resolved.cellId) &&
-    context.driver.plannerMayRun(resolved.cellId) === false &&
-    !context.settings.allowPlannerToRunAnyCell
-  ) {
+  if (!plannerMayRunCell(resolved.cellId, context)) {
     context.effects.add(
       `⚠️ exec of '${action.codecell_id}' refused: the run did not create that cell and the user did not mark it for the planner. Add a cell with the code to run instead.`
     );

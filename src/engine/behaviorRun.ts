@@ -2,14 +2,15 @@
  * One behavior: its `/generating` stream read into a queue, the user's approval (interactive mode),
  * each action applied through the registry with its context, the counters, and its feedback.
  */
-import { isActionType } from '../protocol';
+import { isActionType, LAST_ADDED_CELL_ID } from '../protocol';
 import type {
   Action,
+  ExecAction,
   BehaviorFeedback,
   GeneratingEvent,
   GeneratingRequestInput
 } from '../protocol';
-import { unwrapCodeFence } from './actions';
+import { plannerMayRunCell, unwrapCodeFence } from './actions';
 import { replaceStageSteps, proposeWorkflow } from './contextUpdate';
 import type { ICellProvenance } from './driver';
 import {
@@ -22,7 +23,7 @@ import {
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
 import type { IOpenBehavior } from './runState';
-import type { IRunError } from './types';
+import type { IExistingCellRun, IRunError } from './types';
 
 type ActionEvent = Extract<GeneratingEvent, { kind: 'action' }>;
 
@@ -168,6 +169,53 @@ export async function runBehavior(
   return { endpoint: 'generating', message, retryable: true };
 }
 
+/**
+ * The cells already in the notebook that `actions` would run, with their code: an `exec` of a cell the
+ * same behavior adds is shown as that new code instead, and one that would be refused or find no cell
+ * runs nothing.
+ */
+function existingCellsRun(
+  core: RunCore,
+  actions: AnyAction[]
+): IExistingCellRun[] {
+  const addedStoreIds = new Set<string>();
+  let addsCode = false;
+  const runs = new Map<string, IExistingCellRun>();
+  const context = {
+    cells: core.state.cells,
+    driver: core.driver,
+    settings: core.settings()
+  };
+  for (const action of actions) {
+    if (action.action === 'add') {
+      addsCode = addsCode || codeOf(action) !== null;
+      if (typeof action.store_id === 'string') {
+        addedStoreIds.add(action.store_id);
+      }
+      continue;
+    }
+    if (action.action !== 'exec') {
+      continue;
+    }
+    const reference = (action as ExecAction).codecell_id;
+    if (
+      addedStoreIds.has(reference) ||
+      (reference === LAST_ADDED_CELL_ID && addsCode)
+    ) {
+      continue;
+    }
+    const resolved = context.cells.resolve(reference);
+    if (!resolved.ok || runs.has(resolved.cellId)) {
+      continue;
+    }
+    const source = core.driver.cellSource(resolved.cellId);
+    if (source !== null && plannerMayRunCell(resolved.cellId, context)) {
+      runs.set(resolved.cellId, { cellId: resolved.cellId, source });
+    }
+  }
+  return [...runs.values()];
+}
+
 /** Interactive mode; false when the behavior is to be skipped. Throws when the user stops the run. */
 async function approve(core: RunCore, queue: ActionEvent[]): Promise<boolean> {
   const { control, state } = core;
@@ -184,13 +232,18 @@ async function approve(core: RunCore, queue: ActionEvent[]): Promise<boolean> {
   let decision: string;
   try {
     decision = await control.untilStopped(
-      approveHook.call(core.hooks, {
-        behaviorId: behavior.id,
-        stageId: state.progress.currentStageId,
-        stepId: state.progress.currentStepId,
-        codeCells,
-        actions
-      })
+      approveHook.call(
+        core.hooks,
+        {
+          behaviorId: behavior.id,
+          stageId: state.progress.currentStageId,
+          stepId: state.progress.currentStepId,
+          codeCells,
+          existingCells: existingCellsRun(core, actions),
+          actions
+        },
+        control.signal
+      )
     );
   } catch (error) {
     control.throwIfStopped();
@@ -253,6 +306,7 @@ async function applyAction(core: RunCore, action: AnyAction): Promise<void> {
   }
   if (action.action === 'exec' || !isActionType(action.action)) {
     state.variablesDirty = true;
+    state.codeRanSinceCollection = true;
   }
   fsm.dispatch('COMPLETE_ACTION');
   core.events.actionApplied({ behaviorId: behavior.id, index, action, result });

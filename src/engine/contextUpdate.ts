@@ -151,7 +151,7 @@ export async function proposeWorkflow(
   if (!core.settings().autoAcceptWorkflowUpdates && confirm) {
     try {
       accepted = await core.control.untilStopped(
-        confirm.call(core.hooks, template, current)
+        confirm.call(core.hooks, template, current, core.control.signal)
       );
     } catch (error) {
       if (core.control.stopRequested) {

@@ -88,6 +88,8 @@ export interface INotebookDriver {
    * null when there is no such cell.
    */
   plannerMayRun(cellId: string): boolean | null;
+  /** The source of a cell, or null when there is no such cell (shown before an `exec` by id). */
+  cellSource(cellId: string): string | null;
   /** Clear outputs and run a code cell in the notebook's own kernel; resolves when it finished. */
   execCell(request: IExecRequest): Promise<IExecResult>;
   /** Silently collect user variables as short summaries and types (no history, no output, no execution count). */

@@ -60,7 +60,17 @@ export async function generatingRequest(
   core.state.filter = null;
   let summaries: Record<string, unknown> = {};
   const toSummarize = filter?.variables_to_summarize;
-  if (toSummarize && Object.keys(toSummarize).length > 0) {
+  if (
+    toSummarize &&
+    Object.keys(toSummarize).length > 0 &&
+    core.settings().interactive
+  ) {
+    // Planner-chosen code in the kernel, and nobody has approved it (docs/protocol.md#the-loop).
+    const message =
+      '⚠️ WARN: Variable summaries were not computed: in interactive mode nothing runs in the kernel before the user approves it.';
+    core.warn(message, 'filter');
+    core.addEffect(message);
+  } else if (toSummarize && Object.keys(toSummarize).length > 0) {
     try {
       summaries = await core.control.untilStopped(
         core.driver.summarizeVariables(toSummarize)

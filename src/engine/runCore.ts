@@ -112,10 +112,16 @@ export class RunCore {
     });
   }
 
-  /** Collects the kernel's variables when they may have changed. */
+  /**
+   * Collects the kernel's variables when they may have changed. In interactive mode only code the user
+   * approved is a reason to evaluate anything in the kernel (docs/protocol.md#the-loop).
+   */
   async refreshVariables(): Promise<void> {
     const state = this.state;
-    if (!state.variablesDirty) {
+    if (
+      !state.variablesDirty ||
+      (this.settings().interactive && !state.codeRanSinceCollection)
+    ) {
       return;
     }
     try {
@@ -132,6 +138,7 @@ export class RunCore {
       );
     }
     state.variablesDirty = false;
+    state.codeRanSinceCollection = false;
     if (state.progress.observeVariables(state.presentVariables())) {
       this.emitProgress();
     }

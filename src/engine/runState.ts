@@ -124,6 +124,8 @@ export class RunState {
 
   // Not saved: they describe this session's loop, not the run.
   variablesDirty = true;
+  /** The run executed code since the variables were last collected (in interactive mode, approved code). */
+  codeRanSinceCollection = false;
   behaviorsRun = 0;
   planningFailures = 0;
   retry: RetryRequest | null = null;
@@ -153,6 +155,7 @@ export class RunState {
     this.plannerDialect = null;
     this.templateFromPlanner = false;
     this.variablesDirty = true;
+    this.codeRanSinceCollection = false;
     this.behaviorsRun = 0;
     this.planningFailures = 0;
     this.retry = null;

@@ -61,6 +61,12 @@ export interface IStopOptions {
   interruptKernel?: boolean;
 }
 
+/** A cell already in the notebook that a behavior runs, with the code it holds now. */
+export interface IExistingCellRun {
+  cellId: string;
+  source: string;
+}
+
 /** What the user is asked before a behavior's code runs (interactive mode). */
 export interface IBehaviorApproval {
   behaviorId: string;
@@ -68,6 +74,8 @@ export interface IBehaviorApproval {
   stepId: string | null;
   /** The code of every code cell the behavior adds, in order. */
   codeCells: string[];
+  /** The cells already in the notebook that the behavior runs (`exec` by id), once each, in order. */
+  existingCells: IExistingCellRun[];
   /** Every action of the behavior, in order. */
   actions: (Action | UnknownAction)[];
 }
@@ -78,16 +86,22 @@ export interface IRunnerHooks {
   /**
    * A workflow update (a different template) arrived: resolve true to apply it. Not called when
    * `autoAcceptWorkflowUpdates` is set; absent means accept. The first template of a run is not asked.
+   * `signal` is aborted when the run stops meanwhile.
    */
   confirmWorkflowUpdate?(
     template: WorkflowTemplate,
-    current: WorkflowTemplate | null
+    current: WorkflowTemplate | null,
+    signal: AbortSignal
   ): Promise<boolean>;
   /**
    * Interactive mode: called once a behavior's actions are all received, before any is applied, when it
-   * adds or runs code. `skip` drops the behavior (nothing applied), `stop` stops the run.
+   * adds or runs code. `skip` drops the behavior (nothing applied), `stop` stops the run. `signal` is
+   * aborted when the run stops meanwhile: the question is then void (close its dialog).
    */
-  approveBehavior?(request: IBehaviorApproval): Promise<BehaviorDecision>;
+  approveBehavior?(
+    request: IBehaviorApproval,
+    signal: AbortSignal
+  ): Promise<BehaviorDecision>;
 }
 
 /** Why a run is paused: the user, step mode, an unusable kernel, or an action's request. */

@@ -1,6 +1,7 @@
 /**
  * The runner hooks of one notebook: interactive approval and workflow update confirmation, shown as
- * dialogs. The pending approval is observable so the views can say the run waits for the user.
+ * dialogs that close when the run stops. The pending approval is observable so the views can say the
+ * run waits for the user.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -25,15 +26,23 @@ export class RunHooks implements IRunHooks {
     return this._pendingChanged;
   }
 
-  async approveBehavior(request: IBehaviorApproval): Promise<BehaviorDecision> {
+  async approveBehavior(
+    request: IBehaviorApproval,
+    signal?: AbortSignal
+  ): Promise<BehaviorDecision> {
     const { trans, label, snapshot } = this._options;
     this._setPending(request);
     try {
-      return await showApprovalDialog(request, trans, {
-        label: label(),
-        stepName: snapshot()?.step.name ?? null,
-        iteration: snapshot()?.behavior.iteration ?? 0
-      });
+      return await showApprovalDialog(
+        request,
+        trans,
+        {
+          label: label(),
+          stepName: snapshot()?.step.name ?? null,
+          iteration: snapshot()?.behavior.iteration ?? 0
+        },
+        signal
+      );
     } finally {
       this._setPending(null);
     }
@@ -41,10 +50,11 @@ export class RunHooks implements IRunHooks {
 
   confirmWorkflowUpdate(
     template: WorkflowTemplate,
-    current: WorkflowTemplate | null
+    current: WorkflowTemplate | null,
+    signal?: AbortSignal
   ): Promise<boolean> {
     const { trans, label } = this._options;
-    return showWorkflowUpdateDialog(template, current, trans, label());
+    return showWorkflowUpdateDialog(template, current, trans, label(), signal);
   }
 
   private _setPending(request: IBehaviorApproval | null): void {

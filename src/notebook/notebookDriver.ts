@@ -94,9 +94,7 @@ export class NotebookDriver implements INotebookDriver {
   }
 
   plannerMayRun(cellId: string): boolean | null {
-    const cell = this._cells
-      .model()
-      .sharedModel.cells.find(c => c.getId() === cellId);
+    const cell = this._sharedCell(cellId);
     if (!cell) {
       return null;
     }
@@ -104,6 +102,10 @@ export class NotebookDriver implements INotebookDriver {
       asObject(cell.getMetadata(CELL_METADATA_KEY))[PLANNER_MAY_RUN_KEY] ===
       true
     );
+  }
+
+  cellSource(cellId: string): string | null {
+    return this._sharedCell(cellId)?.getSource() ?? null;
   }
 
   execCell(request: IExecRequest): Promise<IExecResult> {
@@ -135,6 +137,12 @@ export class NotebookDriver implements INotebookDriver {
 
   interruptKernel(): Promise<void> {
     return this._kernel.interrupt();
+  }
+
+  private _sharedCell(cellId: string) {
+    return this._cells
+      .model()
+      .sharedModel.cells.find(c => c.getId() === cellId);
   }
 
   private _panel: NotebookPanel;

@@ -248,38 +248,109 @@ export async function showStopDialog(
   return { interruptKernel: result.isChecked === true };
 }
 
-/** Interactive mode: shows a behavior's code; the user runs it, skips the behavior, or stops. */
+/**
+ * Shows `dialog` until it is answered or `signal` aborts (the run stopped, its notebook closed): then it
+ * is closed and resolves as dismissed.
+ */
+async function launchUntil<T>(
+  dialog: Dialog<T>,
+  signal: AbortSignal | undefined
+): Promise<Dialog.IResult<T>> {
+  const dismiss = () => dialog.reject();
+  if (signal?.aborted) {
+    dialog.dispose();
+    return { button: Dialog.cancelButton(), isChecked: null, value: null };
+  }
+  signal?.addEventListener('abort', dismiss, { once: true });
+  try {
+    return await dialog.launch();
+  } finally {
+    signal?.removeEventListener('abort', dismiss);
+    dialog.dispose();
+  }
+}
+
+function codeBlock(code: string, label: string): HTMLPreElement {
+  const pre = element('pre', 'jp-bcc-approval-code');
+  pre.setAttribute('aria-label', label);
+  pre.tabIndex = 0;
+  pre.append(element('code', '', code));
+  return pre;
+}
+
+/**
+ * Interactive mode: shows a behavior's new code and the existing cells it runs; the user runs it, skips
+ * the behavior, or stops. Run is neither the default button nor focused: an Enter or a Space meant for
+ * a cell never approves code. Closed (as skipped) when `signal` aborts.
+ */
 export async function showApprovalDialog(
   request: IBehaviorApproval,
   trans: TranslationBundle,
-  context: { label: string; stepName: string | null; iteration: number }
+  context: { label: string; stepName: string | null; iteration: number },
+  signal?: AbortSignal
 ): Promise<BehaviorDecision> {
   const body = new Widget();
   body.addClass('jp-bcc-approval');
-  body.node.append(
-    element(
-      'p',
-      'jp-bcc-approval-intro',
-      trans.__(
-        'Behavior %1 of step "%2" wants to add and run this code:',
-        context.iteration,
-        context.stepName ?? request.stepId ?? '?'
+  const step = context.stepName ?? request.stepId ?? '?';
+  const { codeCells, existingCells } = request;
+  if (codeCells.length > 0) {
+    body.node.append(
+      element(
+        'p',
+        'jp-bcc-approval-intro',
+        trans.__(
+          'Behavior %1 of step "%2" wants to add and run this code:',
+          context.iteration,
+          step
+        )
       )
-    )
-  );
-  const cells = request.codeCells.length
-    ? request.codeCells
-    : [trans.__('(no new code: it runs cells already in the notebook)')];
-  cells.forEach((code, index) => {
-    const pre = element('pre', 'jp-bcc-approval-code');
-    pre.setAttribute(
-      'aria-label',
-      trans.__('Code cell %1 of %2', index + 1, cells.length)
     );
-    pre.tabIndex = 0;
-    pre.append(element('code', '', code));
-    body.node.append(pre);
-  });
+    codeCells.forEach((code, index) =>
+      body.node.append(
+        codeBlock(
+          code,
+          trans.__('Code cell %1 of %2', index + 1, codeCells.length)
+        )
+      )
+    );
+  }
+  if (existingCells.length > 0) {
+    body.node.append(
+      element(
+        'p',
+        'jp-bcc-approval-intro',
+        codeCells.length > 0
+          ? trans.__('It also runs these cells already in the notebook:')
+          : trans.__(
+              'Behavior %1 of step "%2" wants to run these cells already in the notebook:',
+              context.iteration,
+              step
+            )
+      )
+    );
+    for (const cell of existingCells) {
+      const pre = codeBlock(
+        cell.source,
+        trans.__('Existing cell %1', cell.cellId)
+      );
+      pre.classList.add('jp-bcc-approval-existing');
+      pre.dataset.cellId = cell.cellId;
+      body.node.append(pre);
+    }
+  }
+  if (codeCells.length === 0 && existingCells.length === 0) {
+    body.node.append(
+      element(
+        'p',
+        'jp-bcc-approval-intro',
+        trans.__(
+          'Behavior %1 of step "%2" asks to run cells that are gone or not the planner\'s to run: nothing of it will run.',
+          context.iteration,
+          step
+        )
+      )
+    );
+  }
   const stop = Dialog.warnButton({
     label: trans.__('Stop'),
     caption: trans.__('Stop the run'),
@@ -292,10 +363,12 @@ export async function showApprovalDialog(
   });
   const run = Dialog.okButton({
     label: trans.__('Run'),
-    caption: trans.__('Add and run this code'),
+    caption: codeCells.length
+      ? trans.__('Add and run this code')
+      : trans.__('Run these cells'),
     actions: ['run']
   });
-  const result = await showDialog({
+  const dialog = new Dialog<unknown>({
     title: trans.__(
       'Approve behavior %1 in %2',
       context.iteration,
@@ -303,12 +376,17 @@ export async function showApprovalDialog(
     ),
     body,
     buttons: [stop, skip, run],
-    defaultButton: 2
+    // Enter sent to the dialog itself means Skip; the focus starts on the code, not on a button.
+    defaultButton: 1,
+    focusNodeSelector: '.jp-bcc-approval-code'
   });
+  const result = await launchUntil(dialog, signal);
   if (result.button.actions.includes('stop')) {
     return 'stop';
   }
-  return result.button.accept ? 'run' : 'skip';
+  return result.button.accept && result.button.actions.includes('run')
+    ? 'run'
+    : 'skip';
 }
 
 /** A major workflow update from the planner: apply it, or keep the current workflow. */
@@ -316,7 +394,8 @@ export async function showWorkflowUpdateDialog(
   template: WorkflowTemplate,
   current: WorkflowTemplate | null,
   trans: TranslationBundle,
-  label: string
+  label: string,
+  signal?: AbortSignal
 ): Promise<boolean> {
   const body = new Widget();
   body.addClass('jp-bcc-workflow-update');
@@ -345,7 +424,7 @@ export async function showWorkflowUpdateDialog(
     describe(trans.__('Proposed'), template),
     describe(trans.__('Current'), current)
   );
-  const result = await showDialog({
+  const dialog = new Dialog<unknown>({
     title: trans.__('Update the workflow of %1?', label),
     body,
     buttons: [
@@ -353,5 +432,5 @@ export async function showWorkflowUpdateDialog(
       Dialog.okButton({ label: trans.__('Apply update') })
     ]
   });
-  return result.button.accept;
+  return (await launchUntil(dialog, signal)).button.accept;
 }

@@ -66,6 +66,8 @@ export class FakeNotebookDriver implements INotebookDriver {
   onExec: FakeExecHandler | null = null;
   /** Names asked of `summarizeVariables`, per call. */
   summarizeRequests: SummarizeRequest[] = [];
+  /** How many times `collectVariables` asked the kernel. */
+  collectCount = 0;
 
   async addCell(request: IAddCellRequest): Promise<string> {
     const id = `cell-${++this._nextId}`;
@@ -126,6 +128,10 @@ export class FakeNotebookDriver implements INotebookDriver {
   plannerMayRun(cellId: string): boolean | null {
     const cell = this.cell(cellId);
     return cell ? cell.metadata.planner_may_run === true : null;
+  }
+
+  cellSource(cellId: string): string | null {
+    return this.cell(cellId)?.source ?? null;
   }
 
   async execCell(request: IExecRequest): Promise<IExecResult> {
@@ -195,6 +201,7 @@ export class FakeNotebookDriver implements INotebookDriver {
   }
 
   async collectVariables(): Promise<IKernelVariables> {
+    this.collectCount++;
     const values = clone(this.variables);
     return { values, types: describeVariables(values) };
   }

@@ -306,6 +306,13 @@ describe('NotebookDriver cells', () => {
     expect(driver.plannerMayRun('no-such-cell')).toBeNull();
   });
 
+  it('reads the code of a cell by its id, for the approval of an exec', () => {
+    const shared = notebook.panel.model!.sharedModel;
+    shared.insertCells(0, [{ cell_type: 'code', source: 'total = 40 + 2' }]);
+    expect(driver.cellSource(shared.cells[0].getId())).toBe('total = 40 + 2');
+    expect(driver.cellSource('no-such-cell')).toBeNull();
+  });
+
   it('summarizes the notebook', async () => {
     await driver.setTitle('Summary', provenance, null);
     await driver.addCell({
