@@ -9,7 +9,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PLANNER_PORT ?= 28600
 LAB_PORT ?= 8888
 
-.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv bench clean
+.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv rtc-venv bench clean
 
 ## demo: JupyterLab with the extension on the demo notebook, answered by the built-in demo planner (Ctrl-C stops it)
 demo: setup
@@ -70,6 +70,16 @@ wheel-venv:
 	$(WHEEL_VENV)/bin/pip install --quiet jupyterlab ipykernel pandas matplotlib dist/*.whl
 	# The wheel is rebuilt at each test run under the same version: reinstall it every time.
 	$(WHEEL_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
+
+## rtc-venv: like wheel-venv, with jupyter-collaboration beside the wheel: ui-tests' `rtc` project runs the
+## collaboration test (two users on one notebook) on a JupyterLab started from it. Never in .venv: real-time
+## collaboration changes how every notebook is loaded and saved, so it would change every other test.
+RTC_VENV := .venv-rtc
+rtc-venv:
+	@ls dist/*.whl >/dev/null 2>&1 || $(MAKE) --no-print-directory wheel
+	test -x $(RTC_VENV)/bin/python || $(PYTHON) -m venv $(RTC_VENV)
+	$(RTC_VENV)/bin/pip install --quiet "jupyterlab>=4.2,<5" "jupyter-collaboration>=3,<6" ipykernel pandas matplotlib dist/*.whl
+	$(RTC_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
 
 ## bench: the figures of the Performance section, side by side in one run (bench/results/bench.json),
 ## then the planner relay's added latency per streamed line (bench/results/relay.json)

@@ -189,6 +189,11 @@ if want ui; then
     broken ui "make wheel-venv failed (see $RESULTS/wheel-venv.log)"
     record ui 0 1
   fi
+  # The same wheel beside jupyter-collaboration: the `rtc` project's JupyterLab.
+  if ! make --no-print-directory rtc-venv >"$RESULTS/rtc-venv.log" 2>&1; then
+    broken ui "make rtc-venv failed (see $RESULTS/rtc-venv.log)"
+    record ui 0 1
+  fi
   # shellcheck disable=SC2086
   (cd ui-tests && npx playwright test ${UI_ARGS:-})
   status=$?

@@ -5,7 +5,8 @@
  * slowly, so that pause and step can be seen while a stream is still going. A second JupyterLab serves
  * under a JupyterHub-like base URL (relay.spec.ts). When `make wheel-venv` has made `.venv-wheel` (only the
  * built wheel installed, no planner), a third JupyterLab runs from it and the `wheel` project runs the
- * first-run test there.
+ * first-run test there. When `make rtc-venv` has made `.venv-rtc` (the wheel beside jupyter-collaboration),
+ * a fourth JupyterLab runs from it and the `rtc` project runs the collaboration test there.
  */
 const fs = require('fs');
 const path = require('path');
@@ -17,6 +18,12 @@ const { ALICE_PORT, ALICE_BASE_PATH } = require('./servers');
 const WHEEL_PORT = Number(process.env.BCC_WHEEL_PORT || LAB_PORT + 2);
 const WHEEL_JUPYTER = path.resolve(__dirname, '../.venv-wheel/bin/jupyter');
 const withWheel = fs.existsSync(WHEEL_JUPYTER);
+
+// Real-time collaboration: only the `rtc` project runs its spec, on the JupyterLab of `.venv-rtc`.
+const RTC_PORT = Number(process.env.BCC_RTC_PORT || LAB_PORT + 5);
+const RTC_JUPYTER = path.resolve(__dirname, '../.venv-rtc/bin/jupyter');
+const withRtc = fs.existsSync(RTC_JUPYTER);
+const RTC_SPEC = /collaboration\.spec\.ts/;
 
 const planner = ({ port, flags }) => ({
   command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
@@ -56,13 +63,22 @@ module.exports = {
     }
   },
   projects: [
-    { name: 'lab' },
+    { name: 'lab', testIgnore: RTC_SPEC },
     ...(withWheel
       ? [
           {
             name: 'wheel',
             testMatch: /firstRun\.spec\.ts/,
             use: { baseURL: `http://localhost:${WHEEL_PORT}` }
+          }
+        ]
+      : []),
+    ...(withRtc
+      ? [
+          {
+            name: 'rtc',
+            testMatch: RTC_SPEC,
+            use: { baseURL: `http://localhost:${RTC_PORT}` }
           }
         ]
       : [])
@@ -88,6 +104,18 @@ module.exports = {
             command: `${WHEEL_JUPYTER} lab --config jupyter_server_test_config.py --port ${WHEEL_PORT} --ServerApp.port_retries=0`,
             url: `http://localhost:${WHEEL_PORT}/lab`,
             env: { PATH: `${path.dirname(WHEEL_JUPYTER)}:/usr/bin:/bin` },
+            timeout: 120 * 1000,
+            reuseExistingServer: !process.env.CI
+          }
+        ]
+      : []),
+    ...(withRtc
+      ? [
+          {
+            // jupyter-collaboration's server saves the shared document itself (its autosave).
+            command: `${RTC_JUPYTER} lab --config jupyter_server_test_config.py --port ${RTC_PORT} --ServerApp.port_retries=0`,
+            url: `http://localhost:${RTC_PORT}/lab`,
+            env: { PATH: `${path.dirname(RTC_JUPYTER)}:/usr/bin:/bin` },
             timeout: 120 * 1000,
             reuseExistingServer: !process.env.CI
           }

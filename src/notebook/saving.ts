@@ -1,6 +1,7 @@
 /**
  * Save coordination: the run's changes are saved shortly after they happen, one save at a time and
- * never over a save the driver did not start; the run state lives in the notebook's metadata.
+ * never over a save the driver did not start; the run state lives in the notebook's metadata. Under
+ * real-time collaboration the server saves the shared document and the driver never does.
  */
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import { JSONExt, PartialJSONValue, PromiseDelegate } from '@lumino/coreutils';
@@ -28,7 +29,11 @@ export class NotebookSaver {
    * middle of a behavior keeps its cells (the run state itself is saved after each behavior).
    */
   scheduleSave(): void {
-    if (this._saveDelayMs < 0 || this._saveTimer !== undefined) {
+    if (
+      this._saveDelayMs < 0 ||
+      this._saveTimer !== undefined ||
+      isCollaborative(this._panel)
+    ) {
       return;
     }
     this._saveTimer = setTimeout(() => {
@@ -49,6 +54,9 @@ export class NotebookSaver {
   save(): Promise<void> {
     clearTimeout(this._saveTimer);
     this._saveTimer = undefined;
+    if (isCollaborative(this._panel)) {
+      return Promise.resolve();
+    }
     const save = async () => {
       if (this._othersSaving) {
         // A save cancelled in a dialog never says it ended: do not wait for it for ever.
@@ -90,6 +98,11 @@ export class NotebookSaver {
   private _saving: Promise<void> = Promise.resolve();
   private _ownSave = false;
   private _othersSaving: PromiseDelegate<void> | null = null;
+}
+
+/** A jupyter-collaboration document: its server saves it; a save from the page meets a false "File Changed" conflict. */
+export function isCollaborative(panel: NotebookPanel): boolean {
+  return !panel.isDisposed && panel.model?.collaborative === true;
 }
 
 type SharedNotebook = INotebookModel['sharedModel'];

@@ -412,6 +412,39 @@ describe('NotebookDriver cells', () => {
     expect(states).toEqual(['started', 'completed', 'started', 'completed']);
   });
 
+  it('never saves a collaborative notebook, which its server saves, and still writes the run state', async () => {
+    // jupyter-collaboration's drive: a shared model factory that says it is collaborative.
+    const contents = services().contents;
+    const factory = jest
+      .spyOn(contents, 'getSharedModelFactory')
+      .mockReturnValue({ collaborative: true, createNew: () => undefined });
+    const shared = await openNotebook(services(), { kernel: false });
+    factory.mockRestore();
+    try {
+      expect(shared.panel.model!.collaborative).toBe(true);
+      const collaborative = new NotebookDriver({
+        panel: shared.panel,
+        saveDelayMs: 50
+      });
+      const states: string[] = [];
+      shared.panel.context.saveState.connect((_, state) => {
+        states.push(state);
+      });
+      await collaborative.addCell({
+        kind: 'code',
+        source: 'z = 1',
+        role: 'code',
+        provenance
+      });
+      await collaborative.saveRunState({ step: 'one' });
+      await new Promise(resolve => setTimeout(resolve, 300));
+      expect(states).toEqual([]);
+      expect(await collaborative.loadRunState()).toEqual({ step: 'one' });
+    } finally {
+      await shared.dispose();
+    }
+  });
+
   it('stays pinned to its own notebook', async () => {
     const other = await openNotebook(services(), { kernel: false });
     try {
