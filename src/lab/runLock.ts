@@ -10,6 +10,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import { UUID } from '@lumino/coreutils';
+import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 import { z } from 'zod';
 
@@ -29,6 +30,22 @@ export const RunLockStatusSchema = z.object({
   task: z.string().nullable().optional()
 });
 export type RunLockStatus = z.infer<typeof RunLockStatusSchema>;
+
+/** The server keeps at most 4 KB of status per lock: each text is cut well below that. */
+const MAX_STATUS_CHARS = 200;
+
+function boundStatus(status: RunLockStatus): RunLockStatus {
+  const cut = (text: string | null | undefined) =>
+    typeof text === 'string' && text.length > MAX_STATUS_CHARS
+      ? `${text.slice(0, MAX_STATUS_CHARS - 1)}…`
+      : text;
+  return {
+    state: cut(status.state) ?? undefined,
+    stage: cut(status.stage),
+    step: cut(status.step),
+    task: cut(status.task)
+  };
+}
 
 const LockAnswerSchema = z.object({
   held: z.boolean(),
@@ -71,7 +88,7 @@ export type RunLockState =
  * `acquire` takes it (and starts the heartbeat), `heartbeat` renews it now, `release` frees it;
  * `stateChanged` says who holds it and how the holder's run stands.
  */
-export interface IRunLock {
+export interface IRunLock extends IDisposable {
   /** This runner's owner id (random per window and runner). */
   readonly owner: string;
   readonly state: RunLockState;
@@ -212,7 +229,7 @@ export class RunLock implements IRunLock {
 
   /** The status this holder reports (read by the other views of this page too). */
   get status(): RunLockStatus {
-    return this._status();
+    return boundStatus(this._status());
   }
 
   get isDisposed(): boolean {
@@ -230,7 +247,7 @@ export class RunLock implements IRunLock {
       return false;
     }
     const answer = await this._ask(() =>
-      this._service.acquire(key, this.owner, this._ttlMs, this._status())
+      this._service.acquire(key, this.owner, this._ttlMs, this.status)
     );
     if (this._disposed) {
       return false;
@@ -260,7 +277,7 @@ export class RunLock implements IRunLock {
     const key = this._currentKey();
     this._page.touch(key);
     const answer = await this._ask(() =>
-      this._service.acquire(key, this.owner, this._ttlMs, this._status())
+      this._service.acquire(key, this.owner, this._ttlMs, this.status)
     );
     if (!this._holds()) {
       return false;
