@@ -208,7 +208,8 @@ export class RunLock implements IRunLock {
     this.owner = options.owner ?? UUID.uuid4();
     this._lastKey = this._key();
     this._page.changed.connect(this._onPage, this);
-    if (options.watch !== false) {
+    this._timed = options.watch !== false;
+    if (this._timed) {
       this._watch();
     }
   }
@@ -265,6 +266,7 @@ export class RunLock implements IRunLock {
       void this._service.release(key, this.owner).catch(() => undefined);
       return this.acquire();
     }
+    this._lastBeat = Date.now();
     this._set({ kind: 'mine' });
     this._schedule();
     return true;
@@ -274,6 +276,12 @@ export class RunLock implements IRunLock {
     if (this._state.kind !== 'mine') {
       return false;
     }
+    const now = Date.now();
+    if (now - this._lastBeat < this._heartbeatMs / 2) {
+      // Renewed a moment ago (the run's own events renew too): nothing to send.
+      return true;
+    }
+    this._lastBeat = now;
     const key = this._currentKey();
     this._page.touch(key);
     const answer = await this._ask(() =>
@@ -392,7 +400,7 @@ export class RunLock implements IRunLock {
   /** The holder renews its lock; the others poll who holds it. */
   private _schedule(): void {
     clearTimeout(this._timer);
-    if (this._disposed) {
+    if (this._disposed || !this._timed) {
       return;
     }
     this._timer = setTimeout(() => {
@@ -437,6 +445,8 @@ export class RunLock implements IRunLock {
   private _ttlMs: number;
   private _state: RunLockState = { kind: 'free', stale: false };
   private _timer: ReturnType<typeof setTimeout> | undefined;
+  private _lastBeat = 0;
+  private _timed: boolean;
   private _warned = false;
   private _disposed = false;
   private _stateChanged = new Signal<this, RunLockState>(this);
@@ -455,7 +465,7 @@ export namespace RunLock {
     owner?: string;
     heartbeatMs?: number;
     ttlMs?: number;
-    /** Poll who holds the lock (and renew it) on a timer; default true. */
+    /** Poll who holds the lock and renew it on timers; default true (false: only when asked). */
     watch?: boolean;
   }
 }

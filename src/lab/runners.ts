@@ -155,6 +155,8 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
         });
       }
     }, this);
+    // Run events renew the lock too: a hidden tab's timers may be throttled, its kernel messages are not.
+    runner.progressChanged.connect(() => void lock.heartbeat(), this);
     runner.finished.connect(() => void lock.release(), this);
     lock.lost.connect(() => {
       console.warn(

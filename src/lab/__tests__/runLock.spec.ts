@@ -74,6 +74,7 @@ function lockOf(
     page: new PageLocks(),
     status: () => ({ state: 'IDLE' }),
     watch: false,
+    heartbeatMs: 0,
     ...options
   });
 }
@@ -189,6 +190,15 @@ describe('RunLock between two pages', () => {
     watcher.dispose();
     b.dispose();
     expect(server.log).toContain('DELETE analysis.ipynb window-a');
+  });
+
+  it('sends no second heartbeat within half an interval of the last', async () => {
+    const server = new FakeLockService();
+    const a = lockOf(server, { owner: 'window-a', heartbeatMs: 60000 });
+    await a.acquire();
+    expect(await a.heartbeat()).toBe(true);
+    expect(await a.heartbeat()).toBe(true);
+    expect(server.log).toEqual(['PUT analysis.ipynb window-a']);
   });
 
   it('carries its held lock to the new path when the notebook is renamed', async () => {
