@@ -27,6 +27,8 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 10000;
 
 interface IEntry extends IRunnerEntry {
   closing: boolean;
+  /** The run was saved for a close request: the close that follows goes through. */
+  closeSaved: boolean;
 }
 
 /** How a notebook goes: a close request (tab, menu), its kernel shut down, or its widget disposed. */
@@ -104,7 +106,8 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
         const entry: IEntry = {
           panel,
           ...this._createRunner(panel),
-          closing: false
+          closing: false,
+          closeSaved: false
         };
         this._entries.set(panel, entry);
         this._watch(entry);
@@ -172,11 +175,16 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
       return true;
     }
     const entry = this._entries.get(handler as NotebookPanel);
+    if (entry?.closeSaved) {
+      entry.closeSaved = false;
+      return true;
+    }
     if (!entry || entry.closing || !entry.runner.isRunning) {
       return true;
     }
     void this._endRun(entry, 'close').then(() => {
       if (!entry.panel.isDisposed) {
+        entry.closeSaved = true;
         entry.panel.close();
       }
     });
