@@ -25,6 +25,7 @@ export const LOCK_TTL_MS = 10000;
 /** Where a run stands, as the holder reports it with each heartbeat (bounded by the server). */
 export const RunLockStatusSchema = z.object({
   state: z.string().optional(),
+  paused: z.boolean().optional(),
   stage: z.string().nullable().optional(),
   step: z.string().nullable().optional(),
   task: z.string().nullable().optional()
@@ -41,6 +42,7 @@ function boundStatus(status: RunLockStatus): RunLockStatus {
       : text;
   return {
     state: cut(status.state) ?? undefined,
+    paused: status.paused,
     stage: cut(status.stage),
     step: cut(status.step),
     task: cut(status.task)

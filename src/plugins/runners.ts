@@ -115,8 +115,8 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         key: () => panel.context.localPath,
         service: locks,
         status: () => {
-          const { state, stage, step, task } = runner.snapshot;
-          return { state, stage: stage.name, step: step.name, task };
+          const { state, paused, stage, step, task } = runner.snapshot;
+          return { state, paused, stage: stage.name, step: step.name, task };
         }
       });
       return { runner, hooks, planner, lock };

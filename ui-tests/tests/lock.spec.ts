@@ -78,6 +78,7 @@ async function otherWindow(browser: Browser, baseURL: string): Promise<Page> {
   await page.goto('lab');
   await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
   await page.waitForFunction(() => !!window.jupyterapp?.commands);
+  await page.evaluate(() => window.jupyterapp.restored);
   return page;
 }
 
@@ -241,13 +242,14 @@ test.describe('One run per notebook', () => {
     const file = await savedNotebook(page, path);
     const state = file.metadata[RUN_STATE_KEY] as {
       savedAt: string;
-      cells: { lastAddedCellId: string | null };
+      cells: { created?: string[] };
     };
     expect(state.savedAt).not.toBe(savedBefore?.savedAt);
-    // The saved state and the saved cells agree: the last cell the run added is in the file.
-    expect(file.cells.map(cell => cell.id)).toContain(
-      state.cells.lastAddedCellId
-    );
+    // The saved state and the saved cells agree: every cell the run says it made is in the file.
+    const created = state.cells.created ?? [];
+    expect(created.length).toBeGreaterThan(0);
+    const ids = file.cells.map(cell => cell.id);
+    expect(created.filter(id => !ids.includes(id))).toEqual([]);
     expect(file.cells.length).toBeGreaterThanOrEqual(before.cells.length);
   });
 

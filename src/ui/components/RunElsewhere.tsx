@@ -2,7 +2,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { runIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
-import type { RunLockState } from '../../lab/runLock';
+import type { RunLockState, RunLockStatus } from '../../lab/runLock';
 import { CommandIDs } from '../../tokens';
 import { CommandButton } from './CommandButton';
 
@@ -14,6 +14,27 @@ export interface IRunElsewhereProps {
   trans: TranslationBundle;
 }
 
+/** The holder's run state in plain words. */
+function describeHeld(
+  status: RunLockStatus,
+  trans: TranslationBundle
+): string | null {
+  if (!status.state) {
+    return null;
+  }
+  if (status.paused) {
+    return trans.__('Paused');
+  }
+  switch (status.state) {
+    case 'WORKFLOW_COMPLETED':
+      return trans.__('Completed');
+    case 'ERROR':
+      return trans.__('Stopped with an error');
+    default:
+      return trans.__('Running');
+  }
+}
+
 /**
  * Another window runs this notebook: where its run stands (from the holder's heartbeat); once its lock
  * expired, Take over reloads the notebook and continues the run here.
@@ -21,7 +42,8 @@ export interface IRunElsewhereProps {
 export function RunElsewhere(props: IRunElsewhereProps): JSX.Element | null {
   const { lock, commands, trans } = props;
   if (lock.kind === 'other') {
-    const { state, stage, step } = lock.status;
+    const { state, stage, step, task } = lock.status;
+    const described = describeHeld(lock.status, trans);
     return (
       <div
         className="jp-bcc-elsewhere"
@@ -37,9 +59,14 @@ export function RunElsewhere(props: IRunElsewhereProps): JSX.Element | null {
             {[stage, step].filter(Boolean).join(' › ')}
           </div>
         ) : null}
-        {state ? (
+        {described ? (
           <div className="jp-bcc-elsewhere-state" data-state={state}>
-            {state}
+            {described}
+          </div>
+        ) : null}
+        {task ? (
+          <div className="jp-bcc-elsewhere-task" title={task}>
+            <span className="jp-bcc-label">{trans.__('Task:')}</span> {task}
           </div>
         ) : null}
         <div className="jp-bcc-hint">

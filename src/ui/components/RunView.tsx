@@ -44,9 +44,11 @@ export function RunView(props: IRunViewProps): JSX.Element {
         )
       : null;
   const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
+  const elsewhere = model.lockState.kind === 'other';
   return (
     <>
       <div
+        hidden={elsewhere}
         className={`jp-bcc-state jp-bcc-state-${snapshot.state.toLowerCase()}`}
         role="status"
         aria-live="polite"
