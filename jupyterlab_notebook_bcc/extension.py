@@ -6,6 +6,7 @@ from typing import Any
 
 from .config import NotebookBCC, PlannerTarget, default_user_settings_dir, display_url, resolve_target
 from .handlers import NAMESPACE, setup_handlers
+from .locks import RunLocks, follow_renames
 
 
 def user_settings_dir(serverapp: Any) -> str:
@@ -29,7 +30,10 @@ def load(serverapp: Any) -> None:
 
     # Other server code (and tests) find the live configuration here.
     serverapp.web_app.settings["notebook_bcc"] = config
-    setup_handlers(serverapp.web_app, config, resolve)
+    locks = RunLocks()
+    serverapp.web_app.settings["notebook_bcc_locks"] = locks
+    setup_handlers(serverapp.web_app, config, resolve, locks)
+    follow_renames(serverapp, locks)
     if config.planner_url or config.planner_token:
         serverapp.log.info(
             "Notebook-BCC relay at %s%s/relay/ serves the planner at %s (server config, token %s)",

@@ -1,4 +1,5 @@
-"""The relay (`{base_url}notebook-bcc/relay/<path>`) and its public config (`{base_url}notebook-bcc/config`)."""
+"""The relay (`{base_url}notebook-bcc/relay/<path>`), its public config (`{base_url}notebook-bcc/config`) and
+the run locks (`{base_url}notebook-bcc/locks/<notebook path>`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tornado.iostream import StreamClosedError
 
 from . import __version__
 from .config import NotebookBCC, PlannerTarget, UserSettingsError, display_url
+from .locks import LockHandler, RunLocks
 from .upstream import PlannerRequest, PlannerUnreachable
 
 NAMESPACE = "notebook-bcc"
@@ -152,7 +154,9 @@ class ConfigHandler(APIHandler):
         self.finish(json.dumps(public))
 
 
-def setup_handlers(web_app: tornado.web.Application, config: NotebookBCC, resolve: TargetResolver) -> None:
+def setup_handlers(
+    web_app: tornado.web.Application, config: NotebookBCC, resolve: TargetResolver, locks: RunLocks | None = None
+) -> None:
     base_url = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$",
@@ -163,5 +167,10 @@ def setup_handlers(web_app: tornado.web.Application, config: NotebookBCC, resolv
                 {"config": config, "resolve": resolve},
             ),
             (url_path_join(base_url, NAMESPACE, "config"), ConfigHandler, {"resolve": resolve}),
+            (
+                url_path_join(base_url, NAMESPACE, "locks", "(.+)"),
+                LockHandler,
+                {"locks": locks if locks is not None else RunLocks()},
+            ),
         ],
     )

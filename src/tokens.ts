@@ -29,6 +29,7 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from './engine/types';
+import type { IRunLock, RunLockState } from './lab/runLock';
 import type {
   ICommandAvailability,
   IOutputItem,
@@ -63,6 +64,10 @@ export namespace CommandIDs {
   export const exportTrace = 'notebook-bcc:export-trace';
   /** Checks that the planner answers; the result is a notification. */
   export const testConnection = 'notebook-bcc:test-connection';
+  /** Removes the run saved in the notebook's metadata (e.g. one that cannot be read); the cells stay. */
+  export const discardSavedRun = 'notebook-bcc:discard-saved-run';
+  /** Another window's run lock expired: reload the notebook and continue its run here. */
+  export const takeOver = 'notebook-bcc:take-over';
 }
 
 /**
@@ -129,6 +134,8 @@ export interface IRunnerEntry {
   readonly hooks: IRunHooks;
   /** The run's planner, for the views (the waiting time, where it is, a connection check). */
   readonly planner?: IPlannerStatus;
+  /** The notebook's run lock (one live run per notebook; docs/architecture.md#one-run-per-notebook). */
+  readonly lock?: IRunLock;
 }
 
 /**
@@ -204,6 +211,16 @@ export interface IRunModel {
   readonly availability: ICommandAvailability;
   /** There is a stopped or saved run that Resume continues. */
   readonly canResumeSaved: boolean;
+  /** The notebook's run lock, when the runner has one. */
+  readonly lock: IRunLock | null;
+  /** Who holds the notebook's run lock: another window's live run disables Run and Resume here. */
+  readonly lockState: RunLockState;
+  /** Another window's run let the lock go or stopped answering: Take over reloads the notebook and resumes. */
+  readonly canTakeOver: boolean;
+  /** What is wrong with the run saved in the notebook (field: problem), or null when it is readable or absent. */
+  readonly savedRunProblems: readonly string[] | null;
+  /** A run is saved in the notebook (readable or not) and no run is live here. */
+  readonly canDiscardSaved: boolean;
   readonly isDisposed: boolean;
 }
 

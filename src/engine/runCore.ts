@@ -170,7 +170,8 @@ export class RunCore {
     this.emitProgress();
   }
 
-  async saveState(): Promise<void> {
+  /** The run state as it is saved, the planner service's state included. */
+  captureState(): unknown {
     if (this.client.saveState) {
       try {
         this.state.planner = this.client.saveState();
@@ -181,8 +182,13 @@ export class RunCore {
         );
       }
     }
+    return this.state.toJSON();
+  }
+
+  async saveState(): Promise<void> {
+    const state = this.captureState();
     try {
-      await this.driver.saveRunState(this.state.toJSON());
+      await this.driver.saveRunState(state);
     } catch (error) {
       this.warn(
         `The run state could not be saved in the notebook: ${errorMessage(error)}`,

@@ -288,6 +288,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     return this._launch();
   }
 
+  captureRunState(): unknown | null {
+    return this._loop ? this._core.captureState() : null;
+  }
+
   dispose(): void {
     if (this._disposed) {
       return;

@@ -262,6 +262,11 @@ export interface IWorkflowRunner {
   step(): void;
   /** Aborts the request in flight, optionally interrupts the kernel; resolves once the state is saved. */
   stop(options?: IStopOptions): Promise<void>;
+  /**
+   * The live run's state as `saveRunState` would store it, at once: for a notebook that closes before
+   * the loop can save; null when no run is live.
+   */
+  captureRunState(): unknown | null;
   /** After an error: re-sends the failed request; resolves when the loop ends again. */
   retry(): Promise<IRunFinished>;
   dispose(): void;

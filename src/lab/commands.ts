@@ -22,9 +22,11 @@ import {
 } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
-import type { IStartOptions } from '../engine/types';
+import type { IStartOptions, IWorkflowRunner } from '../engine/types';
+import { discardRunState } from '../notebook/saving';
 import {
   CommandIDs,
+  IRunModel,
   IRunModelRegistry,
   IWorkflowRunnerRegistry
 } from '../tokens';
@@ -43,7 +45,9 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.stop,
   CommandIDs.retry,
   CommandIDs.exportTrace,
-  CommandIDs.testConnection
+  CommandIDs.testConnection,
+  CommandIDs.takeOver,
+  CommandIDs.discardSavedRun
 ];
 
 function startOptionsFrom(
@@ -108,6 +112,33 @@ export function addCommands(
     );
   };
 
+  /**
+   * Starts a run while holding the notebook's run lock (docs/architecture.md#one-run-per-notebook):
+   * refused when another window runs the notebook; the lock is let go when no run follows.
+   */
+  const withLock = async (
+    { model, runner }: { model: IRunModel; runner: IWorkflowRunner },
+    start: () => Promise<unknown>
+  ): Promise<void> => {
+    const lock = model.lock;
+    if (lock && !(await lock.acquire())) {
+      Notification.warning(
+        trans.__(
+          'This notebook is running in another window; its run was not started here.'
+        ),
+        { autoClose: 5000 }
+      );
+      return;
+    }
+    try {
+      await start();
+    } finally {
+      if (!runner.isRunning) {
+        void lock?.release();
+      }
+    }
+  };
+
   commands.addCommand(CommandIDs.run, {
     label: trans.__('Run Workflow'),
     caption: trans.__(
@@ -136,7 +167,9 @@ export function addCommands(
         return;
       }
       void commands.execute(CommandIDs.open);
-      target.runner.start(options).catch(report(trans.__('Run Workflow')));
+      withLock(target, () => target.runner.start(options)).catch(
+        report(trans.__('Run Workflow'))
+      );
     }
   });
 
@@ -158,9 +191,9 @@ export function addCommands(
       target.runner.resume();
     } else if (target.model.canResumeSaved) {
       void commands.execute(CommandIDs.open);
-      target.runner
-        .resumeFromSaved()
-        .catch(report(trans.__('Resume Workflow')));
+      withLock(target, () => target.runner.resumeFromSaved()).catch(
+        report(trans.__('Resume Workflow'))
+      );
     }
   };
 
@@ -229,9 +262,57 @@ export function addCommands(
     isEnabled: args => available(args).retry,
     isVisible: args => available(args).retry,
     execute: args => {
-      targetOf(args)
-        ?.runner.retry()
-        .catch(report(trans.__('Retry')));
+      const target = targetOf(args);
+      if (target) {
+        withLock(target, () => target.runner.retry()).catch(
+          report(trans.__('Retry'))
+        );
+      }
+    }
+  });
+
+  commands.addCommand(CommandIDs.takeOver, {
+    label: trans.__('Take Over Workflow Run'),
+    caption: trans.__(
+      'The window that ran this notebook stopped answering: reload the notebook from disk and continue its run here'
+    ),
+    icon: runIcon,
+    isEnabled: args => !!targetOf(args)?.model.canTakeOver,
+    isVisible: hasNotebook,
+    execute: async args => {
+      const target = targetOf(args);
+      if (!target?.model.canTakeOver) {
+        return;
+      }
+      const { panel, runner } = target;
+      void commands.execute(CommandIDs.open);
+      await withLock(target, async () => {
+        // The other window saved its cells and run state to disk; a shared (collaborative) model has them.
+        if (!panel.context.model.collaborative) {
+          await panel.context.revert();
+        }
+        return runner.resumeFromSaved();
+      }).catch(report(trans.__('Take Over Workflow Run')));
+    }
+  });
+
+  commands.addCommand(CommandIDs.discardSavedRun, {
+    label: trans.__('Discard the Saved Workflow Run'),
+    caption: trans.__(
+      "Remove the run saved in this notebook's metadata; the cells stay"
+    ),
+    isEnabled: args => !!targetOf(args)?.model.canDiscardSaved,
+    isVisible: hasNotebook,
+    execute: async args => {
+      const target = targetOf(args);
+      if (!target?.model.canDiscardSaved) {
+        return;
+      }
+      const { panel } = target;
+      discardRunState(panel.context.model.sharedModel);
+      await panel.context
+        .save()
+        .catch(report(trans.__('Discard the Saved Workflow Run')));
     }
   });
 

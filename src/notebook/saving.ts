@@ -4,6 +4,7 @@
  * real-time collaboration the server saves the shared document and the driver never does.
  */
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
+import type { Contents } from '@jupyterlab/services';
 import { JSONExt, PartialJSONValue, PromiseDelegate } from '@lumino/coreutils';
 import { settleWithin, toJSON } from './json';
 import { RUN_STATE_METADATA_KEY } from './metadata';
@@ -126,4 +127,24 @@ export function writeRunState(shared: SharedNotebook, state: unknown): void {
 export function readRunState(shared: SharedNotebook): unknown | null {
   const state = shared.getMetadata(RUN_STATE_METADATA_KEY);
   return state === undefined ? null : JSONExt.deepCopy(state);
+}
+
+/** Removes the run state from the notebook's metadata (not saved yet); the cells stay. */
+export function discardRunState(shared: SharedNotebook): void {
+  shared.deleteMetadata(RUN_STATE_METADATA_KEY);
+}
+
+/**
+ * Saves a notebook whose widget is being disposed, with the live run's state written into it: its
+ * context goes with the widget, so the content is taken now and written through the contents API.
+ */
+export function saveClosingNotebook(
+  model: INotebookModel,
+  path: string,
+  state: unknown,
+  contents: Pick<Contents.IManager, 'save'>
+): Promise<unknown> {
+  writeRunState(model.sharedModel, state);
+  const content = model.toJSON() as unknown as PartialJSONValue;
+  return contents.save(path, { type: 'notebook', format: 'json', content });
 }

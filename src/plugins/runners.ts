@@ -15,6 +15,7 @@ import { WorkflowRunner } from '../engine/runner';
 import { RunTrace } from '../engine/trace';
 import { RunHooks } from '../lab/hooks';
 import { SettingsPlannerService } from '../lab/planner';
+import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
 import { RunSettingsModel } from '../lab/settings';
 import { NotebookDriver } from '../notebook/notebookDriver';
@@ -110,14 +111,24 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         trace,
         hooks
       });
-      return { runner, hooks, planner };
+      const lock = new RunLock({
+        key: () => panel.context.localPath,
+        service: locks,
+        status: () => {
+          const { state, paused, stage, step, task } = runner.snapshot;
+          return { state, paused, stage: stage.name, step: step.name, task };
+        }
+      });
+      return { runner, hooks, planner, lock };
     };
 
+    const locks = new ServerLockService(app.serviceManager.serverSettings);
     return new RunnerRegistry({
       tracker,
       createRunner,
       settings: () => settings.current,
-      actions
+      actions,
+      contents: app.serviceManager.contents
     });
   }
 };

@@ -17,6 +17,8 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../engine/types';
+import { checkSavedRunState } from '../engine/savedRun';
+import type { IRunLock, RunLockState } from '../lab/runLock';
 import { RUN_STATE_METADATA_KEY } from '../notebook/metadata';
 import {
   buildTree,
@@ -33,7 +35,7 @@ import type {
   IPlannerStatus,
   IRunHooks as RunHooks
 } from '../tokens';
-import { isSavedRunState, ISavedRunState, snapshotFromSaved } from './saved';
+import { ISavedRunState, snapshotFromSaved } from './saved';
 
 /** Where the run state saved in a notebook is read, and when it changes. */
 export interface ISavedRunSource {
@@ -72,6 +74,8 @@ export interface IWarningEntry extends IRunWarning {
   time: string;
 }
 
+const FREE: RunLockState = { kind: 'free', stale: false };
+
 /** How many warnings a notebook's run keeps for the view. */
 const MAX_WARNINGS = 30;
 
@@ -92,6 +96,8 @@ export class RunModel {
     this._hooks?.pendingChanged.connect(this._onApproval, this);
     this.planner = options.planner ?? null;
     this.planner?.changed.connect(this._onPlanner, this);
+    this.lock = options.lock ?? null;
+    this.lock?.stateChanged.connect(this._onLock, this);
     this._snapshot = runner.snapshot;
     this._effects = runner.effects;
     this._readSaved();
@@ -99,6 +105,29 @@ export class RunModel {
 
   readonly runner: IWorkflowRunner;
   readonly planner: IPlannerStatus | null;
+  readonly lock: IRunLock | null;
+
+  /** Who holds the notebook's run lock (`free` without a lock). */
+  get lockState(): RunLockState {
+    return this.lock?.state ?? FREE;
+  }
+
+  /** Another window's run let the lock go (or stopped answering): this copy must be reloaded first. */
+  get canTakeOver(): boolean {
+    const state = this.lockState;
+    return state.kind === 'free' && state.stale && !this.runner.isRunning;
+  }
+
+  /** What is wrong with the run saved in the notebook, or null when it is readable or absent. */
+  get savedRunProblems(): readonly string[] | null {
+    return this._savedProblems;
+  }
+
+  get canDiscardSaved(): boolean {
+    return (
+      this._hasSaved && !this.runner.isRunning && this.lockState.kind === 'free'
+    );
+  }
 
   /** Something the views show changed. */
   get changed(): ISignal<this, void> {
@@ -181,6 +210,9 @@ export class RunModel {
   }
 
   get availability(): ICommandAvailability {
+    if (this._lockedOut()) {
+      return commandAvailability(null);
+    }
     if (this.source === 'saved') {
       const snapshot = this.snapshot;
       return {
@@ -194,7 +226,7 @@ export class RunModel {
 
   /** There is a stopped or saved run that Resume continues. */
   get canResumeSaved(): boolean {
-    if (this.runner.isRunning) {
+    if (this.runner.isRunning || this._lockedOut()) {
       return false;
     }
     if (this.source === 'saved') {
@@ -225,9 +257,18 @@ export class RunModel {
     );
   }
 
+  /** Another window runs this notebook, or ran it since this copy was loaded. */
+  private _lockedOut(): boolean {
+    const state = this.lockState;
+    return state.kind === 'other' || (state.kind === 'free' && state.stale);
+  }
+
   private _readSaved(): void {
     const saved = this._saved.read();
-    this._savedState = isSavedRunState(saved) ? saved : null;
+    this._hasSaved = saved !== undefined && saved !== null;
+    const check = this._hasSaved ? checkSavedRunState(saved) : null;
+    this._savedState = check?.ok ? check.state : null;
+    this._savedProblems = check && !check.ok ? check.problems : null;
     this._savedSnapshot = this._savedState
       ? snapshotFromSaved(this._savedState, this._settings().maxExecutionSteps)
       : null;
@@ -280,6 +321,10 @@ export class RunModel {
     this._changed.emit();
   }
 
+  private _onLock(): void {
+    this._changed.emit();
+  }
+
   private _onSaved(): void {
     this._readSaved();
     if (this._isLive()) {
@@ -296,6 +341,8 @@ export class RunModel {
   private _effects: IEffectsState;
   private _savedState: ISavedRunState | null = null;
   private _savedSnapshot: IRunSnapshot | null = null;
+  private _savedProblems: string[] | null = null;
+  private _hasSaved = false;
   private _warnings: IWarningEntry[] = [];
   private _finished: IRunFinished | null = null;
   private _completed = new CompletedItems();
@@ -312,5 +359,7 @@ export namespace RunModel {
     hooks?: RunHooks | null;
     /** The run's planner: the waiting time and where it is. */
     planner?: IPlannerStatus | null;
+    /** The notebook's run lock: another window's live run disables Run and Resume here. */
+    lock?: IRunLock | null;
   }
 }

@@ -46,7 +46,7 @@ export class RunModelRegistry implements IRunModelRegistry {
     return this._models.get(panel)?.model ?? null;
   }
 
-  private _add({ panel, runner, hooks, planner }: IRunnerEntry): void {
+  private _add({ panel, runner, hooks, planner, lock }: IRunnerEntry): void {
     if (this._models.has(panel)) {
       return;
     }
@@ -56,7 +56,8 @@ export class RunModelRegistry implements IRunModelRegistry {
       saved: source,
       settings: () => this._runners.settings,
       hooks,
-      planner
+      planner,
+      lock
     });
     this._models.set(panel, { model, source });
     this._modelAdded.emit({ panel, model });

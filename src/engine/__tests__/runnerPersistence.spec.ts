@@ -233,4 +233,23 @@ describe('WorkflowRunner persistence and trace', () => {
     expect(approve).toHaveBeenCalledTimes(1);
     expect(s.driver.variables).toEqual({ a: '1' });
   });
+
+  it('captures the live run state at once, for a notebook that closes before the loop can save', async () => {
+    const s = setup({
+      planning: [withTemplate(false), plan(false), plan(true)],
+      generating: [[code('x = 1')], [code('y = 2')]]
+    });
+    expect(s.runner.captureRunState()).toBeNull();
+    let captured: unknown = null;
+    s.runner.actionApplied.connect(() => {
+      captured ??= s.runner.captureRunState();
+    });
+    await s.runner.start({ task: 'capture' });
+    expect(captured).toMatchObject({
+      format: 'notebook-bcc-run',
+      task: 'capture',
+      openBehavior: { actionIndex: expect.any(Number) }
+    });
+    expect(s.runner.captureRunState()).toBeNull();
+  });
 });

@@ -1,5 +1,5 @@
 import { Notification } from '@jupyterlab/apputils';
-import type { NotebookPanel } from '@jupyterlab/notebook';
+import { NotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
@@ -13,6 +13,7 @@ import {
   IRunModelRegistry
 } from '../../tokens';
 import type { ICommandAvailability } from '../../ui/present';
+import { RUN_STATE_METADATA_KEY } from '../../notebook/metadata';
 import { addCommands, RUN_COMMANDS } from '../commands';
 
 const NONE: ICommandAvailability = {
@@ -50,6 +51,8 @@ function fakeModel(availability: Partial<ICommandAvailability> = {}) {
   return {
     availability: { ...NONE, ...availability },
     canResumeSaved: false,
+    canTakeOver: false,
+    canDiscardSaved: false,
     planner: {
       checkConnection: jest.fn(async (): Promise<IConnectionCheck> => ({
         ok: true,
@@ -292,5 +295,79 @@ describe('addCommands', () => {
 
     modelOf(first).planner = null;
     expect(commands.isEnabled(CommandIDs.testConnection)).toBe(false);
+  });
+
+  it('starts a run only with the run lock, and lets the lock go when the run ends', async () => {
+    const { commands, first, modelOf, runnerOf } = setup();
+    const warning = jest.spyOn(Notification, 'warning');
+    const lock = { acquire: jest.fn(async () => false), release: jest.fn() };
+    Object.assign(modelOf(first), { lock });
+    await commands.execute(CommandIDs.run, { task: 'Describe the data' });
+    await Promise.resolve();
+    expect(runnerOf(first).start).not.toHaveBeenCalled();
+    expect(warning).toHaveBeenCalledWith(
+      'This notebook is running in another window; its run was not started here.',
+      { autoClose: 5000 }
+    );
+
+    lock.acquire.mockResolvedValue(true);
+    await commands.execute(CommandIDs.run, { task: 'Describe the data' });
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(runnerOf(first).start).toHaveBeenCalledTimes(1);
+    expect(lock.release).toHaveBeenCalledTimes(1);
+  });
+
+  it('discards the saved run: the metadata goes, the cells stay, the notebook is saved', async () => {
+    const { commands, first, modelOf } = setup();
+    const model = new NotebookModel();
+    model.sharedModel.insertCell(0, { cell_type: 'code', source: 'x = 1' });
+    model.sharedModel.setMetadata(RUN_STATE_METADATA_KEY, { format: 'old' });
+    const save = jest.fn(async () => undefined);
+    Object.assign(first, { context: { ...first.context, model, save } });
+    expect(commands.isEnabled(CommandIDs.discardSavedRun)).toBe(false);
+    Object.assign(modelOf(first), { canDiscardSaved: true });
+    expect(commands.isEnabled(CommandIDs.discardSavedRun)).toBe(true);
+    expect(commands.label(CommandIDs.discardSavedRun)).toBe(
+      'Discard the Saved Workflow Run'
+    );
+
+    await commands.execute(CommandIDs.discardSavedRun);
+    expect(model.sharedModel.getMetadata(RUN_STATE_METADATA_KEY)).toBe(
+      undefined
+    );
+    expect(model.sharedModel.cells.map(cell => cell.source)).toEqual(['x = 1']);
+    expect(save).toHaveBeenCalledTimes(1);
+  });
+
+  it('takes over: reloads the notebook from disk, then resumes its run holding the lock', async () => {
+    const { commands, first, modelOf, runnerOf } = setup();
+    const order: string[] = [];
+    const revert = jest.fn(async () => {
+      order.push('revert');
+    });
+    runnerOf(first).resumeFromSaved.mockImplementation(async () => {
+      order.push('resume');
+      return null;
+    });
+    const lock = {
+      acquire: jest.fn(async () => {
+        order.push('acquire');
+        return true;
+      }),
+      release: jest.fn()
+    };
+    Object.assign(first, {
+      context: { ...first.context, model: { collaborative: false }, revert }
+    });
+    Object.assign(modelOf(first), { lock, canTakeOver: false });
+    expect(commands.isEnabled(CommandIDs.takeOver)).toBe(false);
+    await commands.execute(CommandIDs.takeOver);
+    expect(order).toEqual([]);
+
+    modelOf(first).canTakeOver = true;
+    await commands.execute(CommandIDs.takeOver);
+    expect(order).toEqual(['acquire', 'revert', 'resume']);
+    // Nothing to resume: the lock is let go.
+    expect(lock.release).toHaveBeenCalledTimes(1);
   });
 });

@@ -12,6 +12,7 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../../engine/types';
+import { ILockService, PageLocks, RunLock } from '../../lab/runLock';
 import { ISavedRunSource, RunModel } from '../model';
 import {
   progressInImputeStep,
@@ -91,13 +92,14 @@ function savedRun(): ISavedRunState {
   };
 }
 
-function setup() {
+function setup(lock: RunLock | null = null) {
   const runner = new FakeRunner();
   const saved = new FakeSaved();
   const model = new RunModel({
     runner: runner.asRunner(),
     saved,
-    settings: () => DEFAULT_SETTINGS
+    settings: () => DEFAULT_SETTINGS,
+    lock
   });
   let changes = 0;
   model.changed.connect(() => changes++);
@@ -249,5 +251,84 @@ describe('RunModel', () => {
     planner.changed.emit();
     expect(changes).toBe(3);
     expect(model.waitingSince).toBeNull();
+  });
+
+  it('says which field of a malformed saved run is wrong, and lets the user run afresh or discard it', () => {
+    const { saved, model } = setup();
+    const truncated = savedRun() as unknown as Record<string, unknown>;
+    truncated.progress = { version: 1, stages: 'cut here' };
+    saved.value = truncated;
+    saved.changed.emit();
+    expect(model.source).toBe('none');
+    expect(model.savedRunProblems).not.toBeNull();
+    expect(model.savedRunProblems!.join('\n')).toMatch(/^progress\./m);
+    expect(model.availability.run).toBe(true);
+    expect(model.canResumeSaved).toBe(false);
+    expect(model.canDiscardSaved).toBe(true);
+
+    saved.value = undefined;
+    saved.changed.emit();
+    expect(model.savedRunProblems).toBeNull();
+    expect(model.canDiscardSaved).toBe(false);
+  });
+
+  it('offers to discard a readable saved run too, but not while a run is live', () => {
+    const { saved, model, runner } = setup();
+    saved.value = savedRun();
+    saved.changed.emit();
+    expect(model.savedRunProblems).toBeNull();
+    expect(model.canDiscardSaved).toBe(true);
+    runner.progress(runningSnapshot());
+    expect(model.canDiscardSaved).toBe(false);
+  });
+
+  it("turns Run and Resume off while another window's run holds the lock, and offers Take over once it let go", async () => {
+    let holder: string | null = 'window-a';
+    const service: ILockService = {
+      get: async () =>
+        holder
+          ? { held: true, owner: holder, status: { step: 'Clean' } }
+          : { held: false },
+      acquire: async (_key, owner) =>
+        holder && holder !== owner
+          ? { held: true, owner: holder, status: { step: 'Clean' } }
+          : { held: true, owner },
+      release: async () => undefined
+    };
+    const lock = new RunLock({
+      key: () => 'a.ipynb',
+      service,
+      page: new PageLocks(),
+      status: () => ({}),
+      owner: 'window-b',
+      watch: false
+    });
+    const { saved, model, changes } = setup(lock);
+    saved.value = savedRun();
+    saved.changed.emit();
+    expect(model.canResumeSaved).toBe(true);
+
+    await lock.refresh();
+    expect(changes()).toBe(2);
+    expect(model.lockState).toMatchObject({
+      kind: 'other',
+      status: { step: 'Clean' }
+    });
+    expect(Object.values(model.availability).some(Boolean)).toBe(false);
+    expect(model.canResumeSaved).toBe(false);
+    expect(model.canTakeOver).toBe(false);
+    expect(model.canDiscardSaved).toBe(false);
+
+    holder = null;
+    await lock.refresh();
+    expect(model.canTakeOver).toBe(true);
+    // This copy predates the other window's saves: only Take over (which reloads) may continue.
+    expect(model.canResumeSaved).toBe(false);
+    expect(model.availability.run).toBe(false);
+
+    await lock.acquire();
+    expect(model.canTakeOver).toBe(false);
+    expect(model.canResumeSaved).toBe(true);
+    lock.dispose();
   });
 });

@@ -11,6 +11,8 @@ import { EffectsSection } from './EffectsSection';
 import { OutputsSection } from './OutputsSection';
 import { PlannerLine } from './PlannerLine';
 import { ProgressSection } from './ProgressSection';
+import { RunElsewhere } from './RunElsewhere';
+import { SavedRunProblem } from './SavedRunProblem';
 import { WaitingLine } from './WaitingLine';
 import { WarningsSection } from './WarningsSection';
 
@@ -42,9 +44,11 @@ export function RunView(props: IRunViewProps): JSX.Element {
         )
       : null;
   const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
+  const elsewhere = model.lockState.kind === 'other';
   return (
     <>
       <div
+        hidden={elsewhere}
         className={`jp-bcc-state jp-bcc-state-${snapshot.state.toLowerCase()}`}
         role="status"
         aria-live="polite"
@@ -58,6 +62,20 @@ export function RunView(props: IRunViewProps): JSX.Element {
         <WaitingLine since={model.waitingSince} trans={trans} />
       ) : null}
       {waiting ? <div className="jp-bcc-buffered">{waiting}</div> : null}
+      <RunElsewhere
+        lock={model.lockState}
+        canTakeOver={model.canTakeOver}
+        commands={commands}
+        trans={trans}
+      />
+      {model.savedRunProblems ? (
+        <SavedRunProblem
+          problems={model.savedRunProblems}
+          canDiscard={model.canDiscardSaved}
+          commands={commands}
+          trans={trans}
+        />
+      ) : null}
       {model.source === 'saved' && available.resume ? (
         <div className="jp-bcc-hint">
           {trans.__(
