@@ -353,9 +353,7 @@ export class PlannerClient {
         options
       );
       if (!response.ok) {
-        const body = await exchange
-          .text(response, ERROR_BODY)
-          .catch(() => '');
+        const body = await exchange.text(response, ERROR_BODY).catch(() => '');
         tell.each(o => o.onResponse?.(url, response.status, body, false));
         throw httpError(exchange.request, url, response, body);
       }
