@@ -21,6 +21,7 @@ import type {
   IRunnerHooks,
   IRunWarning
 } from './types';
+import { limitSavedRunState } from './savedRunLimits';
 
 /** The runner's signals, emitted on its behalf. */
 export interface IRunEvents {
@@ -175,7 +176,7 @@ export class RunCore {
       }
     }
     try {
-      await this.driver.saveRunState(this.state.toJSON());
+      await this.driver.saveRunState(limitSavedRunState(this.state.toJSON()));
     } catch (error) {
       this.warn(
         `The run state could not be saved in the notebook: ${errorMessage(error)}`,

@@ -3,10 +3,20 @@ import {
   MAX_QUEUED_ACTIONS,
   MAX_QUEUED_CHARS
 } from '../actionQueue';
+import { isSavedRunState } from '../runner';
+import { RunState } from '../runState';
+import {
+  limitSavedRunState,
+  MAX_SAVED_ACTIONS_TAKEN,
+  MAX_SAVED_BEHAVIORS,
+  MAX_SAVED_EFFECT_CHARS,
+  MAX_SAVED_VALUE_CHARS
+} from '../savedRunLimits';
 import { ActionStream } from '../testing';
 import {
   code,
   effectsOf,
+  ONE_STEP,
   plan,
   saved,
   settle,
@@ -129,5 +139,74 @@ describe('WorkflowRunner bounds what a stream may pile up', () => {
     expect(effectsOf(s.client.planningRequests[1]).join('\n')).toMatch(
       /to approve at once; the rest of its answer was not read/
     );
+  });
+});
+
+describe('WorkflowRunner bounds the run state saved in the notebook', () => {
+  it('saves cut values and effects, with markers, and a valid state', async () => {
+    const big = 'v'.repeat(1024 * 1024);
+    const s = setup({
+      planning: [
+        withTemplate(false, undefined, {
+          context_update: { variables: { big } }
+        }),
+        plan(false),
+        plan(true)
+      ],
+      generating: [0, 1].map(i => [text(`behavior ${i}`)])
+    });
+    const finished = await s.runner.start({ task: 't' });
+    expect(finished.reason).toBe('completed');
+    const state = saved(s.driver);
+    // A 1 MiB variable: unbounded, the save is over 1 MB.
+    expect(JSON.stringify(state).length).toBeLessThan(100_000);
+    const value = state.contextVariables.big as string;
+    expect(value.length).toBeLessThan(MAX_SAVED_VALUE_CHARS + 200);
+    expect(value).toContain('[TRUNCATED:');
+    expect(isSavedRunState(state)).toBe(true);
+  });
+
+  it('keeps the newest completed behaviors and actions taken, oldest first out, with markers', () => {
+    const state = new RunState({
+      now: () => new Date(0),
+      maxHistoryItems: () => 50
+    });
+    state.begin({ task: 't' }, ONE_STEP);
+    const full = state.toJSON();
+    full.progress.behaviors.completed = Array.from(
+      { length: 1000 },
+      (_, i) => ({
+        behavior_id: `b${i}`,
+        goal: `goal ${i}`
+      })
+    );
+    full.progress.steps.completed = [
+      {
+        step_id: 'p0',
+        goal: 'step',
+        actions_taken: Array.from({ length: 1000 }, (_, i) => `goal ${i}`)
+      }
+    ];
+    full.effects.current = ['e'.repeat(100_000)];
+    const limited = limitSavedRunState(full);
+    const behaviors = limited.progress.behaviors.completed;
+    expect(behaviors).toHaveLength(MAX_SAVED_BEHAVIORS);
+    expect(behaviors[0]).toEqual({
+      goal: `[${1000 - MAX_SAVED_BEHAVIORS + 1} older completed behaviors not saved]`
+    });
+    expect(behaviors[1].behavior_id).toBe(`b${1000 - MAX_SAVED_BEHAVIORS + 1}`);
+    expect(behaviors[behaviors.length - 1].behavior_id).toBe('b999');
+    const taken = limited.progress.steps.completed[0].actions_taken ?? [];
+    expect(taken).toHaveLength(MAX_SAVED_ACTIONS_TAKEN);
+    expect(taken[0]).toBe(
+      `[${1000 - MAX_SAVED_ACTIONS_TAKEN + 1} older actions not saved]`
+    );
+    expect(taken[taken.length - 1]).toBe('goal 999');
+    expect(limited.effects.current[0].length).toBeLessThan(
+      MAX_SAVED_EFFECT_CHARS + 200
+    );
+    // The run's own state is not cut.
+    expect(full.progress.behaviors.completed).toHaveLength(1000);
+    expect(isSavedRunState(limited)).toBe(true);
   });
 });
