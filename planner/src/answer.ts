@@ -79,6 +79,8 @@ export function ndjsonAnswer(
 
 /** Wait before a `paused-flood`, for the run to be paused when it comes. */
 export const FLOOD_DELAY_MS = 4000;
+/** The cell a `paused-flood` adds just before its pause. */
+export const FLOOD_AHEAD = 'A flood of actions follows (injected fault).';
 
 /** What `bad-pattern` sets as effects patterns: one exponential, one fine. */
 export const BAD_PATTERNS = ['(a+)+$', '.'];
@@ -251,6 +253,16 @@ function applyStreamFault(answer: IAnswer, fault: IFaultSpec): void {
       insertChunk(answer, 1, line.repeat(count));
       answer.chunks[Math.min(1, answer.chunks.length - 1)].delayMs =
         FLOOD_DELAY_MS;
+      // A cell that says the flood is next, for a test to pause on.
+      insertChunk(
+        answer,
+        1,
+        actionLine({
+          action: 'add',
+          shot_type: 'dialogue',
+          content: FLOOD_AHEAD
+        }) + '\n'
+      );
       return;
     }
     case 'malformed-line':

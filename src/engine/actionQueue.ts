@@ -1,6 +1,6 @@
 /**
  * The actions of one behavior received and not yet applied, bounded in count and characters
- * (docs/architecture.md#limits): the reader waits for room (so the stream is not read while the run is
+ * (docs/protocol.md#limits): the reader waits for room (so the stream is not read while the run is
  * paused), and a behavior's actions past a total are not read at all.
  */
 

@@ -78,7 +78,7 @@ export function processOutput(
   return truncateOutput(summarizeRepetitiveLogs(text), maxChars);
 }
 
-/** Current effects one behavior keeps; a flood of warnings keeps its newest (docs/architecture.md#limits). */
+/** Current effects one behavior keeps; a flood of warnings keeps its newest (docs/protocol.md#limits). */
 export const MAX_CURRENT_EFFECTS = 200;
 /** Longest effect kept, whatever the output setting: effects are saved in the notebook. */
 export const MAX_EFFECT_CHARS = 200_000;

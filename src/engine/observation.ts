@@ -135,7 +135,7 @@ export function fitRequest<T extends { observation: ObservationInput }>(
   const observation = fitted.observation;
   const context = observation.context ?? (observation.context = {});
   const budget = Math.max(0, maxChars - NOTE_RESERVE);
-  // Measured once per pass, never once per dropped item (docs/architecture.md#limits).
+  // Measured once per pass, never once per dropped item (docs/protocol.md#limits).
   const fits = () => size(fitted) <= budget;
   const dropOldest = (items: unknown[], keep = 0): number =>
     dropOldestToFit(items, size(fitted), budget, keep);

@@ -1,5 +1,5 @@
 /**
- * What a saved run may hold in the notebook's metadata (docs/architecture.md#limits): the newest
+ * What a saved run may hold in the notebook's metadata (docs/protocol.md#limits): the newest
  * completed behaviors and effects, each effect and context value cut to a head and a tail, and a
  * marker wherever something older was left out. Only the copy written to the notebook is cut.
  */
