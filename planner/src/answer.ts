@@ -263,6 +263,7 @@ function applyStreamFault(answer: IAnswer, fault: IFaultSpec): void {
           content: FLOOD_AHEAD
         }) + '\n'
       );
+      answer.chunks[1].delayMs = 0;
       return;
     }
     case 'malformed-line':

@@ -112,6 +112,10 @@ export async function runBehavior(
               break;
             }
             queue.push(event);
+            if (control.pauseReason) {
+              // The view shows what a paused run holds.
+              core.emitProgress();
+            }
             // The stream is not read until there is room: a paused run holds a bounded queue.
             while (queue.full && !interactive && !control.stopRequested) {
               control.wake();
