@@ -77,6 +77,14 @@ export function ndjsonAnswer(
   };
 }
 
+/** Wait before a `paused-flood`, for the run to be paused when it comes. */
+export const FLOOD_DELAY_MS = 4000;
+/** The cell a `paused-flood` adds just before its pause. */
+export const FLOOD_AHEAD = 'A flood of actions follows (injected fault).';
+
+/** What `bad-pattern` sets as effects patterns: one exponential, one fine. */
+export const BAD_PATTERNS = ['(a+)+$', '.'];
+
 const MULTIBYTE_TEXT = 'Données chargées — ✓ 数据已加载';
 /** Pause between the two halves of a split character, so they travel in separate TCP segments. */
 const SPLIT_PAUSE_MS = 40;
@@ -202,6 +210,62 @@ function applyStreamFault(answer: IAnswer, fault: IFaultSpec): void {
         insertChunk(answer, 1, actionLine(action) + '\n');
       }
       return;
+    case 'many-warnings':
+      // Lines whose `action` is no action: each one a warning of the stream.
+      insertChunk(
+        answer,
+        1,
+        Array.from(
+          { length: faultValue(fault) },
+          (_, i) => `{"action": null, "bcc_fault_warning": ${i}}\n`
+        ).join('')
+      );
+      return;
+    case 'long-line':
+      insertChunk(
+        answer,
+        1,
+        actionLine({
+          action: 'add',
+          shot_type: 'dialogue',
+          content: oversizedContent(faultValue(fault))
+        }) + '\n'
+      );
+      return;
+    case 'many-actions':
+      insertChunk(
+        answer,
+        1,
+        (
+          actionLine({ action: 'next_event', event_type: 'bcc_fault_tick' }) +
+          '\n'
+        ).repeat(faultValue(fault))
+      );
+      return;
+    case 'paused-flood': {
+      // 10 KB actions after a pause long enough for the test to pause the run first.
+      const line =
+        actionLine({
+          action: 'next_event',
+          event_type: `bcc_fault_flood ${'f'.repeat(10_000)}`
+        }) + '\n';
+      const count = Math.ceil(faultValue(fault) / line.length);
+      insertChunk(answer, 1, line.repeat(count));
+      answer.chunks[Math.min(1, answer.chunks.length - 1)].delayMs =
+        FLOOD_DELAY_MS;
+      // A cell that says the flood is next, for a test to pause on.
+      insertChunk(
+        answer,
+        1,
+        actionLine({
+          action: 'add',
+          shot_type: 'dialogue',
+          content: FLOOD_AHEAD
+        }) + '\n'
+      );
+      answer.chunks[1].delayMs = 0;
+      return;
+    }
     case 'malformed-line':
       insertChunk(
         answer,
@@ -247,8 +311,27 @@ function applyStreamFault(answer: IAnswer, fault: IFaultSpec): void {
   }
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 function applyJsonFault(answer: IAnswer, fault: IFaultSpec): void {
   switch (fault.name) {
+    case 'bad-pattern':
+      editJsonBody(answer, body => {
+        const filter = isObject(body.context_filter) ? body.context_filter : {};
+        const config = isObject(filter.effects_config)
+          ? filter.effects_config
+          : {};
+        body.context_filter = {
+          ...filter,
+          effects_config: {
+            ...config,
+            patterns: { include: BAD_PATTERNS }
+          }
+        };
+      });
+      return;
     case 'unknown-action':
     case 'missing-field':
     case 'oversized-action':

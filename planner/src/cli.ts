@@ -40,6 +40,8 @@ Usage: node planner/lib/planner/src/main.js [options]
   --fault SPEC           inject a fault; repeatable. SPEC = NAME[=VALUE][@[ENDPOINT:]N]
                          NAME: malformed-line, split-utf8, truncated-line, reset, stall,
                                oversized-action[=BYTES], unknown-action, missing-field,
+                               many-warnings[=LINES], long-line[=BYTES], many-actions[=LINES],
+                               paused-flood[=BYTES] (after a 4 s pause), bad-pattern (/planning),
                                http-500, http-429[=RETRY_AFTER_S], slow-first-byte[=MS]
                          @N: the Nth request it applies to (stream faults count /generating,
                              status faults every API request); default: the first. Fires once.

@@ -15,8 +15,15 @@ export const STREAM_FAULTS = [
   'stall',
   'oversized-action',
   'unknown-action',
-  'missing-field'
+  'missing-field',
+  'many-warnings',
+  'long-line',
+  'many-actions',
+  'paused-flood'
 ] as const;
+
+/** Faults in a /planning answer (counted among /planning requests unless an endpoint is given). */
+export const PLANNING_FAULTS = ['bad-pattern'] as const;
 
 export const STATUS_FAULTS = [
   'http-500',
@@ -25,17 +32,23 @@ export const STATUS_FAULTS = [
 ] as const;
 
 export type FaultName =
-  (typeof STREAM_FAULTS)[number] | (typeof STATUS_FAULTS)[number];
+  | (typeof STREAM_FAULTS)[number]
+  | (typeof STATUS_FAULTS)[number]
+  | (typeof PLANNING_FAULTS)[number];
 export type FaultScope = 'any' | 'planning' | 'generating';
 
 export const FAULT_NAMES: readonly FaultName[] = [
   ...STREAM_FAULTS,
-  ...STATUS_FAULTS
+  ...STATUS_FAULTS,
+  ...PLANNING_FAULTS
 ];
 
 export interface IFaultSpec {
   name: FaultName;
-  /** `http-429`: Retry-After seconds (1); `slow-first-byte`: milliseconds (3000); `oversized-action`: bytes (2 MiB). */
+  /**
+   * `http-429`: Retry-After seconds (1); `slow-first-byte`: milliseconds (3000); `oversized-action`,
+   * `long-line` and `paused-flood`: bytes (2 MiB, 16 MiB, 10 MiB); `many-warnings`, `many-actions`: lines.
+   */
   value?: number;
   scope: FaultScope;
   /** 1-based index among the requests of `scope`; null = the first one. */
@@ -45,7 +58,11 @@ export interface IFaultSpec {
 export const FAULT_DEFAULTS: Partial<Record<FaultName, number>> = {
   'http-429': 1,
   'slow-first-byte': 3000,
-  'oversized-action': 2 * 1024 * 1024
+  'oversized-action': 2 * 1024 * 1024,
+  'many-warnings': 5000,
+  'long-line': 16 * 1024 * 1024,
+  'many-actions': 100_000,
+  'paused-flood': 10 * 1024 * 1024
 };
 
 function isFaultName(name: string): name is FaultName {
@@ -72,11 +89,13 @@ export function parseFault(text: string): IFaultSpec {
     throw new Error(`fault "${text}": N counts from 1`);
   }
   const isStream = (STREAM_FAULTS as readonly string[]).includes(name);
+  const isPlanning = (PLANNING_FAULTS as readonly string[]).includes(name);
   return {
     name,
     ...(value !== undefined ? { value: Number(value) } : {}),
     scope:
-      (endpoint as FaultScope | undefined) ?? (isStream ? 'generating' : 'any'),
+      (endpoint as FaultScope | undefined) ??
+      (isStream ? 'generating' : isPlanning ? 'planning' : 'any'),
     nth: nth === undefined ? null : Number(nth)
   };
 }

@@ -1,7 +1,10 @@
 /**
  * The built-in action handlers (docs/protocol.md#actions).
  */
+import { unwrapCodeFence } from '../protocol';
 import type { ExecAction, IsThinkingAction } from '../protocol';
+
+export { unwrapCodeFence };
 import type { CellMap, IOpenThinking } from './cells';
 import type { CellRole, IExecResult, INotebookDriver } from './driver';
 import { processOutput } from './effects';
@@ -11,14 +14,6 @@ import type {
   IActionResult,
   IDisposableLike
 } from './registry';
-
-/** ```` ```python\ncode\n``` ```` -> `code`; anything not wholly fenced is returned as is. */
-export function unwrapCodeFence(content: string): string {
-  const match = /^\s*(`{3,}|~{3,})[^\n]*\n([\s\S]*?)\n?[ \t]*\1[ \t]*$/.exec(
-    content.replace(/\s+$/, '')
-  );
-  return match ? match[2] : content;
-}
 
 function headingText(content: string): string {
   return content.replace(/^\s*#+\s*/, '').trim();

@@ -11,6 +11,12 @@ import type {
   GeneratingRequestInput
 } from '../protocol';
 import { plannerMayRunCell, unwrapCodeFence } from './actions';
+import {
+  ActionQueue,
+  MAX_BEHAVIOR_ACTIONS,
+  MAX_QUEUED_ACTIONS,
+  MAX_QUEUED_CHARS
+} from './actionQueue';
 import { replaceStageSteps, proposeWorkflow } from './contextUpdate';
 import type { ICellProvenance } from './driver';
 import {
@@ -82,8 +88,10 @@ export async function runBehavior(
   body: GeneratingRequestInput
 ): Promise<IRunError | null> {
   const { control, state } = core;
-  const queue: ActionEvent[] = [];
-  state.buffer = queue;
+  const queue = new ActionQueue<ActionEvent>();
+  state.buffer = queue.items;
+  const interactive = core.settings().interactive;
+  let cut: string | null = null;
   let ended = false;
   let failure: unknown = null;
   const stream = core.client.generating(body, { signal: control.signal });
@@ -100,7 +108,20 @@ export async function runBehavior(
               'planner'
             );
           } else {
+            if (queue.spent || (interactive && queue.full)) {
+              cut = stopReading(core, queue, interactive);
+              break;
+            }
             queue.push(event);
+            if (control.pauseReason) {
+              // The view shows what a paused run holds.
+              core.emitProgress();
+            }
+            // The stream is not read until there is room: a paused run holds a bounded queue.
+            while (queue.full && !interactive && !control.stopRequested) {
+              control.wake();
+              await control.waitWake();
+            }
           }
         } else if (event.kind === 'notice') {
           // Shown and logged only: a heartbeat must not push real outputs out of the planner's view.
@@ -119,14 +140,14 @@ export async function runBehavior(
     }
   })();
 
-  if (core.settings().interactive) {
+  if (interactive) {
     while (!ended && !control.stopRequested) {
       await control.waitWake();
     }
     control.throwIfStopped();
     // Nothing of an unapproved or broken behavior is applied; a retry asks again.
-    if (failure !== null || !(await approve(core, queue))) {
-      queue.length = 0;
+    if (failure !== null || !(await approve(core, queue.items))) {
+      queue.clear();
     }
   }
 
@@ -135,6 +156,7 @@ export async function runBehavior(
     control.throwIfStopped();
     const next = queue.shift();
     if (next) {
+      control.wake();
       await applyAction(core, next.action);
       continue;
     }
@@ -144,6 +166,10 @@ export async function runBehavior(
     await control.waitWake();
   }
   await reader;
+  if (cut) {
+    // After the behavior's own effects, so that the planner sees it.
+    core.addEffect(`⚠️ ${cut}`);
+  }
   // A stream that ends without `finish_thinking` leaves no live thinking cell behind.
   await core.closeThinking();
   if (failure === null) {
@@ -214,6 +240,20 @@ function existingCellsRun(
     }
   }
   return [...runs.values()];
+}
+
+/** The behavior sent more than the queue bounds allow: the rest of its answer is not read; returns why. */
+function stopReading(
+  core: RunCore,
+  queue: ActionQueue<ActionEvent>,
+  interactive: boolean
+): string {
+  const why = interactive
+    ? `more than ${MAX_QUEUED_ACTIONS.toLocaleString('en-US')} actions or ${MAX_QUEUED_CHARS.toLocaleString('en-US')} characters to approve at once`
+    : `more than ${MAX_BEHAVIOR_ACTIONS.toLocaleString('en-US')} actions in one behavior`;
+  const message = `The planner sent ${why}; the rest of its answer was not read (${queue.received.toLocaleString('en-US')} actions kept).`;
+  core.warn(message, 'engine');
+  return message;
 }
 
 /** Interactive mode; false when the behavior is to be skipped. Throws when the user stops the run. */

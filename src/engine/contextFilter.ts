@@ -6,7 +6,8 @@
  * - `include_history` without `history_limit`: an empty history.
  * - A name in both lists gets its summary.
  * - `current_limit` / `history_limit` keep the most recent N effects.
- * - Patterns apply before limits; an invalid regular expression is reported and ignored.
+ * - Patterns apply before limits, to the first characters of each effect; an invalid or pathological
+ *   regular expression is reported and ignored.
  * - Warnings are appended after the limits so that they always reach the planner.
  */
 import type {
@@ -33,13 +34,135 @@ function notAvailable(strategy: string): string {
   return `<${strategy}: not available>`;
 }
 
+/** Limits on planner-supplied effects patterns (docs/protocol.md#limits). */
+export const MAX_PATTERN_CHARS = 200;
+export const MAX_PATTERNS = 20;
+export const MAX_PATTERN_REPEATS = 2;
+/** A pattern sees this many characters of each effect (its head and tail halves), so no match runs long. */
+export const MAX_PATTERN_INPUT_CHARS = 512;
+/** Time all patterns of one request may take; past it, the remaining effects are kept unfiltered. */
+export const PATTERN_TIME_BUDGET_MS = 200;
+
+interface IGroupScan {
+  /** Holds a quantifier, directly or in a nested group. */
+  repeats: boolean;
+  alternation: boolean;
+}
+
+/** The quantifier starting at `i` (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`): its length and whether it repeats. */
+function quantifierAt(
+  source: string,
+  i: number
+): { length: number; repeats: boolean; unbounded: boolean } | null {
+  const c = source[i];
+  if (c === '*' || c === '+') {
+    return { length: 1, repeats: true, unbounded: true };
+  }
+  if (c === '?') {
+    return { length: 1, repeats: false, unbounded: false };
+  }
+  if (c === '{') {
+    const match = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i, i + 24));
+    if (match) {
+      const max = match[2] === undefined ? Number(match[1]) : match[3];
+      const unbounded = max === '';
+      return {
+        length: match[0].length,
+        repeats: unbounded || Number(max) > 1,
+        unbounded
+      };
+    }
+  }
+  return null;
+}
+
+/**
+ * Why a planner's pattern is refused, or null: too long, a backreference, a repeated group that holds a
+ * repeat or an alternation (exponential backtracking), or too many unbounded repeats (polynomial).
+ * One pass over the pattern.
+ */
+export function checkEffectsPattern(source: string): string | null {
+  if (source.length > MAX_PATTERN_CHARS) {
+    return `longer than ${MAX_PATTERN_CHARS} characters`;
+  }
+  const groups: IGroupScan[] = [{ repeats: false, alternation: false }];
+  let unbounded = 0;
+  let i = 0;
+  while (i < source.length) {
+    const c = source[i];
+    let closed: IGroupScan | null = null;
+    if (c === '\\') {
+      const next = source[i + 1] ?? '';
+      if (/[1-9k]/.test(next)) {
+        return 'a backreference, which can take exponential time';
+      }
+      i += 2;
+    } else if (c === '[') {
+      i++;
+      while (i < source.length && source[i] !== ']') {
+        i += source[i] === '\\' ? 2 : 1;
+      }
+      i++;
+    } else if (c === '(') {
+      groups.push({ repeats: false, alternation: false });
+      i++;
+      continue;
+    } else if (c === ')') {
+      closed = groups.length > 1 ? (groups.pop() as IGroupScan) : null;
+      i++;
+    } else if (c === '|') {
+      groups[groups.length - 1].alternation = true;
+      i++;
+      continue;
+    } else {
+      i++;
+    }
+    const quantifier = quantifierAt(source, i);
+    const group = groups[groups.length - 1];
+    if (closed) {
+      group.repeats ||= closed.repeats;
+    }
+    if (!quantifier) {
+      continue;
+    }
+    i += quantifier.length;
+    if (source[i] === '?') {
+      i++;
+    }
+    if (closed && quantifier.repeats && closed.repeats) {
+      return 'nested quantifier (a repeated group holds a repeat), which can take exponential time';
+    }
+    if (closed && quantifier.repeats && closed.alternation) {
+      return 'repeated alternation, which can take exponential time';
+    }
+    if (quantifier.unbounded && ++unbounded > MAX_PATTERN_REPEATS) {
+      return `more than ${MAX_PATTERN_REPEATS} unbounded repeats, which can take polynomial time`;
+    }
+    group.repeats = true;
+  }
+  return null;
+}
+
 function compilePatterns(
   sources: readonly string[] | undefined,
   kind: 'include' | 'exclude',
   warnings: string[]
 ): RegExp[] {
   const patterns: RegExp[] = [];
-  for (const source of sources ?? []) {
+  const all = sources ?? [];
+  if (all.length > MAX_PATTERNS) {
+    warnings.push(
+      `⚠️ WARN: ${all.length} effects ${kind} patterns sent; only the first ${MAX_PATTERNS} are applied`
+    );
+  }
+  for (const source of all.slice(0, MAX_PATTERNS)) {
+    const refused = checkEffectsPattern(source);
+    if (refused) {
+      warnings.push(
+        `⚠️ WARN: Effects ${kind} pattern '${source.slice(0, MAX_PATTERN_CHARS)}' refused: ${refused}`
+      );
+      continue;
+    }
     try {
       patterns.push(new RegExp(source));
     } catch (error) {
@@ -104,9 +227,28 @@ export function applyContextFilter(
     'exclude',
     warnings
   );
-  const keep = (text: string) =>
-    (include.length === 0 || include.some(p => p.test(text))) &&
-    !exclude.some(p => p.test(text));
+  const started = Date.now();
+  let overBudget = false;
+  const matches = (pattern: RegExp, effect: string) => {
+    if (effect.length <= MAX_PATTERN_INPUT_CHARS) {
+      return pattern.test(effect);
+    }
+    const half = MAX_PATTERN_INPUT_CHARS / 2;
+    return (
+      pattern.test(effect.slice(0, half)) ||
+      pattern.test(effect.slice(effect.length - half))
+    );
+  };
+  const keep = (effect: string) => {
+    if (overBudget || Date.now() - started > PATTERN_TIME_BUDGET_MS) {
+      overBudget = true;
+      return true;
+    }
+    return (
+      (include.length === 0 || include.some(p => matches(p, effect))) &&
+      !exclude.some(p => matches(p, effect))
+    );
+  };
   const effects = observation.context?.effects ?? { current: [], history: [] };
   const current =
     config.include_current === false
@@ -115,6 +257,11 @@ export function applyContextFilter(
   const history = config.include_history
     ? lastN(effects.history.filter(keep), config.history_limit ?? 0)
     : [];
+  if (overBudget) {
+    warnings.push(
+      `⚠️ WARN: Effects patterns took over ${PATTERN_TIME_BUDGET_MS} ms; the remaining effects are sent unfiltered`
+    );
+  }
   const filteredEffects: { current: string[]; history?: string[] } = {
     current: [...current, ...warnings]
   };

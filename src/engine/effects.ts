@@ -78,6 +78,17 @@ export function processOutput(
   return truncateOutput(summarizeRepetitiveLogs(text), maxChars);
 }
 
+/** Current effects one behavior keeps; a flood of warnings keeps its newest (docs/protocol.md#limits). */
+export const MAX_CURRENT_EFFECTS = 200;
+/** Longest effect kept, whatever the output setting: effects are saved in the notebook. */
+export const MAX_EFFECT_CHARS = 200_000;
+
+function droppedMarker(count: number): string {
+  return `[${count.toLocaleString('en-US')} earlier effects of this behavior dropped: only the last ${MAX_CURRENT_EFFECTS} are kept]`;
+}
+
+const DROPPED_MARKER = /^\[([\d,]+) earlier effects of this behavior dropped: /;
+
 /** The effects of the running behavior (`current`) and of earlier ones (`history`, bounded). */
 export interface IEffectsState {
   current: string[];
@@ -96,7 +107,15 @@ export class EffectsStore {
   }
 
   add(text: string): void {
-    this._current.push(text);
+    this._current.push(truncateOutput(text, MAX_EFFECT_CHARS));
+    const marked = DROPPED_MARKER.exec(this._current[0] ?? '');
+    const kept = this._current.length - (marked ? 1 : 0);
+    if (kept > MAX_CURRENT_EFFECTS) {
+      const before = marked ? Number(marked[1].replace(/,/g, '')) : 0;
+      const excess = kept - MAX_CURRENT_EFFECTS;
+      this._current.splice(0, excess + (marked ? 1 : 0));
+      this._current.unshift(droppedMarker(before + excess));
+    }
   }
 
   /** A new behavior starts: what the previous one produced becomes history. */

@@ -72,6 +72,31 @@ function size(value: unknown): number {
   return JSON.stringify(value).length;
 }
 
+/**
+ * Removes the fewest oldest items of `items` (a JSON array inside a document `total` characters long)
+ * that bring the document within `budget`, keeping at least `keep`; each item is measured once.
+ * Returns how many were removed.
+ */
+export function dropOldestToFit(
+  items: unknown[],
+  total: number,
+  budget: number,
+  keep = 0
+): number {
+  let count = 0;
+  let remaining = total;
+  while (remaining > budget && items.length - count > keep) {
+    // An item and its comma; the last one left has no comma.
+    const comma = items.length - count > 1 ? 1 : 0;
+    remaining -= size(items[count]) + comma;
+    count++;
+  }
+  if (count > 0) {
+    items.splice(0, count);
+  }
+  return count;
+}
+
 function shorten(value: unknown, limit: number): unknown {
   if (typeof value === 'string') {
     return value.length > limit ? truncateOutput(value, limit) : value;
@@ -110,14 +135,14 @@ export function fitRequest<T extends { observation: ObservationInput }>(
   const observation = fitted.observation;
   const context = observation.context ?? (observation.context = {});
   const budget = Math.max(0, maxChars - NOTE_RESERVE);
+  // Measured once per pass, never once per dropped item (docs/protocol.md#limits).
   const fits = () => size(fitted) <= budget;
+  const dropOldest = (items: unknown[], keep = 0): number =>
+    dropOldestToFit(items, size(fitted), budget, keep);
 
   const history = context.effects?.history;
   if (history && history.length > 0) {
-    while (history.length > 0 && !fits()) {
-      history.shift();
-      report.historyDropped++;
-    }
+    report.historyDropped = dropOldest(history);
     if (report.historyDropped > 0) {
       report.steps.push(`${report.historyDropped} history items dropped`);
     }
@@ -187,11 +212,7 @@ export function fitRequest<T extends { observation: ObservationInput }>(
 
   const current = context.effects?.current;
   if (current && current.length > 1 && !fits()) {
-    let dropped = 0;
-    while (current.length > 1 && !fits()) {
-      current.shift();
-      dropped++;
-    }
+    const dropped = dropOldest(current, 1);
     report.steps.push(`${dropped} older current effects dropped`);
   }
 
@@ -199,9 +220,8 @@ export function fitRequest<T extends { observation: ObservationInput }>(
     let dropped = 0;
     for (const level of levels) {
       const completed = level?.completed;
-      while (completed && completed.length > 0 && !fits()) {
-        completed.shift();
-        dropped++;
+      if (completed && completed.length > 0) {
+        dropped += dropOldest(completed);
       }
     }
     if (dropped > 0) {

@@ -21,6 +21,7 @@ import type {
   IRunnerHooks,
   IRunWarning
 } from './types';
+import { limitSavedRunState } from './savedRunLimits';
 
 /** The runner's signals, emitted on its behalf. */
 export interface IRunEvents {
@@ -182,7 +183,7 @@ export class RunCore {
         );
       }
     }
-    return this.state.toJSON();
+    return limitSavedRunState(this.state.toJSON());
   }
 
   async saveState(): Promise<void> {

@@ -9,7 +9,10 @@ import { z } from 'zod';
 import type { IRunSettings } from '../engine/settings';
 import {
   asciiHeaders,
+  bodyChunks,
+  collectText,
   createBrowserTransport,
+  ERROR_BODY,
   FetchLike,
   IPlannerRequest,
   IPlannerTransport,
@@ -63,7 +66,10 @@ async function unreachable(
 ): Promise<PlannerError | null> {
   let body: unknown;
   try {
-    body = await response.clone().json();
+    // Only the relay's own short message matters: a planner's long 502 body is not read whole.
+    body = JSON.parse(
+      await collectText(bodyChunks(response.clone()), ERROR_BODY)
+    );
   } catch {
     return null;
   }

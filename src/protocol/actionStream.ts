@@ -33,38 +33,111 @@ export type GeneratingEvent =
 /** Why `actionsInMessage` found no action in a message that is not an error. */
 export const IGNORED_WITHOUT_ACTION = 'ignored line without action';
 
+/** Longest NDJSON line read, in characters: a longer one is dropped (docs/protocol.md#limits). */
+export const MAX_LINE_CHARS = 4 * 1024 * 1024;
+
+/** A line dropped for its length: how long it was and how it began. */
+export interface IOverlongLine {
+  overlong: number;
+  head: string;
+}
+
+/** How many characters of an over-long line are kept to name it. */
+const HEAD_CHARS = 80;
+
 /**
  * Splits a byte stream into NDJSON lines. Bytes are decoded in streaming mode so that a UTF-8
  * character cut between two chunks survives; the unfinished last line is kept until more bytes (or
- * `flush()`) arrive. `\r\n` endings are accepted and blank lines are skipped.
+ * `flush()`) arrive. `\r\n` endings are accepted and blank lines are skipped. Each character is
+ * scanned once; a line longer than `maxLineChars` is not kept but reported by `pushItems`.
  */
 export class NdjsonLineSplitter {
-  /** Complete lines found in `chunk`, in order. */
+  constructor(options: { maxLineChars?: number } = {}) {
+    this._maxLineChars = options.maxLineChars ?? MAX_LINE_CHARS;
+  }
+
+  /** Complete lines found in `chunk`, in order (over-long lines left out). */
   push(chunk: Uint8Array): string[] {
-    this._pending += this._decoder.decode(chunk, { stream: true });
-    return this._takeLines();
+    return this.pushItems(chunk).filter(isLine);
   }
 
   /** The lines left when the stream ends, including a last line without a newline. */
   flush(): string[] {
-    this._pending += this._decoder.decode();
-    const lines = this._takeLines();
-    const last = this._pending.trim();
-    this._pending = '';
-    if (last) {
-      lines.push(last);
+    return this.flushItems().filter(isLine);
+  }
+
+  /** Complete lines found in `chunk`, and the over-long lines dropped, in order. */
+  pushItems(chunk: Uint8Array): Array<string | IOverlongLine> {
+    return this._scan(this._decoder.decode(chunk, { stream: true }), false);
+  }
+
+  flushItems(): Array<string | IOverlongLine> {
+    return this._scan(this._decoder.decode(), true);
+  }
+
+  private _scan(text: string, end: boolean): Array<string | IOverlongLine> {
+    const items: Array<string | IOverlongLine> = [];
+    let start = 0;
+    for (;;) {
+      const newline = text.indexOf('\n', start);
+      if (newline < 0) {
+        this._append(text.slice(start));
+        break;
+      }
+      this._append(text.slice(start, newline));
+      this._endLine(items);
+      start = newline + 1;
     }
-    return lines;
+    if (end) {
+      this._endLine(items);
+    }
+    return items;
   }
 
-  private _takeLines(): string[] {
-    const parts = this._pending.split('\n');
-    this._pending = parts.pop() ?? '';
-    return parts.map(line => line.trim()).filter(line => line.length > 0);
+  private _append(piece: string): void {
+    if (piece.length === 0) {
+      return;
+    }
+    if (this._head.length < HEAD_CHARS) {
+      this._head += piece.slice(0, HEAD_CHARS - this._head.length);
+    }
+    this._length += piece.length;
+    if (this._length > this._maxLineChars) {
+      this._pieces = [];
+    } else {
+      this._pieces.push(piece);
+    }
   }
 
+  private _endLine(items: Array<string | IOverlongLine>): void {
+    if (this._length > this._maxLineChars) {
+      items.push({ overlong: this._length, head: this._head.trim() });
+    } else if (this._length > 0) {
+      const line = this._pieces.join('').trim();
+      if (line) {
+        items.push(line);
+      }
+    }
+    this._pieces = [];
+    this._length = 0;
+    this._head = '';
+  }
+
+  private readonly _maxLineChars: number;
   private _decoder = new TextDecoder('utf-8');
-  private _pending = '';
+  /** The unfinished line, in pieces joined once when it ends. */
+  private _pieces: string[] = [];
+  private _length = 0;
+  private _head = '';
+}
+
+function isLine(item: string | IOverlongLine): item is string {
+  return typeof item === 'string';
+}
+
+/** The warning for a line dropped for its length. */
+export function overlongLineMessage(item: IOverlongLine): string {
+  return `line of ${item.overlong.toLocaleString('en-US')} characters dropped (the limit is ${MAX_LINE_CHARS.toLocaleString('en-US')})`;
 }
 
 /** What one parsed NDJSON message (or a whole JSON body) holds: raw actions, or why it holds none. */
@@ -238,13 +311,22 @@ export async function* actionEvents(
     onLine?.(line);
     return parser.line(line);
   };
+  const take = (item: string | IOverlongLine): GeneratingEvent[] =>
+    typeof item === 'string'
+      ? parse(item)
+      : [
+          {
+            kind: 'warning',
+            message: `${request}: ${overlongLineMessage(item)}: ${excerpt(item.head)}`
+          }
+        ];
   for await (const chunk of chunks) {
-    for (const line of splitter.push(chunk)) {
-      yield* parse(line);
+    for (const item of splitter.pushItems(chunk)) {
+      yield* take(item);
     }
   }
-  for (const line of splitter.flush()) {
-    yield* parse(line);
+  for (const item of splitter.flushItems()) {
+    yield* take(item);
   }
   yield* parser.end();
 }

@@ -14,10 +14,12 @@ import {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
   DEFAULT_STALL_TIMEOUT_MS,
   defaultSleep,
+  ERROR_BODY,
   Exchange,
   httpError,
   invalidResponse,
   IRetryPolicy,
+  PLANNING_BODY,
   SleepLike,
   withRetries
 } from './exchange';
@@ -297,7 +299,9 @@ export class PlannerClient {
         })
       );
       const status = response.status;
-      const body = excerpt(await exchange.text(response).catch(() => ''));
+      const body = excerpt(
+        await exchange.text(response, ERROR_BODY).catch(() => '')
+      );
       const detail = `HTTP ${status}${body ? `: ${body}` : ''}`;
       if (status === 401 || status === 403) {
         return {
@@ -349,7 +353,7 @@ export class PlannerClient {
         options
       );
       if (!response.ok) {
-        const body = await exchange.text(response).catch(() => '');
+        const body = await exchange.text(response, ERROR_BODY).catch(() => '');
         tell.each(o => o.onResponse?.(url, response.status, body, false));
         throw httpError(exchange.request, url, response, body);
       }
@@ -380,7 +384,10 @@ export class PlannerClient {
         'application/json',
         options
       );
-      const text = await exchange.text(response);
+      const text = await exchange.text(
+        response,
+        response.ok ? PLANNING_BODY : ERROR_BODY
+      );
       let body: unknown = text;
       let parseError: unknown;
       try {

@@ -9,6 +9,83 @@ export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 300_000;
 /** Default time a streamed answer may stay silent between two chunks (a long cell is generated at once). */
 export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
 
+/** Longest `/planning` answer read, in characters (docs/protocol.md#limits). */
+export const MAX_PLANNING_BODY_CHARS = 8 * 1024 * 1024;
+/** Longest part of an error answer read: only an excerpt of it is ever shown. */
+export const MAX_ERROR_BODY_CHARS = 64 * 1024;
+
+/** How a body is read: up to `maxChars`, then cut (an error body) or failed (an answer). */
+export interface IBodyLimit {
+  maxChars: number;
+  over: 'cut' | 'fail';
+}
+
+export const PLANNING_BODY: IBodyLimit = {
+  maxChars: MAX_PLANNING_BODY_CHARS,
+  over: 'fail'
+};
+export const ERROR_BODY: IBodyLimit = {
+  maxChars: MAX_ERROR_BODY_CHARS,
+  over: 'cut'
+};
+
+/** A body longer than its limit, not read to its end. */
+export class BodyTooLong extends Error {
+  constructor(readonly maxChars: number) {
+    super(
+      `the body is over ${maxChars.toLocaleString('en-US')} characters; the rest was not read`
+    );
+  }
+}
+
+/**
+ * Decodes `chunks` into text, up to `limit.maxChars`: past it, reading stops (the stream is left, so
+ * its producer cancels it) and the text is cut or `BodyTooLong` is thrown.
+ */
+export async function collectText(
+  chunks: AsyncIterable<Uint8Array>,
+  limit: IBodyLimit
+): Promise<string> {
+  const decoder = new TextDecoder('utf-8');
+  const pieces: string[] = [];
+  let length = 0;
+  for await (const chunk of chunks) {
+    const piece = decoder.decode(chunk, { stream: true });
+    pieces.push(piece);
+    length += piece.length;
+    if (length > limit.maxChars) {
+      if (limit.over === 'fail') {
+        throw new BodyTooLong(limit.maxChars);
+      }
+      return pieces.join('').slice(0, limit.maxChars);
+    }
+  }
+  pieces.push(decoder.decode());
+  return pieces.join('');
+}
+
+/** A response's body as chunks, cancelled when the reader stops early. */
+export async function* bodyChunks(
+  response: Response
+): AsyncGenerator<Uint8Array, void, undefined> {
+  if (!response.body) {
+    yield new Uint8Array(await response.arrayBuffer());
+    return;
+  }
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const result = await reader.read();
+      if (result.done) {
+        return;
+      }
+      yield result.value;
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+}
+
 export type SleepLike = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /** `Retry-After` as seconds or an HTTP date -> milliseconds from `now`. */
@@ -191,14 +268,22 @@ export class Exchange {
     }
   }
 
-  /** The whole body as text, under the same timeouts. */
-  async text(response: Response): Promise<string> {
-    const decoder = new TextDecoder('utf-8');
-    let text = '';
-    for await (const chunk of this.chunks(response)) {
-      text += decoder.decode(chunk, { stream: true });
+  /** The body as text, under the same timeouts, up to `limit`; an answer over it is invalid. */
+  async text(response: Response, limit: IBodyLimit): Promise<string> {
+    try {
+      return await collectText(this.chunks(response), limit);
+    } catch (error) {
+      if (error instanceof BodyTooLong) {
+        throw invalidResponse(
+          this.request,
+          this.url,
+          response.status,
+          error.message,
+          ''
+        );
+      }
+      throw error;
     }
-    return text + decoder.decode();
   }
 
   mapError(error: unknown): PlannerError {

@@ -1,5 +1,5 @@
 export * from './schemas';
-export { describeZodError, isRecord } from './fields';
+export { describeZodError, isRecord, unwrapCodeFence } from './fields';
 export type { JsonObject, Normalized } from './fields';
 export * from './normalize';
 export * from './normalizeObservation';

@@ -805,6 +805,113 @@ test.describe('Faults during a run', () => {
     expectKept(before, after);
   });
 
+  // -------------------------------------------------------------------------------------------
+  // Bad input, bounded (docs/protocol.md#limits): cut with a message, the run goes on
+  // -------------------------------------------------------------------------------------------
+
+  const boundedFaults: Array<{
+    title: string;
+    fault: string;
+    message: RegExp;
+    /** What the planner saw afterwards, in the run's effects. */
+    effect?: RegExp;
+  }> = [
+    {
+      title: '5,000 stream warnings',
+      fault: 'many-warnings@2',
+      message: /ignored line without action/
+    },
+    {
+      title: 'a 16 MB line',
+      fault: 'long-line@2',
+      message: /line of [\d,]+ characters dropped \(the limit is 4,194,304\)/
+    },
+    {
+      title: '100,000 tiny actions',
+      fault: 'many-actions@2',
+      message:
+        /The planner sent more than 2,000 actions in one behavior; the rest of its answer was not read/,
+      effect: /more than 2,000 actions in one behavior/
+    },
+    {
+      title: 'a pathological regex pattern in effects_config',
+      // On every /planning answer of the run's first behaviors: one of them comes before a /generating.
+      fault: 'bad-pattern@2 bad-pattern@3 bad-pattern@4',
+      message:
+        /Effects include pattern '\(a\+\)\+\$' refused: nested quantifier/
+    }
+  ];
+
+  for (const { title, fault, message, effect } of boundedFaults) {
+    test(title, async ({ page, tmpPath }) => {
+      const { path } = await referenceSetup(
+        page,
+        tmpPath,
+        fault.split(' ').flatMap(f => ['--fault', f])
+      );
+      await startRun(page, TASK, { path });
+      const before = await cellsAt(
+        page,
+        path,
+        m => m.event === 'warning' && message.test(m.detail ?? '')
+      );
+      await expectMessage('warning', warningList(page), message);
+      await expectSavedAtFault(page, path, TASK, before);
+      await expectCompleted(page, path, 'nothing');
+      const after = await cellInfos(page, path);
+      expectKept(before, after);
+      if (effect) {
+        expect((await effects(page, path)).join('\n')).toMatch(effect);
+      }
+      // Every request stayed within the context limit however much came in.
+      const sent = await requests(page, path);
+      expect(Math.max(...sent.map(r => r.chars))).toBeLessThanOrEqual(18600);
+    });
+  }
+
+  test('a paused run whose stream sends 10 MB more', async ({
+    page,
+    tmpPath
+  }) => {
+    const { path } = await referenceSetup(page, tmpPath, [
+      '--fault',
+      'paused-flood@2'
+    ]);
+    // The flood comes 4 s after the cell that announces it: the run is paused by then, stream open.
+    await startRun(page, TASK, { path });
+    await expect
+      .poll(
+        async () =>
+          (await cellInfos(page, path)).some(c =>
+            c.source.includes('A flood of actions follows')
+          ),
+        { timeout: 60000, intervals: [100] }
+      )
+      .toBe(true);
+    await clickControl(page, 'Pause');
+    await expect(stateLine(page)).toHaveText(/^Paused/, { timeout: 30000 });
+    const before = await cellsAt(page, path, m => m.paused);
+    await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
+    const waiting = /([\d,]+) actions received, waiting to be applied/;
+    await expectMessage('panel', panel(page), waiting, 30000);
+    // The stream is not read while the queue is full: what is held stays bounded.
+    await page.waitForTimeout(3000);
+    const held = Number(
+      (waiting.exec(await panel(page).innerText())?.[1] ?? '0').replace(
+        /,/g,
+        ''
+      )
+    );
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(500);
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
+    const after = await cellInfos(page, path);
+    expectKept(before, after);
+    // The held actions were applied after the resume: their effects reached the planner.
+    expect((await effects(page, path)).join('\n')).toMatch(/bcc_fault_flood/);
+  });
+
   test('two notebooks running at once', async ({ page, tmpPath }) => {
     const started = await planner(['--line-delay', '0']);
     await page.contents.uploadFile(HOUSING, `${tmpPath}/housing.csv`);

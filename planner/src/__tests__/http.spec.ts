@@ -4,6 +4,7 @@ import {
   normalizePlanningResponse,
   PlannerClient
 } from '../../../src/protocol';
+import { FLOOD_DELAY_MS } from '../answer';
 import { parseFault } from '../faults';
 import {
   IPlannerServerOptions,
@@ -378,6 +379,57 @@ describe('planner HTTP service', () => {
           (a.content as string).length >= 2 * 1024 * 1024
       );
       expect(big).toHaveLength(1);
+    });
+
+    it('many-warnings: 5,000 lines without an action', async () => {
+      const lines = linesOf((await generatingWith('many-warnings')).text);
+      const faulty = lines.filter(l => l.includes('bcc_fault_warning'));
+      expect(faulty).toHaveLength(5000);
+      expect(JSON.parse(faulty[0])).toEqual({
+        action: null,
+        bcc_fault_warning: 0
+      });
+    });
+
+    it('long-line: one line of 16 MiB', async () => {
+      const lines = linesOf((await generatingWith('long-line')).text);
+      expect(Math.max(...lines.map(l => l.length))).toBeGreaterThan(
+        16 * 1024 * 1024
+      );
+    });
+
+    it('many-actions: 100,000 tiny actions', async () => {
+      const actions = actionsOf((await generatingWith('many-actions')).text);
+      expect(
+        actions.filter(a => a.event_type === 'bcc_fault_tick')
+      ).toHaveLength(100_000);
+    });
+
+    it('paused-flood: 10 MiB of actions after a pause', async () => {
+      await start({ faults: [parseFault('paused-flood=200000')] });
+      const started = Date.now();
+      const res = await rawRequest(`${server.url}/generating`, {
+        body: JSON.stringify(requestBody(LOAD_STEP)),
+        idleMs: FLOOD_DELAY_MS + 2000
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(FLOOD_DELAY_MS);
+      const flood = actionsOf(res.text).filter(
+        a =>
+          typeof a.event_type === 'string' &&
+          a.event_type.startsWith('bcc_fault_flood')
+      );
+      expect(flood.length).toBe(20);
+    });
+
+    it('bad-pattern: a /planning answer with an exponential effects pattern', async () => {
+      await start({ faults: [parseFault('bad-pattern')] });
+      const res = await postJson(`${server.url}/planning`, requestBody());
+      const body = JSON.parse(res.text) as {
+        context_filter?: { effects_config?: { patterns?: unknown } };
+      };
+      expect(body.context_filter?.effects_config?.patterns).toEqual({
+        include: ['(a+)+$', '.']
+      });
     });
 
     it('unknown-action: an action type the protocol does not define', async () => {

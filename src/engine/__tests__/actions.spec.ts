@@ -93,6 +93,43 @@ describe('unwrapCodeFence', () => {
     expect(unwrapCodeFence('x = 1')).toBe('x = 1');
     expect(unwrapCodeFence('text\n```\nx\n```')).toBe('text\n```\nx\n```');
   });
+
+  it('reads fences as the documented pattern did, edge cases included', () => {
+    // Each answer is what /^\s*(`{3,}|~{3,})[^\n]*\n([\s\S]*?)\n?[ \t]*\1[ \t]*$/ gave.
+    const cases: Array<[string, string]> = [
+      ['````\nx\n```', 'x'],
+      ['```\nx\n````', 'x\n`'],
+      ['```\n```', ''],
+      ['```', '```'],
+      ['```\nx```', 'x'],
+      ['```py\n  a\n \t```\t \n\n', '  a'],
+      ['~~~\nx\n```', '~~~\nx\n```'],
+      ['\n\n```\n\nx\n\n```\n\n', '\nx\n'],
+      ['```\nx\n ```` ', 'x\n `'],
+      ['`````\na\n`````', 'a'],
+      ['``` a ``` b\nbody\n```', 'body'],
+      ['```\nx\n\n```', 'x\n']
+    ];
+    for (const [input, output] of cases) {
+      expect([input, unwrapCodeFence(input)]).toEqual([input, output]);
+    }
+  });
+
+  it('takes time linear in the content (the regex took 5 s and more on 20,000 characters)', () => {
+    const n = 30_000;
+    const inputs = [
+      'x' + ' '.repeat(n) + 'x',
+      '```\n' + ' '.repeat(n) + 'x',
+      '```\n' + '\t \n'.repeat(n / 3) + 'x',
+      '`'.repeat(n) + '\n' + '`'.repeat(n)
+    ];
+    const started = Date.now();
+    for (const input of inputs) {
+      unwrapCodeFence(input);
+    }
+    // A generous bound: linear work on 120,000 characters takes milliseconds.
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
 });
 
 describe('built-in actions', () => {

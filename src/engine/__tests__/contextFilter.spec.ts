@@ -1,5 +1,11 @@
 import type { ContextFilter, Observation } from '../../protocol';
-import { applyContextFilter, missingVariableWarning } from '../contextFilter';
+import {
+  applyContextFilter,
+  checkEffectsPattern,
+  MAX_PATTERN_INPUT_CHARS,
+  missingVariableWarning,
+  PATTERN_TIME_BUDGET_MS
+} from '../contextFilter';
 
 function observation(): Observation {
   return {
@@ -229,5 +235,97 @@ describe('applyContextFilter', () => {
       in_progress: [],
       validation_required: ['high_missing_validated']
     });
+  });
+});
+
+describe('planner-supplied effects patterns', () => {
+  it('refuses patterns that can backtrack without end, saying why', () => {
+    expect(checkEffectsPattern('(a+)+$')).toMatch(/nested quantifier/);
+    expect(checkEffectsPattern('(x+x+)+y')).toMatch(/nested quantifier/);
+    expect(checkEffectsPattern('(?:a|a)*b')).toMatch(/repeated alternation/);
+    expect(checkEffectsPattern('(a*)*')).toMatch(/nested quantifier/);
+    expect(checkEffectsPattern('((ab)*c){2,}')).toMatch(/nested quantifier/);
+    expect(checkEffectsPattern('(a)\\1')).toMatch(/backreference/);
+    expect(checkEffectsPattern('x'.repeat(201))).toMatch(/longer than 200/);
+    expect(checkEffectsPattern('.*a.*b.*c')).toMatch(/more than 2/);
+  });
+
+  it('accepts the patterns planners send', () => {
+    for (const ok of [
+      '^✓',
+      '^Error',
+      'filled',
+      '^⚠️ WARN',
+      'Traceback \\(most recent call last\\)',
+      '(?:foo|bar)',
+      '[(+*]+',
+      '\\d+(\\.\\d+)?',
+      '.*loss: [0-9.]+'
+    ]) {
+      expect([ok, checkEffectsPattern(ok)]).toEqual([ok, null]);
+    }
+  });
+
+  it('ignores a pathological pattern with a warning effect, and applies the rest', () => {
+    const full = observation();
+    full.context?.effects?.current.push('a'.repeat(40) + '!');
+    const started = Date.now();
+    const { observation: payload, warnings } = applyContextFilter(full, {
+      effects_config: {
+        patterns: { include: ['(a+)+$', '^✓'], exclude: ['(a|aa)+$'] }
+      }
+    });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(warnings).toEqual([
+      "⚠️ WARN: Effects include pattern '(a+)+$' refused: nested quantifier (a repeated group holds a repeat), which can take exponential time",
+      "⚠️ WARN: Effects exclude pattern '(a|aa)+$' refused: repeated alternation, which can take exponential time"
+    ]);
+    expect(payload.context?.effects?.current).toEqual([
+      '✓ loaded',
+      '✓ filled',
+      ...warnings
+    ]);
+  });
+
+  it('matches a pattern against the head and the tail of a long effect only', () => {
+    const full = observation();
+    const filler = 'x'.repeat(MAX_PATTERN_INPUT_CHARS);
+    full.context?.effects?.current.splice(
+      0,
+      4,
+      `${filler} Error: middle ${filler}`,
+      `Error: head ${filler}`,
+      `${filler} Error: tail`
+    );
+    const { observation: payload } = applyContextFilter(full, {
+      effects_config: { patterns: { include: ['Error'] } }
+    });
+    expect(payload.context?.effects?.current).toEqual([
+      `Error: head ${filler}`,
+      `${filler} Error: tail`
+    ]);
+  });
+
+  it('stops filtering past its time budget and says so', () => {
+    const full = observation();
+    let now = 0;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => {
+      now += PATTERN_TIME_BUDGET_MS / 2;
+      return now;
+    });
+    try {
+      const { observation: payload, warnings } = applyContextFilter(full, {
+        effects_config: { patterns: { exclude: ['.'] } }
+      });
+      expect(warnings).toEqual([
+        `⚠️ WARN: Effects patterns took over ${PATTERN_TIME_BUDGET_MS} ms; the remaining effects are sent unfiltered`
+      ]);
+      // The first effects were filtered out; the rest are kept as they are.
+      expect(payload.context?.effects?.current?.slice(0, -1)).toEqual(
+        full.context?.effects?.current.slice(-2)
+      );
+    } finally {
+      clock.mockRestore();
+    }
   });
 });

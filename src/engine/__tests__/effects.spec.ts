@@ -3,6 +3,8 @@ import {
   processOutput,
   summarizeRepetitiveLogs,
   truncateOutput,
+  MAX_CURRENT_EFFECTS,
+  MAX_EFFECT_CHARS,
   truncationMarker
 } from '../effects';
 
@@ -133,5 +135,29 @@ describe('EffectsStore', () => {
       current: ['server'],
       history: ['h1', 'h2']
     });
+  });
+
+  it('keeps the newest current effects of a flood, with a marker counting the rest', () => {
+    const store = new EffectsStore(() => 50);
+    for (let i = 0; i < 5000; i++) {
+      store.add(`warning ${i}`);
+    }
+    const current = store.current;
+    expect(current.length).toBe(MAX_CURRENT_EFFECTS + 1);
+    expect(current[0]).toBe(
+      `[4,800 earlier effects of this behavior dropped: only the last ${MAX_CURRENT_EFFECTS} are kept]`
+    );
+    expect(current[1]).toBe('warning 4800');
+    expect(current[current.length - 1]).toBe('warning 4999');
+    store.rotate();
+    expect(store.current).toEqual([]);
+    expect(store.history.length).toBe(50);
+  });
+
+  it('cuts an effect longer than the limit to a head and a tail', () => {
+    const store = new EffectsStore(() => 50);
+    store.add('x'.repeat(MAX_EFFECT_CHARS * 4));
+    expect(store.current[0].length).toBeLessThan(MAX_EFFECT_CHARS + 200);
+    expect(store.current[0]).toContain('[TRUNCATED:');
   });
 });

@@ -132,3 +132,79 @@ describe('fitRequest', () => {
     expect(fitted.observation.location.current?.stage_id).toBe('s1');
   });
 });
+
+describe('fitRequest on thousands of items', () => {
+  /** Characters JSON.stringify produced while `work` ran: the cost of measuring. */
+  function serialized(work: () => void): number {
+    const original = JSON.stringify;
+    let chars = 0;
+    const spy = jest.spyOn(JSON, 'stringify').mockImplementation(((
+      ...args: Parameters<typeof JSON.stringify>
+    ) => {
+      const text = original(...args);
+      chars += text?.length ?? 0;
+      return text;
+    }) as typeof JSON.stringify);
+    try {
+      work();
+    } finally {
+      spy.mockRestore();
+    }
+    return chars;
+  }
+
+  it('measures 5,000 history items in time linear in the request', () => {
+    const big = request(5000, 100);
+    const length = JSON.stringify(big).length;
+    let fits = false;
+    const chars = serialized(() => {
+      fits = fitRequest(big, 18600).report.fits;
+    });
+    expect(fits).toBe(true);
+    // A constant number of passes over the request, not one per dropped item (quadratic: ~2,500x).
+    expect(chars).toBeLessThan(16 * length);
+  });
+
+  it('drops 5,000 current effects (warnings) in time linear in the request', () => {
+    const big = request(0);
+    const current = big.observation.context?.effects?.current ?? [];
+    for (let i = 0; i < 5000; i++) {
+      current.push(`⚠️ WARN: POST /generating: warning ${i} ${'w'.repeat(80)}`);
+    }
+    const length = JSON.stringify(big).length;
+    let fitted = big;
+    const chars = serialized(() => {
+      fitted = fitRequest(big, 18600).request;
+    });
+    expect(JSON.stringify(fitted).length).toBeLessThanOrEqual(18600);
+    const kept = fitted.observation.context?.effects?.current ?? [];
+    // The newest warnings are the ones kept, followed by the note.
+    expect(kept[kept.length - 2]).toMatch(
+      /^⚠️ WARN: POST \/generating: warning 4999 /
+    );
+    expect(kept[kept.length - 1]).toMatch(/older current effects dropped/);
+    expect(chars).toBeLessThan(16 * length);
+  });
+
+  it('drops the oldest of many completed behaviors in time linear in the request', () => {
+    const big = request(0);
+    const behaviors = big.observation.location.progress?.behaviors;
+    if (!behaviors) {
+      throw new Error('bad fixture');
+    }
+    behaviors.completed = Array.from({ length: 3000 }, (_, i) => ({
+      behavior_id: `b${i}`,
+      goal: `goal ${i} ${'g'.repeat(60)}`
+    }));
+    const length = JSON.stringify(big).length;
+    let fitted = big;
+    const chars = serialized(() => {
+      fitted = fitRequest(big, 18600).request;
+    });
+    expect(JSON.stringify(fitted).length).toBeLessThanOrEqual(18600);
+    const kept =
+      fitted.observation.location.progress?.behaviors?.completed ?? [];
+    expect(kept[kept.length - 1]?.behavior_id).toBe('b2999');
+    expect(chars).toBeLessThan(16 * length);
+  });
+});

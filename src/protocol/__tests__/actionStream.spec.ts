@@ -2,6 +2,7 @@ import {
   actionEvents,
   actionsInMessage,
   GeneratingEvent,
+  MAX_LINE_CHARS,
   NdjsonLineSplitter
 } from '..';
 
@@ -76,6 +77,117 @@ describe('NdjsonLineSplitter', () => {
     const bom = Uint8Array.of(0xef, 0xbb, 0xbf);
     const body = new TextEncoder().encode('{"a":1}\n');
     expect(splitAll([bom, body])).toEqual(['{"a":1}']);
+  });
+});
+
+describe('NdjsonLineSplitter on long lines', () => {
+  /** Characters String#split and String#indexOf scanned while `work` ran. */
+  function scanned(work: () => void): number {
+    const split = String.prototype.split as (
+      this: string,
+      separator: string,
+      limit?: number
+    ) => string[];
+    const indexOf = String.prototype.indexOf;
+    let chars = 0;
+    const spies = [
+      jest.spyOn(String.prototype, 'split').mockImplementation(function (
+        this: string,
+        separator: string,
+        limit?: number
+      ) {
+        chars += this.length;
+        return split.call(this, separator, limit);
+      } as typeof String.prototype.split),
+      jest.spyOn(String.prototype, 'indexOf').mockImplementation(function (
+        this: string,
+        search: string,
+        from?: number
+      ) {
+        chars += this.length - (from ?? 0);
+        return indexOf.call(this, search, from);
+      })
+    ];
+    try {
+      work();
+    } finally {
+      spies.forEach(spy => spy.mockRestore());
+    }
+    return chars;
+  }
+
+  const CHUNK = 64 * 1024;
+  const LONG = 16 * 1024 * 1024;
+
+  function longStream(): Uint8Array[] {
+    const encoder = new TextEncoder();
+    const chunks = [
+      encoder.encode(`${LINES[0]}\n{"action": "add", "content": "`)
+    ];
+    const filler = encoder.encode('x'.repeat(CHUNK));
+    for (let sent = 0; sent < LONG; sent += CHUNK) {
+      chunks.push(filler);
+    }
+    chunks.push(encoder.encode(`"}\n${LINES[2]}\n`));
+    return chunks;
+  }
+
+  it('scans a 16 MB line in 64 KiB chunks once, not once per chunk', () => {
+    const chunks = longStream();
+    const total = chunks.reduce((sum, c) => sum + c.length, 0);
+    const splitter = new NdjsonLineSplitter();
+    const chars = scanned(() => {
+      chunks.forEach(chunk => splitter.pushItems(chunk));
+      splitter.flushItems();
+    });
+    // Quadratic splitting scans about 2 GB here.
+    expect(chars).toBeLessThan(2 * total);
+  });
+
+  it('drops a line over the limit, says how long it was, and goes on', () => {
+    const splitter = new NdjsonLineSplitter();
+    const items = [
+      ...longStream().flatMap(chunk => splitter.pushItems(chunk)),
+      ...splitter.flushItems()
+    ];
+    expect(items).toEqual([
+      LINES[0],
+      {
+        overlong: LONG + 32,
+        head: '{"action": "add", "content": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'
+      },
+      LINES[2]
+    ]);
+    expect(LONG).toBeGreaterThan(MAX_LINE_CHARS);
+  });
+
+  it('keeps a line just under the limit', () => {
+    const splitter = new NdjsonLineSplitter({ maxLineChars: 10 });
+    const encoder = new TextEncoder();
+    expect(
+      splitter.push(encoder.encode('0123456789\n01234567890\nab'))
+    ).toEqual(['0123456789']);
+    expect(splitter.flush()).toEqual(['ab']);
+  });
+
+  it('makes an over-long line a warning of the stream, and goes on', async () => {
+    async function* chunks() {
+      yield* longStream();
+    }
+    const events: GeneratingEvent[] = [];
+    for await (const event of actionEvents(
+      chunks(),
+      'POST http://planner.test/generating'
+    )) {
+      events.push(event);
+    }
+    expect(events.map(e => e.kind)).toEqual(['action', 'warning', 'action']);
+    expect(events[1]).toMatchObject({
+      kind: 'warning',
+      message: expect.stringMatching(
+        /^POST http:\/\/planner\.test\/generating: line of 16,777,248 characters dropped \(the limit is 4,194,304\): \{"action"/
+      )
+    });
   });
 });
 

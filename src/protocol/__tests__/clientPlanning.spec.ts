@@ -1,4 +1,8 @@
-import { parseRetryAfter } from '..';
+import {
+  MAX_ERROR_BODY_CHARS,
+  MAX_PLANNING_BODY_CHARS,
+  parseRetryAfter
+} from '..';
 import {
   BASE,
   REQUEST,
@@ -387,5 +391,64 @@ describe('PlannerClient.checkConnection', () => {
       ok: false,
       status: 500
     });
+  });
+});
+
+describe('PlannerClient bodies are bounded', () => {
+  const MiB = 1024 * 1024;
+
+  /** A body of `total` bytes of `byte`, made in 1 MiB chunks as they are read; counts what was read. */
+  function hugeBody(total: number, byte = 0x78) {
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= total) {
+          controller.close();
+          return;
+        }
+        controller.enqueue(new Uint8Array(MiB).fill(byte));
+        pulled += MiB;
+      }
+    });
+    return { stream, pulled: () => pulled };
+  }
+
+  it('stops reading a /planning answer over the limit and says so', async () => {
+    const body = hugeBody(64 * MiB);
+    const { fetch } = fakeFetch(
+      () => new Response(body.stream, { status: 200 })
+    );
+    const { client } = makeClient(fetch, { planningRetries: 0 });
+    const error = await failureOf(client.planning(REQUEST));
+    expect(error.kind).toBe('invalid');
+    expect(error.message).toMatch(
+      /answered HTTP 200 with an invalid response: the body is over 8,388,608 characters; the rest was not read/
+    );
+    expect(body.pulled()).toBeLessThanOrEqual(
+      MAX_PLANNING_BODY_CHARS + 2 * MiB
+    );
+  });
+
+  it('reads only the start of an error body', async () => {
+    const body = hugeBody(64 * MiB);
+    const { fetch } = fakeFetch(
+      () => new Response(body.stream, { status: 500 })
+    );
+    const { client } = makeClient(fetch, { planningRetries: 0 });
+    const error = await failureOf(client.planning(REQUEST));
+    expect(error).toMatchObject({ kind: 'http', status: 500 });
+    expect(error.bodyExcerpt).toHaveLength(200);
+    expect(body.pulled()).toBeLessThanOrEqual(MAX_ERROR_BODY_CHARS + 2 * MiB);
+  });
+
+  it('reads only the start of a /generating error body', async () => {
+    const body = hugeBody(64 * MiB);
+    const { fetch } = fakeFetch(
+      () => new Response(body.stream, { status: 400 })
+    );
+    const { client } = makeClient(fetch);
+    const error = await failureOf(collect(client.generating(REQUEST)));
+    expect(error).toMatchObject({ kind: 'http', status: 400 });
+    expect(body.pulled()).toBeLessThanOrEqual(MAX_ERROR_BODY_CHARS + 2 * MiB);
   });
 });

@@ -5,6 +5,7 @@
  * reflection (docs/dialects.md#bcc). The adapter owns the plan and the FSM state it sends.
  */
 import { PlannerError } from '../errors';
+import { overlongLineMessage } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
 import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
@@ -119,6 +120,12 @@ export class BccPlannerService
       return this._messageEvents(parsed.value, url, line);
     };
     for await (const line of readLines(response, options.signal)) {
+      if (typeof line !== 'string') {
+        yield this._warning(
+          `POST ${url}: ${overlongLineMessage(line)}: ${line.head}`
+        );
+        continue;
+      }
       if (buffered) {
         buffered.push(line);
         continue;

@@ -3,10 +3,17 @@
  * an answer's body line by line as it streams (docs/dialects.md).
  */
 import { excerpt, PlannerError } from '../errors';
-import { invalidResponse } from '../exchange';
+import {
+  bodyChunks,
+  collectText,
+  ERROR_BODY,
+  IBodyLimit,
+  invalidResponse,
+  PLANNING_BODY
+} from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
-import { isRecord } from '../fields';
-import { NdjsonLineSplitter } from '../actionStream';
+import { isRecord, unwrapCodeFence } from '../fields';
+import { IOverlongLine, NdjsonLineSplitter } from '../actionStream';
 import type {
   GeneratingRequestInput,
   PlanningRequestInput,
@@ -156,46 +163,47 @@ export async function send(
   }
 }
 
-export async function readText(response: Response): Promise<string> {
+/** The body as text, bounded (an error body is cut, an answer over its limit is an error). */
+export async function readText(
+  response: Response,
+  limit: IBodyLimit = response.ok ? PLANNING_BODY : ERROR_BODY
+): Promise<string> {
   try {
-    return await response.text();
-  } catch {
+    return await collectText(bodyChunks(response), limit);
+  } catch (error) {
+    if (limit.over === 'fail' && error instanceof Error) {
+      throw invalidResponse(
+        'POST',
+        response.url,
+        response.status,
+        error.message,
+        ''
+      );
+    }
     return '';
   }
 }
 
-/** The body's lines as they arrive (never the whole body at once); blank lines skipped. */
+/**
+ * The body's lines as they arrive (never the whole body at once); blank lines skipped, a line over
+ * the limit given as its length (docs/protocol.md#limits).
+ */
 export async function* readLines(
   response: Response,
   signal?: AbortSignal
-): AsyncGenerator<string, void, undefined> {
+): AsyncGenerator<string | IOverlongLine, void, undefined> {
   const splitter = new NdjsonLineSplitter();
-  if (!response.body) {
-    const text = await response.text();
-    yield* splitter.push(new TextEncoder().encode(text));
-    yield* splitter.flush();
-    return;
-  }
-  const reader = response.body.getReader();
-  try {
-    for (;;) {
-      if (signal?.aborted) {
-        throw new PlannerError({
-          kind: 'abort',
-          url: response.url,
-          message: `reading ${response.url || 'the answer'} aborted`
-        });
-      }
-      const { done, value } = await reader.read();
-      if (done) {
-        break;
-      }
-      yield* splitter.push(value);
+  for await (const chunk of bodyChunks(response)) {
+    if (signal?.aborted) {
+      throw new PlannerError({
+        kind: 'abort',
+        url: response.url,
+        message: `reading ${response.url || 'the answer'} aborted`
+      });
     }
-  } finally {
-    reader.cancel().catch(() => undefined);
+    yield* splitter.pushItems(chunk);
   }
-  yield* splitter.flush();
+  yield* splitter.flushItems();
 }
 
 /** `text/plain`, `application/xml`, a body starting with `<` (inside an optional Markdown fence). */
@@ -207,14 +215,7 @@ export function looksLikeXml(
   if (type.includes('xml') || type.includes('text')) {
     return true;
   }
-  return stripCodeFence(body).trim().startsWith('<');
-}
-
-export function stripCodeFence(text: string): string {
-  const match = /^\s*(`{3,}|~{3,})[^\n]*\n([\s\S]*?)\n?[ \t]*\1[ \t]*\s*$/.exec(
-    text
-  );
-  return match ? match[2] : text;
+  return unwrapCodeFence(body).trim().startsWith('<');
 }
 
 export function asString(value: unknown): string | undefined {

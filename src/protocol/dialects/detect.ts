@@ -3,7 +3,14 @@
  * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run.
  */
 import { PlannerError } from '../errors';
-import { defaultSleep, Exchange, SleepLike, withRetries } from '../exchange';
+import {
+  defaultSleep,
+  ERROR_BODY,
+  Exchange,
+  PLANNING_BODY,
+  SleepLike,
+  withRetries
+} from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
 import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
@@ -104,7 +111,13 @@ export async function detectDialect(options: {
         const answer = await exchange.guard(
           send(transport, 'POST', 'planning', body, exchange.signal)
         );
-        return { response: answer, text: await exchange.text(answer) };
+        return {
+          response: answer,
+          text: await exchange.text(
+            answer,
+            answer.ok ? PLANNING_BODY : ERROR_BODY
+          )
+        };
       } finally {
         exchange.dispose();
       }

@@ -4,6 +4,7 @@
  * the client stores and sends back (docs/dialects.md#v1).
  */
 import { PlannerError } from '../errors';
+import { overlongLineMessage } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
 import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject, omit } from '../fields';
@@ -124,6 +125,12 @@ export class V1PlannerService implements IDialectPlannerService {
     let lastContent: string | null = null;
     let sawAction = false;
     for await (const line of readLines(response, options.signal)) {
+      if (typeof line !== 'string') {
+        yield this._warning(
+          `POST ${url}: ${overlongLineMessage(line)}: ${line.head}`
+        );
+        continue;
+      }
       const parsed = parseJson(line);
       if (!parsed.ok || !isRecord(parsed.value)) {
         yield this._warning(

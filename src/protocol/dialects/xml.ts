@@ -4,7 +4,7 @@
  * instead of failing: valueless attributes, HTML inside `<variable>`, mismatched closing tags, stray `<`,
  * `&` and `>` in text, a truncated document (marked partial), several root elements.
  */
-import { stripCodeFence } from './common';
+import { unwrapCodeFence } from '../fields';
 
 export interface IXmlElement {
   name: string;
@@ -340,7 +340,7 @@ export function parseLenientXml(
   text: string,
   known?: readonly string[]
 ): IXmlDocument {
-  return new Reader(stripCodeFence(text).trim()).parse(known);
+  return new Reader(unwrapCodeFence(text).trim()).parse(known);
 }
 
 // ---------------------------------------------------------------------------------------------
