@@ -63,6 +63,10 @@ export namespace CommandIDs {
   export const exportTrace = 'notebook-bcc:export-trace';
   /** Checks that the planner answers; the result is a notification. */
   export const testConnection = 'notebook-bcc:test-connection';
+  /** Removes the last behavior's cells and rolls the run back before it, paused. */
+  export const undoBehavior = 'notebook-bcc:undo-behavior';
+  /** Args `stageId`, `stepId`: removes that step's cells and later ones, and runs again from it. */
+  export const redoFromStep = 'notebook-bcc:redo-from-step';
 }
 
 /**

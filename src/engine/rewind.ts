@@ -197,6 +197,11 @@ export function readRewindState(value: unknown): IRewindState | null {
     : null;
 }
 
+/** A rewind needs the loop idle or paused. */
+export function canRewind(run: { running: boolean; paused: boolean }): boolean {
+  return !run.running || run.paused;
+}
+
 export function stepKey(stageId: string | null, stepId: string): string {
   return `${stageId ?? ''}/${stepId}`;
 }

@@ -83,13 +83,11 @@ export class FakeNotebookDriver implements INotebookDriver {
       source: request.source,
       role: request.role,
       provenance: { ...request.provenance },
-      metadata: {
-        ...(clone(request.metadata) ?? {}),
-        source_hash: sourceHash(request.source)
-      },
+      metadata: { ...(clone(request.metadata) ?? {}) },
       output: '',
       executionCount: null
     });
+    this._stamp(id, request.source);
     return id;
   }
 
@@ -105,7 +103,7 @@ export class FakeNotebookDriver implements INotebookDriver {
     Object.assign(cell.metadata, clone(metadata) ?? {});
     if (source !== null) {
       cell.source = source;
-      cell.metadata.source_hash = sourceHash(source);
+      this._stamp(cellId, source);
     }
     return true;
   }
@@ -119,7 +117,7 @@ export class FakeNotebookDriver implements INotebookDriver {
     const own = titleCellId ? this.cell(titleCellId) : undefined;
     if (own) {
       own.source = `# ${title}`;
-      own.metadata.source_hash = sourceHash(own.source);
+      this._stamp(own.id, own.source);
       return own.id;
     }
     const id = `cell-${++this._nextId}`;
@@ -129,10 +127,11 @@ export class FakeNotebookDriver implements INotebookDriver {
       source: `# ${title}`,
       role: 'title',
       provenance: { ...provenance },
-      metadata: { source_hash: sourceHash(`# ${title}`) },
+      metadata: {},
       output: '',
       executionCount: null
     });
+    this._stamp(id, `# ${title}`);
     return id;
   }
 
@@ -261,10 +260,7 @@ export class FakeNotebookDriver implements INotebookDriver {
             step_id: cell.provenance.step_id,
             behavior_id: cell.provenance.behavior_id
           },
-      sourceHash:
-        typeof cell.metadata.source_hash === 'string'
-          ? cell.metadata.source_hash
-          : null
+      sourceHash: this._hashes.get(cell.id) ?? null
     }));
   }
 
@@ -279,7 +275,7 @@ export class FakeNotebookDriver implements INotebookDriver {
       const cell = this.cell(cellId);
       if (cell) {
         cell.source = source;
-        cell.metadata.source_hash = sourceHash(source);
+        this._stamp(cellId, source);
         restored.push(cellId);
       }
     }
@@ -331,5 +327,11 @@ export class FakeNotebookDriver implements INotebookDriver {
     return this.cells.filter(c => c.kind === 'code');
   }
 
+  /** What the real driver keeps as `notebook_bcc.source_hash`; apart, so `metadata` is what actions set. */
+  private _stamp(cellId: string, source: string): void {
+    this._hashes.set(cellId, sourceHash(source));
+  }
+
+  private _hashes = new Map<string, string>();
   private _nextId = 0;
 }

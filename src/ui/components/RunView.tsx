@@ -3,6 +3,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
+import { canRewind } from '../../engine/rewind';
 import { CommandIDs, IRunModel } from '../../tokens';
 import { describeRun } from '../present';
 import { CommandButton } from './CommandButton';
@@ -11,6 +12,7 @@ import { EffectsSection } from './EffectsSection';
 import { OutputsSection } from './OutputsSection';
 import { PlannerLine } from './PlannerLine';
 import { ProgressSection } from './ProgressSection';
+import { RewindNote } from './RewindNote';
 import { WaitingLine } from './WaitingLine';
 import { WarningsSection } from './WarningsSection';
 
@@ -42,6 +44,8 @@ export function RunView(props: IRunViewProps): JSX.Element {
         )
       : null;
   const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
+  const rewindable = model.source !== 'none' && canRewind(snapshot);
+  const rewind = snapshot.rewind;
   return (
     <>
       <div
@@ -77,7 +81,9 @@ export function RunView(props: IRunViewProps): JSX.Element {
         snapshot={snapshot}
         available={available}
         paused={paused}
+        canUndo={rewind ? rewindable && rewind.undo !== null : undefined}
       />
+      {rewind?.last ? <RewindNote record={rewind.last} trans={trans} /> : null}
       <PlannerLine
         dialect={snapshot.plannerDialect}
         location={model.plannerLocation}
@@ -104,6 +110,19 @@ export function RunView(props: IRunViewProps): JSX.Element {
         tree={model.tree}
         rendermime={rendermime}
         trans={trans}
+        redo={
+          rewind && rewindable
+            ? {
+                steps: rewind.redoSteps,
+                onRedo: (stageId, stepId) => {
+                  void commands.execute(CommandIDs.redoFromStep, {
+                    stageId,
+                    stepId
+                  });
+                }
+              }
+            : undefined
+        }
       />
       <OutputsSection
         outputs={model.outputs}
