@@ -159,6 +159,13 @@ test.describe('Rewind', () => {
     await startRun(page, TASK);
     await expect(stateLine(page)).toHaveText('Completed', { timeout: 240000 });
 
+    // Completed stages are folded: open them all to see their steps.
+    const folded = page.locator(
+      `${SIDEBAR} .jp-bcc-stage[aria-expanded="false"] > .jp-bcc-tree-row`
+    );
+    while ((await folded.count()) > 0) {
+      await folded.first().click();
+    }
     const steps = page.locator(`${SIDEBAR} .jp-bcc-step`);
     const second = (await steps.nth(1).getAttribute('data-id'))!;
     const secondStep = second.split('/').pop()!;
