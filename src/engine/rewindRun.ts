@@ -201,6 +201,10 @@ export function rollBack(core: RunCore, checkpoint: IRunCheckpoint): void {
     state.planner = checkpoint.planner;
     core.client.restoreState?.(checkpoint.planner);
   }
+  // The run is back inside the checkpoint's step, as a resumed run is.
+  state.fsm.dispatch('RESET');
+  state.fsm.dispatch('START_WORKFLOW');
+  state.fsm.dispatch('START_STEP');
   state.phase = 'plan';
   state.pendingFeedback = null;
   state.behavior = null;

@@ -339,10 +339,6 @@ export class WorkflowRunner implements IWorkflowRunner {
       throw new Error('That point of the run is no longer kept.');
     }
     const record = await applyRewind(this._core, plan, options);
-    const fsm = this._state.fsm;
-    fsm.dispatch('RESET');
-    fsm.dispatch('START_WORKFLOW');
-    fsm.dispatch('START_STEP');
     this._control.clearPause();
     if (target.kind === 'behavior') {
       this._control.requestPause(REWIND_PAUSE);

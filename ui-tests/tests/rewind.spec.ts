@@ -220,8 +220,10 @@ test.describe('Rewind', () => {
     );
     await dialog.getByRole('button', { name: 'Redo from here' }).click();
 
+    // The kernel restarts and the kept cells run again before the note appears.
     await expect(page.locator(`${SIDEBAR} .jp-bcc-rewind-note`)).toContainText(
-      `Redone from step ${secondStep}`
+      `Redone from step ${secondStep}`,
+      { timeout: 180000 }
     );
     await expect(page.locator(`${SIDEBAR} .jp-bcc-rewind-note`)).toContainText(
       'kernel restarted'

@@ -1,4 +1,5 @@
 import { ActionStream, FakeNotebookDriver } from '../testing';
+import type { IRunSnapshot } from '../types';
 import {
   AnyAction,
   code,
@@ -200,6 +201,12 @@ describe('WorkflowRunner rewind', () => {
       [code('b = 20'), exec()],
       [code('c = 30'), exec()]
     );
+    const told: { at: IRunSnapshot | null } = { at: null };
+    s.runner.progressChanged.connect((_, snap) => {
+      if (!told.at && snap.rewind?.last) {
+        told.at = snap;
+      }
+    });
     const record = await s.runner.rewind(
       { kind: 'step', stageId: 's1', stepId: 'p2' },
       { restartKernel: true }
@@ -217,6 +224,9 @@ describe('WorkflowRunner rewind', () => {
       'The user rewound to step p2; cells from steps p2..q1 were removed (2 cell(s)). 1 cell(s) the user edited were kept.'
     );
     expect(driver.restartCount).toBe(1);
+    // Told as soon as the rewind is done, the run is no longer complete, before the new loop starts.
+    expect(told.at?.state).toBe('STEP_RUNNING');
+    expect(told.at?.step.id).toBe('p2');
     expect(driver.executed.slice(executedBefore, executedBefore + 2)).toEqual([
       aCell,
       driver.cells.find(c => c.source === 'mine = 5')!.id

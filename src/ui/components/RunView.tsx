@@ -81,7 +81,11 @@ export function RunView(props: IRunViewProps): JSX.Element {
         snapshot={snapshot}
         available={available}
         paused={paused}
-        canUndo={rewind ? rewindable && rewind.undo !== null : undefined}
+        canUndo={
+          rewind && model.source !== 'none'
+            ? rewindable && rewind.undo !== null
+            : undefined
+        }
       />
       {rewind?.last ? <RewindNote record={rewind.last} trans={trans} /> : null}
       <PlannerLine
