@@ -248,6 +248,18 @@ test.describe('Rewind', () => {
       redone.filter(c => c.stepId === secondStep && !removed.includes(c.id))
         .length
     ).toBeGreaterThan(0);
+    // The picture: the kept cells and the user's one at the top, the panel's note beside them.
+    await page.evaluate(index => {
+      const widget = window.jupyterapp.shell.currentWidget as unknown as {
+        content: { activeCellIndex: number; scrollToItem(i: number): unknown };
+      };
+      widget.content.activeCellIndex = index;
+      void widget.content.scrollToItem(Math.max(0, index - 2));
+      document
+        .querySelectorAll('#jp-bcc-sidebar *')
+        .forEach(node => (node.scrollTop = 0));
+    }, userIndex);
+    await page.waitForTimeout(500);
     await page.screenshot({
       path: path.join(SCREENSHOTS, 'rewind-after-redo.png')
     });

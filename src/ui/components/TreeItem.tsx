@@ -49,7 +49,10 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
       tabIndex={props.tabIndex}
       className={`jp-bcc-tree-item jp-bcc-${props.kind} jp-bcc-mod-${status}`}
     >
-      <div className="jp-bcc-tree-row" onClick={() => expandable && toggle()}>
+      <div
+        className={`jp-bcc-tree-row${props.actions ? ' jp-bcc-tree-row-actions' : ''}`}
+        onClick={() => expandable && toggle()}
+      >
         {expandable ? (
           <Toggle expanded={expanded} onToggle={toggle} />
         ) : (
