@@ -255,9 +255,9 @@ test.describe('Rewind', () => {
       };
       widget.content.activeCellIndex = index;
       void widget.content.scrollToItem(Math.max(0, index - 2));
-      document
-        .querySelectorAll('#jp-bcc-sidebar *')
-        .forEach(node => (node.scrollTop = 0));
+      const sidebar = document.querySelector('#jp-bcc-sidebar');
+      sidebar?.scrollTo(0, 0);
+      sidebar?.querySelectorAll('*').forEach(node => (node.scrollTop = 0));
     }, userIndex);
     await page.waitForTimeout(500);
     await page.screenshot({

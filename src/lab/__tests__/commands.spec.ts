@@ -4,7 +4,7 @@ import type { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
-import type { IWorkflowRunner } from '../../engine/types';
+import type { IRunSnapshot, IWorkflowRunner } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
 import {
   CommandIDs,
@@ -292,5 +292,74 @@ describe('addCommands', () => {
 
     modelOf(first).planner = null;
     expect(commands.isEnabled(CommandIDs.testConnection)).toBe(false);
+  });
+
+  it('undoes the last behavior and redoes from a step through the runner, when the run offers it', async () => {
+    const { commands, first, modelOf, runnerOf } = setup();
+    const plan = { target: { kind: 'behavior' }, stepId: 'p2' };
+    const record = { kind: 'undo_behavior' };
+    const runner = Object.assign(runnerOf(first), {
+      rewindPlan: jest.fn(() => Promise.resolve(plan)),
+      rewind: jest.fn(() => Promise.resolve(record))
+    });
+    const model = Object.assign(modelOf(first), {
+      snapshot: {
+        running: true,
+        paused: false,
+        stages: [],
+        rewind: { undo: null, redoSteps: [], last: null }
+      } as Pick<IRunSnapshot, 'running' | 'paused' | 'stages' | 'rewind'>
+    });
+    expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(false);
+    const redoArgs = { stageId: 's1', stepId: 'p2' };
+    expect(commands.isVisible(CommandIDs.redoFromStep)).toBe(false);
+    expect(commands.isVisible(CommandIDs.redoFromStep, redoArgs)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(false);
+
+    model.snapshot = {
+      ...model.snapshot,
+      paused: true,
+      rewind: {
+        undo: { behaviorId: 'b1', stepId: 'p2' },
+        redoSteps: ['s1/p2'],
+        last: null
+      }
+    };
+    expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(true);
+    expect(
+      commands.isEnabled(CommandIDs.redoFromStep, {
+        stageId: 's1',
+        stepId: 'p1'
+      })
+    ).toBe(false);
+
+    expect(
+      await commands.execute(CommandIDs.undoBehavior, { confirm: false })
+    ).toBe(record);
+    expect(runner.rewindPlan).toHaveBeenCalledWith({ kind: 'behavior' });
+    expect(runner.rewind).toHaveBeenCalledWith(
+      { kind: 'behavior' },
+      { restartKernel: false }
+    );
+    await commands.execute(CommandIDs.redoFromStep, {
+      ...redoArgs,
+      confirm: false,
+      restartKernel: true
+    });
+    expect(runner.rewind).toHaveBeenLastCalledWith(
+      { kind: 'step', stageId: 's1', stepId: 'p2' },
+      { restartKernel: true }
+    );
+
+    // Nothing kept for that point: the user is told, nothing is rewound.
+    const warning = jest.spyOn(Notification, 'warning');
+    runner.rewindPlan.mockResolvedValueOnce(null as unknown as typeof plan);
+    await commands.execute(CommandIDs.undoBehavior, { confirm: false });
+    expect(runner.rewind).toHaveBeenCalledTimes(2);
+    expect(warning).toHaveBeenCalledWith(
+      'Undo Last Behavior: that point of the run is no longer kept.',
+      { autoClose: 5000 }
+    );
   });
 });
