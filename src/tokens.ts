@@ -68,6 +68,10 @@ export namespace CommandIDs {
   export const discardSavedRun = 'notebook-bcc:discard-saved-run';
   /** Another window's run lock expired: reload the notebook and continue its run here. */
   export const takeOver = 'notebook-bcc:take-over';
+  /** Removes the last behavior's cells and rolls the run back before it, paused. */
+  export const undoBehavior = 'notebook-bcc:undo-behavior';
+  /** Args `stageId`, `stepId`: removes that step's cells and later ones, and runs again from it. */
+  export const redoFromStep = 'notebook-bcc:redo-from-step';
 }
 
 /**

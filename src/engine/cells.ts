@@ -28,6 +28,15 @@ export interface ICellMapState {
   titleCellId?: string | null;
 }
 
+/** What a rewind checkpoint keeps of the map: its names, and how many cells the run had created. */
+export interface ICellMapMark {
+  storeIds: Record<string, string>;
+  lastAddedCellId: string | null;
+  lastTextCellId: string | null;
+  titleCellId: string | null;
+  createdCount: number;
+}
+
 export type CellResolution =
   | {
       ok: true;
@@ -146,6 +155,31 @@ export class CellMap {
       this._titleCellId
     ].filter((id): id is string => typeof id === 'string');
     this._created = new Set([...(state.created ?? []), ...named]);
+  }
+
+  mark(): ICellMapMark {
+    return {
+      storeIds: Object.fromEntries(this._storeIds),
+      lastAddedCellId: this._lastAddedCellId,
+      lastTextCellId: this._lastTextCellId,
+      titleCellId: this._titleCellId,
+      createdCount: this._created.size
+    };
+  }
+
+  /** The cells the run created after `mark`, oldest first. */
+  createdSince(mark: ICellMapMark): string[] {
+    return [...this._created].slice(mark.createdCount);
+  }
+
+  /** Back to `mark`. Later cells the user edited and kept are the user's from now on. */
+  rollback(mark: ICellMapMark): void {
+    this._created = new Set([...this._created].slice(0, mark.createdCount));
+    this._storeIds = new Map(Object.entries(mark.storeIds));
+    this._lastAddedCellId = mark.lastAddedCellId;
+    this._lastTextCellId = mark.lastTextCellId;
+    this._titleCellId = mark.titleCellId;
+    this._openThinking = null;
   }
 
   clear(): void {

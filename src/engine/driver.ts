@@ -65,6 +65,26 @@ export interface IKernelVariables {
 /** name -> strategy (`shape_only`, `describe_only`, `head_only`, `last_N_only` with N a number). */
 export type SummarizeRequest = Record<string, string>;
 
+/** A cell as a rewind sees it (docs/architecture.md#rewind). */
+export interface ICellRecord {
+  id: string;
+  kind: 'markdown' | 'code' | 'raw';
+  source: string;
+  /** The run's provenance under `notebook_bcc`, or null for a cell the run did not make. */
+  provenance: Pick<
+    ICellProvenance,
+    'stage_id' | 'step_id' | 'behavior_id'
+  > | null;
+  /** `notebook_bcc.source_hash`: `sourceHash` of the source the run last wrote, or null. */
+  sourceHash: string | null;
+}
+
+/** One edit of a rewind: cells removed by id, earlier sources put back. */
+export interface IRewindEdit {
+  remove: string[];
+  restore: { cellId: string; source: string }[];
+}
+
 export interface INotebookDriver {
   /** Append a cell at the end of the notebook; returns its cell id. Never moves focus. */
   addCell(request: IAddCellRequest): Promise<string>;
@@ -105,4 +125,19 @@ export interface INotebookDriver {
   loadRunState(): Promise<unknown | null>;
   /** Interrupt the kernel (used by Stop when asked). */
   interruptKernel(): Promise<void>;
+  /**
+   * Every cell, in notebook order. Whatever source the driver writes for the run (`addCell`,
+   * `updateCell`, `setTitle`, `rewindCells`) is stamped with `sourceHash(source)` under
+   * `notebook_bcc.source_hash`, so a rewind can tell the user's edits.
+   */
+  listCells(): ICellRecord[];
+  /**
+   * Removes the cells by id and puts the sources back, as one edit (one step of the notebook's undo
+   * history where it keeps one). Resolves with the ids actually removed and restored.
+   */
+  rewindCells(
+    edit: IRewindEdit
+  ): Promise<{ removed: string[]; restored: string[] }>;
+  /** Restarts the kernel (its variables are gone); resolves once it is ready. */
+  restartKernel(): Promise<void>;
 }

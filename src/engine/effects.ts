@@ -95,6 +95,20 @@ export interface IEffectsState {
   history: string[];
 }
 
+/** A position in the effects, kept by a rewind checkpoint (`EffectsStore.mark`). */
+export interface IEffectsMark {
+  epoch: number;
+  /** Effects ever moved to history at that time (dropped ones included). */
+  historyEnd: number;
+  /** `historyEnd` plus the effects current at that time. */
+  end: number;
+}
+
+export interface IEffectsPosition {
+  dropped: number;
+  epoch: number;
+}
+
 export class EffectsStore {
   constructor(private _historyLimit: () => number) {}
 
@@ -130,6 +144,7 @@ export class EffectsStore {
 
   /** `context_update.effects_update`: the planner's lists replace ours. */
   replace(update: { current?: string[]; history?: string[] }): void {
+    this._epoch++;
     if (update.current) {
       this._current = [...update.current];
     }
@@ -144,17 +159,63 @@ export class EffectsStore {
   }
 
   restore(state: IEffectsState): void {
+    this._dropped = 0;
+    this._epoch++;
     this._current = [...state.current];
     this._history = [...state.history];
     this._trimHistory();
   }
 
+  /**
+   * Where the effects stand, as positions in the one append-only sequence history + current (from
+   * which only the oldest are ever dropped): what a rewind checkpoint keeps instead of the texts.
+   */
+  mark(): IEffectsMark {
+    const historyEnd = this._dropped + this._history.length;
+    return {
+      epoch: this._epoch,
+      historyEnd,
+      end: historyEnd + this._current.length
+    };
+  }
+
+  /** What marks are measured against, saved beside them so they still line up after a reload. */
+  get position(): IEffectsPosition {
+    return { dropped: this._dropped, epoch: this._epoch };
+  }
+
+  set position(position: IEffectsPosition) {
+    this._dropped = Math.max(0, position.dropped);
+    this._epoch = position.epoch;
+  }
+
+  /**
+   * Back to `mark`: what came after it is forgotten and the effects current then are current again
+   * (those the history has dropped since are lost). False when the planner replaced the lists since.
+   */
+  rollback(mark: IEffectsMark): boolean {
+    if (mark.epoch !== this._epoch) {
+      return false;
+    }
+    const all = [...this._history, ...this._current];
+    const at = (position: number) => Math.max(0, position - this._dropped);
+    this._history = all.slice(0, at(mark.historyEnd));
+    this._current = all.slice(at(mark.historyEnd), at(mark.end));
+    return true;
+  }
+
   private _trimHistory(): void {
     const limit = Math.max(0, this._historyLimit());
     if (this._history.length > limit) {
-      this._history.splice(0, this._history.length - limit);
+      const excess = this._history.length - limit;
+      this._history.splice(0, excess);
+      this._dropped += excess;
     }
   }
+
+  private _dropped = 0;
+  /** Bumped when the planner replaces the lists: marks taken before no longer line up. */
+  private _epoch = 0;
 
   private _current: string[] = [];
   private _history: string[] = [];

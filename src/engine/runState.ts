@@ -15,6 +15,7 @@ import type { IKernelVariables } from './driver';
 import { EffectsStore, IEffectsState } from './effects';
 import { IFsmState, WorkflowStateMachine } from './fsm';
 import { IProgressState, WorkflowProgress } from './progress';
+import { IRewindState, readRewindState, RewindLog } from './rewind';
 import { checkSavedRunState } from './savedRun';
 import type { IBehaviorTiming, IRunError, IStartOptions } from './types';
 import { describeVariables } from './variables';
@@ -79,6 +80,8 @@ export interface ISavedRunState {
   plannerDialect?: string | null;
   /** The planner has sent a template in this run (a template saved by an earlier run does not count). */
   templateFromPlanner?: boolean;
+  /** Checkpoints and rewinds (docs/architecture.md#rewind); absent in older saves. */
+  rewind?: IRewindState;
 }
 
 /** A saved run that can be restored (see `checkSavedRunState` for what is wrong with one that cannot). */
@@ -103,6 +106,7 @@ export class RunState {
   readonly progress: WorkflowProgress;
   readonly effects: EffectsStore;
   readonly cells = new CellMap();
+  readonly rewind = new RewindLog();
 
   task: string | null = null;
   dataFiles: string[] = [];
@@ -138,6 +142,7 @@ export class RunState {
     this.progress.reset();
     this.effects.restore({ current: [], history: [] });
     this.cells.clear();
+    this.rewind.clear();
     this.task = null;
     this.dataFiles = [];
     this.contextVariables = {};
@@ -203,6 +208,13 @@ export class RunState {
     // Until the kernel is asked again (on resume), only the types are known.
     this.kernelVariables = { ...this.kernelVariableTypes };
     this.cells.restore(saved.cells);
+    const rewind = readRewindState(saved.rewind);
+    if (rewind) {
+      this.rewind.restore(rewind);
+      this.effects.position = rewind.effects;
+    } else {
+      this.rewind.clear();
+    }
     this.filter = saved.filter;
     this.legacy = { ...saved.legacy };
     this.timings = saved.timings.map(t => ({ ...t }));
@@ -234,7 +246,8 @@ export class RunState {
       legacy: { ...this.legacy },
       timings: this.timings.map(t => ({ ...t })),
       stepMode: this.stepMode,
-      templateFromPlanner: this.templateFromPlanner
+      templateFromPlanner: this.templateFromPlanner,
+      rewind: this.rewind.toJSON(this.effects.position)
     };
     if (this.planner !== undefined) {
       saved.planner = this.planner;

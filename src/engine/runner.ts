@@ -29,6 +29,19 @@ import type { IFsmTransition, WorkflowStateMachine } from './fsm';
 import { ActionRegistry, errorMessage, IDisposableLike } from './registry';
 import { RunCore } from './runCore';
 import { RunControl, RunStopped } from './runControl';
+import type {
+  IRewindOptions,
+  IRewindPlan,
+  IRewindRecord,
+  RewindTarget
+} from './rewind';
+import {
+  applyRewind,
+  checkpointBehavior,
+  checkpointStepStart,
+  journalingDriver,
+  planRewind
+} from './rewindRun';
 import { isSavedRunState, Phase, RunState } from './runState';
 import { generatingRequest, planningRequest, takeRetry } from './requests';
 import type { IRunSettings } from './settings';
@@ -62,6 +75,10 @@ const STEP_PAUSE: IPauseReason = {
   kind: 'step',
   message: 'Step mode: paused after one behavior'
 };
+const REWIND_PAUSE: IPauseReason = {
+  kind: 'user',
+  message: 'Rewound: Resume asks the planner again from here'
+};
 
 export interface IWorkflowRunnerOptions {
   driver: INotebookDriver;
@@ -94,12 +111,13 @@ export class WorkflowRunner implements IWorkflowRunner {
       this._registry = new ActionRegistry();
       this._builtins = registerBuiltinActions(this._registry);
     }
+    const state = new RunState({
+      now: this._now,
+      maxHistoryItems: () => this._settings().maxHistoryItems
+    });
     this._core = new RunCore({
-      state: new RunState({
-        now: this._now,
-        maxHistoryItems: () => this._settings().maxHistoryItems
-      }),
-      driver: this._driver,
+      state,
+      driver: journalingDriver(this._driver, state),
       client: this._client,
       hooks: this._hooks,
       registry: this._registry,
@@ -292,6 +310,65 @@ export class WorkflowRunner implements IWorkflowRunner {
     return this._loop ? this._core.captureState() : null;
   }
 
+  async rewindPlan(target: RewindTarget): Promise<IRewindPlan | null> {
+    if (this._loop && !this._control.paused) {
+      return null;
+    }
+    if (!this._loop && !(await this._loadSavedForRewind())) {
+      return null;
+    }
+    return planRewind(this._state, this._driver, target);
+  }
+
+  async rewind(
+    target: RewindTarget,
+    options: IRewindOptions = {}
+  ): Promise<IRewindRecord> {
+    if (this._loop && !this._control.paused) {
+      throw new Error('Pause the run before rewinding it.');
+    }
+    if (this._loop) {
+      // The paused loop settles (and is saved) first; a new one starts from the checkpoint.
+      this._rewinding = true;
+      try {
+        await this.stop();
+      } finally {
+        this._rewinding = false;
+      }
+    } else if (!(await this._loadSavedForRewind())) {
+      throw new Error('There is no run to rewind in this notebook.');
+    }
+    const plan = planRewind(this._state, this._driver, target);
+    if (!plan) {
+      throw new Error('That point of the run is no longer kept.');
+    }
+    const record = await applyRewind(this._core, plan, options);
+    this._control.clearPause();
+    if (target.kind === 'behavior') {
+      this._control.requestPause(REWIND_PAUSE);
+    }
+    void this._launch();
+    return record;
+  }
+
+  /** An idle runner that never ran here takes the run saved in the notebook; false when there is none. */
+  private async _loadSavedForRewind(): Promise<boolean> {
+    if (this._state.task !== null) {
+      return true;
+    }
+    const saved = await this._driver.loadRunState();
+    if (!isSavedRunState(saved)) {
+      return false;
+    }
+    this._assertIdle();
+    this._resetRun();
+    this._state.restore(saved);
+    if (saved.planner !== undefined) {
+      this._client.restoreState?.(saved.planner);
+    }
+    return true;
+  }
+
   dispose(): void {
     if (this._disposed) {
       return;
@@ -337,7 +414,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     this._state.buffer = [];
     this._loop = null;
     this._emitProgress();
-    this._finished.emit(finished);
+    // A rewind stops the paused loop only to start another: the run has not ended.
+    if (!this._rewinding) {
+      this._finished.emit(finished);
+    }
     return finished;
   }
 
@@ -347,6 +427,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       if (this._state.phase === 'done') {
         return this._core.complete();
       }
+      checkpointStepStart(this._core);
       await this._core.pausePoint();
       const outcome =
         this._state.phase === 'plan'
@@ -441,7 +522,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       if (max > 0 && state.behaviorsRun >= max) {
         return this._core.stopForMaxSteps(max);
       }
-      beginBehavior(this._core);
+      checkpointBehavior(this._core, () => beginBehavior(this._core));
     }
     await this._core.refreshVariables();
     const body =
@@ -592,6 +673,7 @@ export class WorkflowRunner implements IWorkflowRunner {
   private readonly _core: RunCore;
   private _loop: Promise<IRunFinished> | null = null;
   private _disposed = false;
+  private _rewinding = false;
 
   private _stateChanged = new Signal<IWorkflowRunner, IFsmTransition>(this);
   private _progressChanged = new Signal<IWorkflowRunner, IRunSnapshot>(this);

@@ -3,6 +3,7 @@
  * the panel shows both the same way.
  */
 import { describeTransition } from './fsm';
+import { stepKey } from './rewind';
 import type { RunControl } from './runControl';
 import { ISavedRunState, RunState } from './runState';
 import type { IRunSnapshot } from './types';
@@ -21,8 +22,18 @@ export function composeSnapshot(
 ): IRunSnapshot {
   const last = state.fsm.lastTransition;
   const control = live?.control ?? null;
+  const progress = state.progress.snapshot(
+    state.fsm.state === 'WORKFLOW_COMPLETED'
+  );
+  const completedSteps = new Set(
+    progress.stages.flatMap(stage =>
+      stage.steps
+        .filter(step => step.status === 'completed')
+        .map(step => stepKey(stage.id, step.id))
+    )
+  );
   return {
-    ...state.progress.snapshot(state.fsm.state === 'WORKFLOW_COMPLETED'),
+    ...progress,
     state: state.fsm.state,
     running: live?.running ?? false,
     paused: control?.paused ?? false,
@@ -37,7 +48,8 @@ export function composeSnapshot(
     lastTransitionAt: last?.timestamp ?? null,
     timings: state.timings.map(t => ({ ...t })),
     progress: state.progress.toJSON(),
-    plannerDialect: state.plannerDialect
+    plannerDialect: state.plannerDialect,
+    rewind: state.rewind.view(completedSteps)
   };
 }
 

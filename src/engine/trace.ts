@@ -8,6 +8,7 @@
  */
 import type { IPlannerObserver, PlannerError } from '../protocol';
 import type { TraceRecord } from '../protocol/traceFormat';
+import type { IRewindRecord } from './rewind';
 
 /**
  * About 8 MB of UTF-16 text. Past it the oldest requests are dropped whole (request, answer, lines and
@@ -61,8 +62,8 @@ function field(
 interface IStoredRecord {
   seq: number;
   json: string;
-  /** Not an exchange record (e.g. the dialect): left out of `records`. */
-  note?: boolean;
+  /** Not an exchange record (the dialect, a rewind): left out of `records`. */
+  note?: 'dialect' | 'rewind';
 }
 
 /**
@@ -75,6 +76,15 @@ export interface ITraceDialectRecord {
   seq: number;
   t: number;
   dialect: string;
+}
+
+/** A rewind, written in the JSONL where it happened; kept apart from the exchange records too. */
+export interface ITraceRewindRecord {
+  kind: 'rewind';
+  /** The sequence number of the last request at the time. */
+  seq: number;
+  t: number;
+  rewind: IRewindRecord;
 }
 
 /** `http://host:28600/planning?x=1` -> `/planning`. */
@@ -106,13 +116,13 @@ export class RunTrace implements IPlannerObserver {
 
   /** The dialect recorded, if any. */
   get plannerDialect(): string | null {
-    const note = this._records.find(r => r.note);
+    const note = this._records.find(r => r.note === 'dialect');
     return note ? (JSON.parse(note.json) as ITraceDialectRecord).dialect : null;
   }
 
   /** Records the planner's dialect (once per run: a later call replaces nothing). */
   dialect(name: string): void {
-    if (this._records.some(r => r.note)) {
+    if (this._records.some(r => r.note === 'dialect')) {
       return;
     }
     const record: ITraceDialectRecord = {
@@ -122,7 +132,20 @@ export class RunTrace implements IPlannerObserver {
       dialect: name
     };
     const json = JSON.stringify(record);
-    this._records.push({ seq: record.seq, json, note: true });
+    this._records.push({ seq: record.seq, json, note: 'dialect' });
+    this._chars += json.length + 1;
+  }
+
+  /** Records a rewind (docs/architecture.md#rewind); readers that do not know the kind skip it. */
+  rewind(record: IRewindRecord): void {
+    const line: ITraceRewindRecord = {
+      kind: 'rewind',
+      seq: this._seq,
+      t: this._elapsed(),
+      rewind: record
+    };
+    const json = JSON.stringify(line);
+    this._records.push({ seq: line.seq, json, note: 'rewind' });
     this._chars += json.length + 1;
   }
 

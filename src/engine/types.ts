@@ -17,6 +17,13 @@ import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowState } from './fsm';
 import type { IProgressState } from './progress';
 import type { ActionRegistry, IActionResult } from './registry';
+import type {
+  IRewindOptions,
+  IRewindPlan,
+  IRewindRecord,
+  IRewindView,
+  RewindTarget
+} from './rewind';
 import type { RunTrace } from './trace';
 
 /**
@@ -216,6 +223,8 @@ export interface IRunSnapshot extends IProgressSnapshot {
   progress: IProgressState;
   /** The dialect the planner speaks, once known (`IPlannerService.dialect`). */
   plannerDialect: string | null;
+  /** What can be undone or redone, and the latest rewind (docs/architecture.md#rewind). */
+  rewind?: IRewindView;
 }
 
 /**
@@ -269,5 +278,15 @@ export interface IWorkflowRunner {
   captureRunState(): unknown | null;
   /** After an error: re-sends the failed request; resolves when the loop ends again. */
   retry(): Promise<IRunFinished>;
+  /** What rewinding to `target` would remove, keep and restore; null when it cannot be done. */
+  rewindPlan(target: RewindTarget): Promise<IRewindPlan | null>;
+  /**
+   * Rewinds (docs/architecture.md#rewind): the run must be paused or idle. Undoing a behavior leaves the
+   * run paused there; redoing from a step resumes the run at that step.
+   */
+  rewind(
+    target: RewindTarget,
+    options?: IRewindOptions
+  ): Promise<IRewindRecord>;
   dispose(): void;
 }

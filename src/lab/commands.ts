@@ -17,13 +17,21 @@ import {
   pauseIcon,
   refreshIcon,
   runIcon,
+  redoIcon,
   stepOverIcon,
-  stopIcon
+  stopIcon,
+  undoIcon
 } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
-import type { IStartOptions, IWorkflowRunner } from '../engine/types';
+import type {
+  IRunSnapshot,
+  IStartOptions,
+  IWorkflowRunner
+} from '../engine/types';
 import { discardRunState } from '../notebook/saving';
+import { canRewind, stepKey } from '../engine/rewind';
+import type { RewindTarget } from '../engine/rewind';
 import {
   CommandIDs,
   IRunModel,
@@ -31,6 +39,7 @@ import {
   IWorkflowRunnerRegistry
 } from '../tokens';
 import { showRunDialog, showStopDialog } from '../ui/dialogs';
+import { showRewindDialog } from '../ui/rewindDialog';
 import { bccIcon } from '../ui/icons';
 import { commandAvailability } from '../ui/present';
 import { tracePath } from '../ui/trace';
@@ -47,8 +56,20 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.exportTrace,
   CommandIDs.testConnection,
   CommandIDs.takeOver,
-  CommandIDs.discardSavedRun
+  CommandIDs.discardSavedRun,
+  CommandIDs.undoBehavior,
+  CommandIDs.redoFromStep
 ];
+
+function stepName(snapshot: IRunSnapshot, stepId: string | null): string {
+  for (const stage of snapshot.stages) {
+    const step = stage.steps.find(s => s.id === stepId);
+    if (step) {
+      return step.name;
+    }
+  }
+  return stepId ?? '';
+}
 
 function startOptionsFrom(
   args: ReadonlyPartialJSONObject
@@ -366,6 +387,111 @@ export function addCommands(
         Notification.error(message, { autoClose: false });
       }
       return check.ok;
+    }
+  });
+
+  const rewindTarget = (
+    args: ReadonlyPartialJSONObject
+  ): RewindTarget | null =>
+    typeof args.stepId === 'string'
+      ? {
+          kind: 'step',
+          stageId: typeof args.stageId === 'string' ? args.stageId : null,
+          stepId: args.stepId
+        }
+      : null;
+
+  /** Confirms (unless `confirm: false`), rewinds, and says what was done. */
+  const rewind = async (
+    args: ReadonlyPartialJSONObject,
+    target: RewindTarget,
+    what: string
+  ) => {
+    const found = targetOf(args);
+    if (!found) {
+      return;
+    }
+    const plan = await found.runner.rewindPlan(target);
+    if (!plan) {
+      Notification.warning(
+        trans.__('%1: that point of the run is no longer kept.', what),
+        { autoClose: 5000 }
+      );
+      return;
+    }
+    const options =
+      args.confirm === false
+        ? { restartKernel: args.restartKernel === true }
+        : await showRewindDialog(plan, trans, {
+            label: found.panel.context.localPath,
+            stepName: stepName(found.model.snapshot, plan.stepId)
+          });
+    if (!options) {
+      return;
+    }
+    void commands.execute(CommandIDs.open);
+    try {
+      // A rewind starts the loop again: it holds the run lock like Resume.
+      let record: Awaited<ReturnType<IWorkflowRunner['rewind']>> | undefined;
+      await withLock(found, async () => {
+        record = await found.runner.rewind(target, options);
+      });
+      return record;
+    } catch (reason) {
+      report(what)(reason);
+    }
+  };
+
+  commands.addCommand(CommandIDs.undoBehavior, {
+    label: trans.__('Undo Last Workflow Behavior…'),
+    caption: trans.__(
+      "Remove the last behavior's cells and go back before it, paused; your own cells stay"
+    ),
+    icon: undoIcon,
+    isEnabled: args => {
+      const model = targetOf(args)?.model;
+      const snapshot = model?.snapshot;
+      return (
+        !!snapshot &&
+        model?.lockState.kind !== 'other' &&
+        canRewind(snapshot) &&
+        !!snapshot.rewind?.undo
+      );
+    },
+    isVisible: hasNotebook,
+    execute: args =>
+      rewind(args, { kind: 'behavior' }, trans.__('Undo Last Behavior'))
+  });
+
+  commands.addCommand(CommandIDs.redoFromStep, {
+    label: args =>
+      typeof args.stepId === 'string'
+        ? trans.__('Redo Workflow from Step %1…', args.stepId)
+        : trans.__('Redo Workflow from a Step…'),
+    caption: trans.__(
+      'Remove the cells of this step and the later ones, and run again from it; your own cells stay'
+    ),
+    icon: redoIcon,
+    isEnabled: args => {
+      const model = targetOf(args)?.model;
+      const snapshot = model?.snapshot;
+      const target = rewindTarget(args);
+      return (
+        !!snapshot &&
+        model?.lockState.kind !== 'other' &&
+        target?.kind === 'step' &&
+        canRewind(snapshot) &&
+        !!snapshot.rewind?.redoSteps.includes(
+          stepKey(target.stageId, target.stepId)
+        )
+      );
+    },
+    isVisible: args => hasNotebook(args) && rewindTarget(args) !== null,
+    execute: args => {
+      const target = rewindTarget(args);
+      return target
+        ? rewind(args, target, trans.__('Redo from Step'))
+        : undefined;
     }
   });
 

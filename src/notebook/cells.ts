@@ -11,8 +11,11 @@ import type {
   CellRole,
   IAddCellRequest,
   ICellProvenance,
-  INotebookSummary
+  ICellRecord,
+  INotebookSummary,
+  IRewindEdit
 } from '../engine/driver';
+import { sourceHash } from '../engine/rewind';
 import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
 import { CELL_METADATA_KEY } from './metadata';
@@ -60,7 +63,8 @@ export class NotebookCells {
     const model = this.model();
     const metadata = cellMetadata(request.provenance, request.role, {
       ...request.metadata,
-      ...(request.role === 'thinking' ? { thinking: true } : {})
+      ...(request.role === 'thinking' ? { thinking: true } : {}),
+      [SOURCE_HASH_KEY]: sourceHash(request.source)
     });
     const restore = this._keepActiveCell();
     const cell = model.sharedModel.insertCell(model.sharedModel.cells.length, {
@@ -88,10 +92,11 @@ export class NotebookCells {
       if (source !== null) {
         cell.setSource(source);
       }
-      if (metadata) {
+      if (metadata || source !== null) {
         cell.setMetadata(CELL_METADATA_KEY, {
           ...asObject(cell.getMetadata(CELL_METADATA_KEY)),
-          ...asObject(toJSON(metadata))
+          ...asObject(toJSON(metadata ?? {})),
+          ...(source !== null ? { [SOURCE_HASH_KEY]: sourceHash(source) } : {})
         });
       }
     });
@@ -118,7 +123,10 @@ export class NotebookCells {
       ? shared.cells.find(cell => cell.getId() === titleCellId)
       : undefined;
     if (existing) {
-      existing.setSource(source);
+      shared.transact(() => {
+        existing.setSource(source);
+        stampSource(existing, source);
+      });
       this._render(existing.getId());
       return existing.getId();
     }
@@ -127,13 +135,79 @@ export class NotebookCells {
       cell_type: 'markdown',
       source,
       metadata: {
-        [CELL_METADATA_KEY]: cellMetadata(provenance, 'title', {})
+        [CELL_METADATA_KEY]: cellMetadata(provenance, 'title', {
+          [SOURCE_HASH_KEY]: sourceHash(source)
+        })
       }
     });
     restore();
     this._render(cell.getId());
     this._changed();
     return cell.getId();
+  }
+
+  /** Every cell in notebook order, with the run's provenance and source stamp. */
+  list(): ICellRecord[] {
+    return this.model().sharedModel.cells.map(cell => {
+      const meta = asObject(cell.getMetadata(CELL_METADATA_KEY));
+      const text = (key: string) =>
+        typeof meta[key] === 'string' ? (meta[key] as string) : null;
+      const fromRun = 'behavior_id' in meta || 'step_id' in meta;
+      return {
+        id: cell.getId(),
+        kind: cellKind(cell.cell_type),
+        source: cell.getSource(),
+        provenance: fromRun
+          ? {
+              stage_id: text('stage_id'),
+              step_id: text('step_id'),
+              behavior_id: text('behavior_id')
+            }
+          : null,
+        sourceHash: text(SOURCE_HASH_KEY)
+      };
+    });
+  }
+
+  /**
+   * Removes and restores in one transaction: one step of the notebook's undo history (the notebook's
+   * undo brings the cells back; the run stays rewound).
+   */
+  async rewind(
+    edit: IRewindEdit
+  ): Promise<{ removed: string[]; restored: string[] }> {
+    const shared = this.model().sharedModel;
+    const remove = new Set(edit.remove);
+    const removed: string[] = [];
+    const restored: string[] = [];
+    const restore = this._keepActiveCell();
+    // Kept apart from the run's own recent edits, which the undo manager would otherwise merge in.
+    const undo = undoManagerOf(shared);
+    undo?.stopCapturing();
+    shared.transact(() => {
+      for (let index = shared.cells.length - 1; index >= 0; index--) {
+        const id = shared.cells[index].getId();
+        if (remove.has(id)) {
+          shared.deleteCell(index);
+          removed.unshift(id);
+        }
+      }
+      for (const { cellId, source } of edit.restore) {
+        const cell = shared.cells.find(c => c.getId() === cellId);
+        if (cell) {
+          cell.setSource(source);
+          stampSource(cell, source);
+          restored.push(cellId);
+        }
+      }
+    });
+    undo?.stopCapturing();
+    restore();
+    for (const cellId of restored) {
+      this._render(cellId);
+    }
+    this._changed();
+    return { removed, restored };
   }
 
   summary(): INotebookSummary {
@@ -208,6 +282,30 @@ export namespace NotebookCells {
     /** The run changed the notebook (it is saved shortly after). */
     changed: () => void;
   }
+}
+
+/** Under `notebook_bcc`: `sourceHash` of the source the run last wrote (docs/architecture.md#rewind). */
+const SOURCE_HASH_KEY = 'source_hash';
+
+function cellKind(type: string): ICellRecord['kind'] {
+  return type === 'code' || type === 'markdown' ? type : 'raw';
+}
+
+/** The shared notebook's Yjs undo manager (`YNotebook.undoManager`, not part of `ISharedNotebook`). */
+function undoManagerOf(shared: object): { stopCapturing(): void } | null {
+  const manager: unknown = (shared as { undoManager?: unknown }).undoManager;
+  return typeof manager === 'object' &&
+    manager !== null &&
+    typeof (manager as { stopCapturing?: unknown }).stopCapturing === 'function'
+    ? (manager as { stopCapturing(): void })
+    : null;
+}
+
+function stampSource(cell: SharedCell, source: string): void {
+  cell.setMetadata(CELL_METADATA_KEY, {
+    ...asObject(cell.getMetadata(CELL_METADATA_KEY)),
+    [SOURCE_HASH_KEY]: sourceHash(source)
+  });
 }
 
 function cellMetadata(

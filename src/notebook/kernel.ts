@@ -29,6 +29,15 @@ export class NotebookKernel {
     await this.sessionContext.session?.kernel?.interrupt();
   }
 
+  /** Restarts the kernel without asking (the user chose it in the rewind dialog); starts one if none. */
+  async restart(): Promise<void> {
+    const kernel = await this.ensure();
+    if (typeof kernel === 'string') {
+      throw new Error(kernel);
+    }
+    await kernel.restart();
+  }
+
   /** The notebook's kernel, started (the notebook's preferred or the default kernel) if there is none; or why not. */
   async ensure(): Promise<Kernel.IKernelConnection | string> {
     const session = this.sessionContext;

@@ -12,11 +12,13 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import type {
   IAddCellRequest,
   ICellProvenance,
+  ICellRecord,
   IExecRequest,
   IExecResult,
   IKernelVariables,
   INotebookDriver,
   INotebookSummary,
+  IRewindEdit,
   SummarizeRequest
 } from '../engine/driver';
 import { TRANSLATION_DOMAIN } from '../translation';
@@ -143,6 +145,20 @@ export class NotebookDriver implements INotebookDriver {
     return this._cells
       .model()
       .sharedModel.cells.find(c => c.getId() === cellId);
+  }
+
+  listCells(): ICellRecord[] {
+    return this._cells.list();
+  }
+
+  rewindCells(
+    edit: IRewindEdit
+  ): Promise<{ removed: string[]; restored: string[] }> {
+    return this._cells.rewind(edit);
+  }
+
+  restartKernel(): Promise<void> {
+    return this._kernel.restart();
   }
 
   private _panel: NotebookPanel;

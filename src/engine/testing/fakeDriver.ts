@@ -4,6 +4,8 @@
  */
 import type {
   CellRole,
+  ICellRecord,
+  IRewindEdit,
   IAddCellRequest,
   ICellProvenance,
   IExecRequest,
@@ -13,6 +15,7 @@ import type {
   INotebookSummary,
   SummarizeRequest
 } from '../driver';
+import { sourceHash } from '../rewind';
 import { describeVariables } from '../variables';
 
 export interface IFakeCell {
@@ -26,6 +29,8 @@ export interface IFakeCell {
   /** Text of the last execution's outputs. */
   output: string;
   executionCount: number | null;
+  /** Typed by the user (`addUserCell`): no provenance. */
+  userCell?: boolean;
 }
 
 /** Replaces the fake kernel for one execution; `undefined` falls back to the fake kernel. */
@@ -68,6 +73,9 @@ export class FakeNotebookDriver implements INotebookDriver {
   summarizeRequests: SummarizeRequest[] = [];
   /** How many times `collectVariables` asked the kernel. */
   collectCount = 0;
+  /** Every `rewindCells` edit, in order. */
+  rewindEdits: IRewindEdit[] = [];
+  restartCount = 0;
 
   async addCell(request: IAddCellRequest): Promise<string> {
     const id = `cell-${++this._nextId}`;
@@ -81,6 +89,7 @@ export class FakeNotebookDriver implements INotebookDriver {
       output: '',
       executionCount: null
     });
+    this._stamp(id, request.source);
     return id;
   }
 
@@ -93,10 +102,11 @@ export class FakeNotebookDriver implements INotebookDriver {
     if (!cell) {
       return false;
     }
+    Object.assign(cell.metadata, clone(metadata) ?? {});
     if (source !== null) {
       cell.source = source;
+      this._stamp(cellId, source);
     }
-    Object.assign(cell.metadata, clone(metadata) ?? {});
     return true;
   }
 
@@ -109,6 +119,7 @@ export class FakeNotebookDriver implements INotebookDriver {
     const own = titleCellId ? this.cell(titleCellId) : undefined;
     if (own) {
       own.source = `# ${title}`;
+      this._stamp(own.id, own.source);
       return own.id;
     }
     const id = `cell-${++this._nextId}`;
@@ -122,6 +133,7 @@ export class FakeNotebookDriver implements INotebookDriver {
       output: '',
       executionCount: null
     });
+    this._stamp(id, `# ${title}`);
     return id;
   }
 
@@ -243,6 +255,77 @@ export class FakeNotebookDriver implements INotebookDriver {
     this.interruptCount++;
   }
 
+  listCells(): ICellRecord[] {
+    return this.cells.map(cell => ({
+      id: cell.id,
+      kind: cell.kind,
+      source: cell.source,
+      provenance: cell.userCell
+        ? null
+        : {
+            stage_id: cell.provenance.stage_id,
+            step_id: cell.provenance.step_id,
+            behavior_id: cell.provenance.behavior_id
+          },
+      sourceHash: this._hashes.get(cell.id) ?? null
+    }));
+  }
+
+  async rewindCells(
+    edit: IRewindEdit
+  ): Promise<{ removed: string[]; restored: string[] }> {
+    const remove = new Set(edit.remove);
+    const removed = this.cells.filter(c => remove.has(c.id)).map(c => c.id);
+    this.cells = this.cells.filter(c => !remove.has(c.id));
+    const restored: string[] = [];
+    for (const { cellId, source } of edit.restore) {
+      const cell = this.cell(cellId);
+      if (cell) {
+        cell.source = source;
+        this._stamp(cellId, source);
+        restored.push(cellId);
+      }
+    }
+    this.rewindEdits.push({
+      remove: [...edit.remove],
+      restore: edit.restore.map(r => ({ ...r }))
+    });
+    return { removed, restored };
+  }
+
+  async restartKernel(): Promise<void> {
+    this.variables = {};
+    this.restartCount++;
+  }
+
+  /** A cell the user typed (no provenance, no hash), inserted at `index` (the end when absent). */
+  addUserCell(
+    source: string,
+    kind: 'code' | 'markdown' = 'code',
+    index?: number
+  ): string {
+    const id = `user-${++this._nextId}`;
+    const cell: IFakeCell = {
+      id,
+      kind,
+      source,
+      role: kind === 'code' ? 'code' : 'content',
+      provenance: {
+        stage_id: null,
+        step_id: null,
+        behavior_id: null,
+        action_index: 0,
+        action: 'user'
+      },
+      metadata: {},
+      output: '',
+      executionCount: null,
+      userCell: true
+    };
+    this.cells.splice(index ?? this.cells.length, 0, cell);
+    return id;
+  }
+
   cell(cellId: string): IFakeCell | undefined {
     return this.cells.find(c => c.id === cellId);
   }
@@ -251,5 +334,11 @@ export class FakeNotebookDriver implements INotebookDriver {
     return this.cells.filter(c => c.kind === 'code');
   }
 
+  /** What the real driver keeps as `notebook_bcc.source_hash`; apart, so `metadata` is what actions set. */
+  private _stamp(cellId: string, source: string): void {
+    this._hashes.set(cellId, sourceHash(source));
+  }
+
+  private _hashes = new Map<string, string>();
   private _nextId = 0;
 }

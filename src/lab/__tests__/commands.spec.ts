@@ -1,10 +1,11 @@
+import type { RunLockState } from '../runLock';
 import { Notification } from '@jupyterlab/apputils';
 import { NotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
-import type { IWorkflowRunner } from '../../engine/types';
+import type { IRunSnapshot, IWorkflowRunner } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
 import {
   CommandIDs,
@@ -53,6 +54,7 @@ function fakeModel(availability: Partial<ICommandAvailability> = {}) {
     canResumeSaved: false,
     canTakeOver: false,
     canDiscardSaved: false,
+    lockState: { kind: 'free', stale: false } as RunLockState,
     planner: {
       checkConnection: jest.fn(async (): Promise<IConnectionCheck> => ({
         ok: true,
@@ -369,5 +371,83 @@ describe('addCommands', () => {
     expect(order).toEqual(['acquire', 'revert', 'resume']);
     // Nothing to resume: the lock is let go.
     expect(lock.release).toHaveBeenCalledTimes(1);
+  });
+
+  it('undoes the last behavior and redoes from a step through the runner, when the run offers it', async () => {
+    const { commands, first, modelOf, runnerOf } = setup();
+    const plan = { target: { kind: 'behavior' }, stepId: 'p2' };
+    const record = { kind: 'undo_behavior' };
+    const runner = Object.assign(runnerOf(first), {
+      rewindPlan: jest.fn(() => Promise.resolve(plan)),
+      rewind: jest.fn(() => Promise.resolve(record))
+    });
+    const model = Object.assign(modelOf(first), {
+      snapshot: {
+        running: true,
+        paused: false,
+        stages: [],
+        rewind: { undo: null, redoSteps: [], last: null }
+      } as Pick<IRunSnapshot, 'running' | 'paused' | 'stages' | 'rewind'>
+    });
+    expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(false);
+    const redoArgs = { stageId: 's1', stepId: 'p2' };
+    expect(commands.isVisible(CommandIDs.redoFromStep)).toBe(false);
+    expect(commands.isVisible(CommandIDs.redoFromStep, redoArgs)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(false);
+
+    model.snapshot = {
+      ...model.snapshot,
+      paused: true,
+      rewind: {
+        undo: { behaviorId: 'b1', stepId: 'p2' },
+        redoSteps: ['s1/p2'],
+        last: null
+      }
+    };
+    expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(true);
+    // Not while another window runs the notebook.
+    model.lockState = {
+      kind: 'other',
+      status: null,
+      samePage: false
+    } as unknown as RunLockState;
+    expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(false);
+    expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(false);
+    model.lockState = { kind: 'mine' };
+    expect(
+      commands.isEnabled(CommandIDs.redoFromStep, {
+        stageId: 's1',
+        stepId: 'p1'
+      })
+    ).toBe(false);
+
+    expect(
+      await commands.execute(CommandIDs.undoBehavior, { confirm: false })
+    ).toBe(record);
+    expect(runner.rewindPlan).toHaveBeenCalledWith({ kind: 'behavior' });
+    expect(runner.rewind).toHaveBeenCalledWith(
+      { kind: 'behavior' },
+      { restartKernel: false }
+    );
+    await commands.execute(CommandIDs.redoFromStep, {
+      ...redoArgs,
+      confirm: false,
+      restartKernel: true
+    });
+    expect(runner.rewind).toHaveBeenLastCalledWith(
+      { kind: 'step', stageId: 's1', stepId: 'p2' },
+      { restartKernel: true }
+    );
+
+    // Nothing kept for that point: the user is told, nothing is rewound.
+    const warning = jest.spyOn(Notification, 'warning');
+    runner.rewindPlan.mockResolvedValueOnce(null as unknown as typeof plan);
+    await commands.execute(CommandIDs.undoBehavior, { confirm: false });
+    expect(runner.rewind).toHaveBeenCalledTimes(2);
+    expect(warning).toHaveBeenCalledWith(
+      'Undo Last Behavior: that point of the run is no longer kept.',
+      { autoClose: 5000 }
+    );
   });
 });

@@ -2,6 +2,7 @@ import { MarkdownCell } from '@jupyterlab/cells';
 import type { ICellProvenance } from '../../engine/driver';
 import { NotebookDriver } from '../notebookDriver';
 import { CELL_METADATA_KEY } from '../metadata';
+import { sourceHash } from '../../engine/rewind';
 import {
   IOpenNotebook,
   openNotebook,
@@ -75,7 +76,8 @@ describe('NotebookDriver cells', () => {
       ...provenance,
       store_id: 'load_data',
       role: 'code',
-      shot_type: 'action'
+      shot_type: 'action',
+      source_hash: sourceHash('x = 1')
     });
   });
 
@@ -443,6 +445,58 @@ describe('NotebookDriver cells', () => {
     } finally {
       await shared.dispose();
     }
+  });
+
+  it('lists the cells with their stamp, removes by id and restores sources in one undo step', async () => {
+    const shared = notebook.panel.model!.sharedModel;
+    const title = await driver.setTitle('First', provenance, null);
+    await driver.setTitle('Second', provenance, title);
+    const kept = await driver.addCell({
+      kind: 'code',
+      source: 'a = 1',
+      role: 'code',
+      provenance
+    });
+    shared.insertCell(shared.cells.length, {
+      cell_type: 'code',
+      source: 'mine = 2'
+    });
+    const gone = await driver.addCell({
+      kind: 'markdown',
+      source: 'later',
+      role: 'content',
+      provenance
+    });
+    const listed = driver.listCells();
+    const mine = listed.find(c => c.source === 'mine = 2')!;
+    expect(mine.provenance).toBeNull();
+    expect(mine.sourceHash).toBeNull();
+    const titleCell = listed.find(c => c.id === title)!;
+    expect(titleCell.sourceHash).toBe(sourceHash('# Second'));
+    expect(listed.find(c => c.id === kept)).toMatchObject({
+      kind: 'code',
+      provenance: {
+        stage_id: provenance.stage_id,
+        step_id: provenance.step_id,
+        behavior_id: provenance.behavior_id
+      },
+      sourceHash: sourceHash('a = 1')
+    });
+
+    const count = shared.cells.length;
+    const done = await driver.rewindCells({
+      remove: [gone, 'no-such-cell'],
+      restore: [{ cellId: title, source: '# First' }]
+    });
+    expect(done).toEqual({ removed: [gone], restored: [title] });
+    expect(shared.cells.length).toBe(count - 1);
+    expect(cellById(title).getSource()).toBe('# First');
+    expect(driver.listCells().find(c => c.id === title)!.sourceHash).toBe(
+      sourceHash('# First')
+    );
+    // The notebook's own undo brings the removed cell back in one step.
+    shared.undo();
+    expect(shared.cells.map(c => c.getId())).toContain(gone);
   });
 
   it('stays pinned to its own notebook', async () => {

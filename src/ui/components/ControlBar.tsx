@@ -4,7 +4,8 @@ import {
   pauseIcon,
   runIcon,
   stepOverIcon,
-  stopIcon
+  stopIcon,
+  undoIcon
 } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
@@ -77,6 +78,8 @@ const CONTROLS: IControl[] = [
 export interface IControlBarProps extends IControlState {
   commands: CommandRegistry;
   trans: TranslationBundle;
+  /** Shows Undo (the last behavior), enabled when true. */
+  canUndo?: boolean;
 }
 
 /** The run's control buttons (Run, Resume or Pause, Step, Stop) as a toolbar. */
@@ -102,6 +105,15 @@ export function ControlBar(props: IControlBarProps): JSX.Element {
           />
         )
       )}
+      {props.canUndo !== undefined ? (
+        <CommandButton
+          commands={commands}
+          id={CommandIDs.undoBehavior}
+          label={trans.__('Undo')}
+          icon={undoIcon}
+          enabled={props.canUndo}
+        />
+      ) : null}
     </div>
   );
 }

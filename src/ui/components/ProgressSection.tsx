@@ -3,7 +3,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { IRunSnapshot } from '../../engine/types';
 import type { IStageNode } from '../present';
-import { ProgressTree } from './ProgressTree';
+import { IProgressTreeProps, ProgressTree } from './ProgressTree';
 import { Section } from './Section';
 
 export interface IProgressSectionProps {
@@ -12,6 +12,8 @@ export interface IProgressSectionProps {
   tree: IStageNode[];
   rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
+  /** "Redo from here" on the steps that offer it. */
+  redo?: IProgressTreeProps['redo'];
 }
 
 /** The workflow's name, its progress tree and how many behaviors ran; nothing before the workflow is known. */
@@ -27,7 +29,12 @@ export function ProgressSection(
       {snapshot.workflowName ? (
         <div className="jp-bcc-workflow-name">{snapshot.workflowName}</div>
       ) : null}
-      <ProgressTree stages={tree} rendermime={rendermime} trans={trans} />
+      <ProgressTree
+        stages={tree}
+        rendermime={rendermime}
+        trans={trans}
+        redo={props.redo}
+      />
       {snapshot.behaviorsRun > 0 ? (
         <div
           className="jp-bcc-budget"

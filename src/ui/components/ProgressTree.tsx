@@ -3,11 +3,17 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
 import type { IStageNode, IStepNode } from '../present';
+import { stepKey } from '../../engine/rewind';
 import { BehaviorItem } from './BehaviorItem';
 import { TreeItem } from './TreeItem';
 
 export interface IProgressTreeProps {
   stages: IStageNode[];
+  /** Steps that offer "Redo from here" (`stageId/stepId`), and what the button does. */
+  redo?: {
+    steps: readonly string[];
+    onRedo: (stageId: string, stepId: string) => void;
+  };
   rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
 }
@@ -92,6 +98,11 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
 
   const renderStep = (stage: IStageNode, step: IStepNode) => {
     const id = `step:${stage.id}/${step.id}`;
+    const redo = props.redo;
+    const canRedo =
+      !!redo &&
+      step.status === 'completed' &&
+      redo.steps.includes(stepKey(stage.id, step.id));
     return (
       <TreeItem
         key={id}
@@ -110,6 +121,21 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
         onToggle={value => toggle(id, value)}
         rendermime={rendermime}
         trans={trans}
+        actions={
+          canRedo ? (
+            <button
+              type="button"
+              className="jp-bcc-link-button jp-bcc-redo-step"
+              data-step-id={step.id}
+              title={trans.__(
+                'Remove the cells of this step and the later ones, and run again from here'
+              )}
+              onClick={() => redo.onRedo(stage.id, step.id)}
+            >
+              {trans.__('Redo from here')}
+            </button>
+          ) : undefined
+        }
       >
         {step.behaviors.length > 0 ? (
           <ul role="group" className="jp-bcc-tree-group">

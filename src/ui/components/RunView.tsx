@@ -3,6 +3,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
+import { canRewind } from '../../engine/rewind';
 import { CommandIDs, IRunModel } from '../../tokens';
 import { describeRun } from '../present';
 import { CommandButton } from './CommandButton';
@@ -13,6 +14,7 @@ import { PlannerLine } from './PlannerLine';
 import { ProgressSection } from './ProgressSection';
 import { RunElsewhere } from './RunElsewhere';
 import { SavedRunProblem } from './SavedRunProblem';
+import { RewindNote } from './RewindNote';
 import { WaitingLine } from './WaitingLine';
 import { WarningsSection } from './WarningsSection';
 
@@ -45,6 +47,8 @@ export function RunView(props: IRunViewProps): JSX.Element {
       : null;
   const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
   const elsewhere = model.lockState.kind === 'other';
+  const rewindable = model.source !== 'none' && canRewind(snapshot);
+  const rewind = snapshot.rewind;
   return (
     <>
       <div
@@ -95,7 +99,13 @@ export function RunView(props: IRunViewProps): JSX.Element {
         snapshot={snapshot}
         available={available}
         paused={paused}
+        canUndo={
+          rewind && model.source !== 'none'
+            ? rewindable && rewind.undo !== null
+            : undefined
+        }
       />
+      {rewind?.last ? <RewindNote record={rewind.last} trans={trans} /> : null}
       <PlannerLine
         dialect={snapshot.plannerDialect}
         location={model.plannerLocation}
@@ -122,6 +132,19 @@ export function RunView(props: IRunViewProps): JSX.Element {
         tree={model.tree}
         rendermime={rendermime}
         trans={trans}
+        redo={
+          rewind && rewindable
+            ? {
+                steps: rewind.redoSteps,
+                onRedo: (stageId, stepId) => {
+                  void commands.execute(CommandIDs.redoFromStep, {
+                    stageId,
+                    stepId
+                  });
+                }
+              }
+            : undefined
+        }
       />
       <OutputsSection
         outputs={model.outputs}

@@ -28,6 +28,8 @@ export interface ITreeItemProps {
   onToggle: (expanded: boolean) => void;
   rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
+  /** Buttons at the end of the row (e.g. Redo from here). */
+  actions?: React.ReactNode;
   /** The child group (steps of a stage, behaviors of a step), shown when expanded. */
   children?: React.ReactNode;
 }
@@ -47,7 +49,10 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
       tabIndex={props.tabIndex}
       className={`jp-bcc-tree-item jp-bcc-${props.kind} jp-bcc-mod-${status}`}
     >
-      <div className="jp-bcc-tree-row" onClick={() => expandable && toggle()}>
+      <div
+        className={`jp-bcc-tree-row${props.actions ? ' jp-bcc-tree-row-actions' : ''}`}
+        onClick={() => expandable && toggle()}
+      >
         {expandable ? (
           <Toggle expanded={expanded} onToggle={toggle} />
         ) : (
@@ -55,6 +60,14 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
         )}
         <StatusIcon status={status} trans={trans} />
         <span className="jp-bcc-tree-name">{name}</span>
+        {props.actions ? (
+          <span
+            className="jp-bcc-tree-actions"
+            onClick={event => event.stopPropagation()}
+          >
+            {props.actions}
+          </span>
+        ) : null}
       </div>
       {expanded ? (
         <div className="jp-bcc-tree-details">

@@ -1,0 +1,352 @@
+/**
+ * Rewind on a run (docs/architecture.md#rewind): checkpoints taken as the loop goes, what a rewind
+ * would remove, keep and restore, and the rollback itself, which tells the planner (an effect), the
+ * saved run and the trace what happened.
+ */
+import type {
+  ICellRecord,
+  IExecResult,
+  INotebookDriver,
+  IRewindEdit
+} from './driver';
+import { errorMessage } from './registry';
+import {
+  editedByUser,
+  IRewindCell,
+  IRewindOptions,
+  IRewindPlan,
+  IRewindRecord,
+  IRunCheckpoint,
+  RewindTarget
+} from './rewind';
+import type { RunCore } from './runCore';
+import type { RunState } from './runState';
+
+const SUMMARY_CHARS = 80;
+
+/** Records where the run stands, before a step's first /planning or a behavior's /generating. */
+export function takeCheckpoint(
+  core: RunCore,
+  kind: IRunCheckpoint['kind']
+): IRunCheckpoint {
+  const { state } = core;
+  const progress = state.progress.toJSON();
+  const template = progress.template;
+  progress.template = null;
+  const last = state.timings[state.timings.length - 1];
+  const checkpoint: Omit<IRunCheckpoint, 'seq' | 'template'> = {
+    kind,
+    stageId: state.progress.currentStageId,
+    stepId: state.progress.currentStepId,
+    behaviorId: null,
+    at: core.now().toISOString(),
+    progress,
+    effects: state.effects.mark(),
+    cells: state.cells.mark(),
+    contextVariables: { ...state.contextVariables },
+    filter: state.filter,
+    templateFromPlanner: state.templateFromPlanner,
+    lastTiming: last
+      ? { behaviorId: last.behaviorId, startedAt: last.startedAt }
+      : null
+  };
+  if (core.client.saveState) {
+    try {
+      checkpoint.planner = core.client.saveState();
+    } catch {
+      // The planner's memory is then not rolled back; the observation still says where the run is.
+    }
+  }
+  return state.rewind.add(checkpoint, template);
+}
+
+/** At the top of the loop: a step that has no checkpoint yet gets one. */
+export function checkpointStepStart(core: RunCore): void {
+  const { state } = core;
+  const latest = state.rewind.latest;
+  const stepId = state.progress.currentStepId;
+  const stageId = state.progress.currentStageId;
+  if (
+    state.behavior === null &&
+    (latest === null || latest.stepId !== stepId || latest.stageId !== stageId)
+  ) {
+    takeCheckpoint(core, 'step');
+  }
+}
+
+/** Before a behavior: its checkpoint, named after the behavior once `beginBehavior` gave it an id. */
+export function checkpointBehavior(core: RunCore, begin: () => void): void {
+  const checkpoint = takeCheckpoint(core, 'behavior');
+  begin();
+  checkpoint.behaviorId = core.state.progress.currentBehaviorId;
+}
+
+function summary(cell: ICellRecord): string {
+  const line =
+    cell.source
+      .split('\n')
+      .map(l => l.trim())
+      .find(l => l !== '') ?? '';
+  return line.length > SUMMARY_CHARS
+    ? `${line.slice(0, SUMMARY_CHARS - 1)}…`
+    : line;
+}
+
+function describe(cell: ICellRecord): IRewindCell {
+  return {
+    cellId: cell.id,
+    kind: cell.kind,
+    stepId: cell.provenance?.step_id ?? null,
+    behaviorId: cell.provenance?.behavior_id ?? null,
+    summary: summary(cell)
+  };
+}
+
+/** What rolling back to `target` would do to the notebook; null when there is no checkpoint for it. */
+export function planRewind(
+  state: RunState,
+  driver: INotebookDriver,
+  target: RewindTarget
+): IRewindPlan | null {
+  const checkpoint = state.rewind.find(target);
+  if (!checkpoint) {
+    return null;
+  }
+  const cells = driver.listCells();
+  const byId = new Map(cells.map(cell => [cell.id, cell]));
+  const made = new Set(state.cells.createdSince(checkpoint.cells));
+  const remove: IRewindCell[] = [];
+  const keep: IRewindCell[] = [];
+  for (const cell of cells) {
+    if (!made.has(cell.id)) {
+      continue;
+    }
+    (editedByUser(cell) ? keep : remove).push(describe(cell));
+  }
+  const restore: IRewindCell[] = [];
+  for (const entry of state.rewind.rewrittenSince(checkpoint)) {
+    const cell = byId.get(entry.cellId);
+    if (
+      cell &&
+      !made.has(cell.id) &&
+      !editedByUser(cell) &&
+      cell.source !== entry.source
+    ) {
+      restore.push({
+        ...describe(cell),
+        summary: summary({ ...cell, source: entry.source })
+      });
+    }
+  }
+  const steps: string[] = [];
+  const addStep = (stepId: string | null) => {
+    if (stepId !== null && !steps.includes(stepId)) {
+      steps.push(stepId);
+    }
+  };
+  addStep(checkpoint.stepId);
+  for (const cell of [...remove, ...keep]) {
+    addStep(cell.stepId);
+  }
+  return {
+    target,
+    seq: checkpoint.seq,
+    stageId: checkpoint.stageId,
+    stepId: checkpoint.stepId,
+    behaviorId: target.kind === 'behavior' ? checkpoint.behaviorId : null,
+    steps,
+    remove,
+    keep,
+    restore,
+    untouched: cells.length - remove.length - keep.length - restore.length
+  };
+}
+
+/** The effect the planner reads (docs/protocol.md#rewind). */
+export function rewindEffect(plan: IRewindPlan, removed: number): string {
+  const first = plan.steps[0] ?? plan.stepId ?? '(unnamed)';
+  const last = plan.steps[plan.steps.length - 1] ?? first;
+  const range = first === last ? first : `${first}..${last}`;
+  const what =
+    plan.target.kind === 'behavior'
+      ? `The user rewound to step ${first}, before behavior ${plan.behaviorId ?? '(unnamed)'}`
+      : `The user rewound to step ${first}`;
+  const kept =
+    plan.keep.length > 0
+      ? ` ${plan.keep.length} cell(s) the user edited were kept.`
+      : '';
+  return `${what}; cells from steps ${range} were removed (${removed} cell(s)).${kept}`;
+}
+
+/** Puts the run's state back to `checkpoint` and forgets what came after it. */
+export function rollBack(core: RunCore, checkpoint: IRunCheckpoint): void {
+  const { state } = core;
+  state.progress.restore({
+    ...checkpoint.progress,
+    template: state.rewind.template(checkpoint)
+  });
+  state.effects.rollback(checkpoint.effects);
+  state.cells.rollback(checkpoint.cells);
+  state.contextVariables = { ...checkpoint.contextVariables };
+  state.filter = checkpoint.filter;
+  state.templateFromPlanner = checkpoint.templateFromPlanner;
+  const last = checkpoint.lastTiming;
+  const keep = last
+    ? state.timings.findIndex(
+        t => t.behaviorId === last.behaviorId && t.startedAt === last.startedAt
+      ) + 1
+    : 0;
+  state.timings = state.timings.slice(0, keep);
+  if (checkpoint.planner !== undefined) {
+    state.planner = checkpoint.planner;
+    core.client.restoreState?.(checkpoint.planner);
+  }
+  // The run is back inside the checkpoint's step, as a resumed run is.
+  state.fsm.dispatch('RESET');
+  state.fsm.dispatch('START_WORKFLOW');
+  state.fsm.dispatch('START_STEP');
+  state.phase = 'plan';
+  state.pendingFeedback = null;
+  state.behavior = null;
+  state.endStepRequested = false;
+  state.retry = null;
+  state.error = null;
+  state.buffer = [];
+  state.planningFailures = 0;
+  state.variablesDirty = true;
+  state.rewind.truncate(checkpoint);
+}
+
+/** Applies `plan`: the notebook edit, the rollback, the kernel, the effect and the record. */
+export async function applyRewind(
+  core: RunCore,
+  plan: IRewindPlan,
+  options: IRewindOptions = {}
+): Promise<IRewindRecord> {
+  const { state, driver } = core;
+  const checkpoint = state.rewind.checkpoints.find(c => c.seq === plan.seq);
+  if (!checkpoint) {
+    throw new Error('The point to rewind to is no longer kept.');
+  }
+  const sources = new Map(
+    state.rewind.rewrittenSince(checkpoint).map(r => [r.cellId, r.source])
+  );
+  const edit: IRewindEdit = {
+    remove: plan.remove.map(c => c.cellId),
+    restore: plan.restore.map(c => ({
+      cellId: c.cellId,
+      source: sources.get(c.cellId) ?? ''
+    }))
+  };
+  const done = await driver.rewindCells(edit);
+  rollBack(core, checkpoint);
+  let rerun = 0;
+  let rerunError: string | null = null;
+  if (options.restartKernel) {
+    ({ rerun, rerunError } = await rerunKeptCells(core));
+  }
+  const effect = rewindEffect(plan, done.removed.length);
+  const record: IRewindRecord = {
+    kind: plan.target.kind === 'behavior' ? 'undo_behavior' : 'redo_from_step',
+    at: core.now().toISOString(),
+    stageId: plan.stageId,
+    stepId: plan.stepId,
+    behaviorId: plan.behaviorId,
+    steps: [...plan.steps],
+    removed: done.removed.length,
+    kept: plan.keep.length,
+    restored: done.restored.length,
+    kernelRestarted: options.restartKernel === true,
+    rerun,
+    rerunError,
+    effect:
+      rerunError === null
+        ? effect
+        : `${effect} After a kernel restart, re-running the kept cells stopped: ${rerunError}`
+  };
+  state.rewind.record(record);
+  core.trace.rewind(record);
+  state.effects.add(record.effect);
+  core.effectsChanged();
+  await core.saveState();
+  core.emitProgress();
+  return record;
+}
+
+async function rerunKeptCells(
+  core: RunCore
+): Promise<{ rerun: number; rerunError: string | null }> {
+  const { driver } = core;
+  await driver.restartKernel();
+  let rerun = 0;
+  for (const cell of driver.listCells()) {
+    if (cell.kind !== 'code' || cell.source.trim() === '') {
+      continue;
+    }
+    let result: IExecResult;
+    try {
+      result = await driver.execCell({
+        cellId: cell.id,
+        timeoutMs: Math.max(0, core.settings().executionTimeout) * 1000
+      });
+    } catch (error) {
+      return { rerun, rerunError: errorMessage(error) };
+    }
+    rerun++;
+    if (result.status !== 'ok') {
+      const reason =
+        result.status === 'error'
+          ? `${result.ename ?? 'Error'}: ${result.evalue ?? ''}`
+          : (result.message ?? result.status);
+      return { rerun, rerunError: `cell ${cell.id}: ${reason}` };
+    }
+  }
+  return { rerun, rerunError: null };
+}
+
+/**
+ * The driver the loop uses: the same notebook, but before the run overwrites a cell made before the
+ * latest checkpoint, that cell's source is kept in the rewind log.
+ */
+export function journalingDriver(
+  driver: INotebookDriver,
+  state: RunState
+): INotebookDriver {
+  const remember = (cellId: string) => {
+    const latest = state.rewind.latest;
+    if (!latest || state.cells.createdSince(latest.cells).includes(cellId)) {
+      return;
+    }
+    const cell = driver.listCells().find(c => c.id === cellId);
+    if (cell) {
+      state.rewind.rewriting(cellId, cell.source);
+    }
+  };
+  return {
+    addCell: request => driver.addCell(request),
+    updateCell: (cellId, source, metadata) => {
+      if (source !== null) {
+        remember(cellId);
+      }
+      return driver.updateCell(cellId, source, metadata);
+    },
+    setTitle: (title, provenance, titleCellId) => {
+      if (titleCellId !== null) {
+        remember(titleCellId);
+      }
+      return driver.setTitle(title, provenance, titleCellId);
+    },
+    plannerMayRun: cellId => driver.plannerMayRun(cellId),
+    cellSource: cellId => driver.cellSource(cellId),
+    execCell: request => driver.execCell(request),
+    collectVariables: () => driver.collectVariables(),
+    summarizeVariables: request => driver.summarizeVariables(request),
+    notebookSummary: () => driver.notebookSummary(),
+    saveRunState: saved => driver.saveRunState(saved),
+    loadRunState: () => driver.loadRunState(),
+    interruptKernel: () => driver.interruptKernel(),
+    listCells: () => driver.listCells(),
+    rewindCells: edit => driver.rewindCells(edit),
+    restartKernel: () => driver.restartKernel()
+  };
+}

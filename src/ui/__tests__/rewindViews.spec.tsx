@@ -1,0 +1,160 @@
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { nullTranslator } from '@jupyterlab/translation';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+import * as React from 'react';
+import type { IRewindPlan, IRewindRecord } from '../../engine/rewind';
+import { ProgressTree } from '../components/ProgressTree';
+import { RewindNote } from '../components/RewindNote';
+import type { IStageNode } from '../present';
+import { RewindSummary } from '../rewindDialog';
+
+const trans = nullTranslator.load('notebook_bcc');
+const rendermime = {} as IRenderMimeRegistry;
+
+let widget: Widget | null = null;
+
+async function render(element: JSX.Element): Promise<HTMLElement> {
+  widget = ReactWidget.create(element);
+  Widget.attach(widget, document.body);
+  widget.update();
+  const end = Date.now() + 3000;
+  while (widget.node.childElementCount === 0) {
+    if (Date.now() > end) {
+      throw new Error('timed out');
+    }
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+  return widget.node;
+}
+
+afterEach(() => {
+  widget?.dispose();
+  widget = null;
+});
+
+function step(id: string, status: 'completed' | 'current' | 'remaining') {
+  return {
+    id,
+    name: id.toUpperCase(),
+    status,
+    goal: null,
+    focus: null,
+    produced: [],
+    behaviors: []
+  };
+}
+
+describe('ProgressTree', () => {
+  it('offers Redo from here on the completed steps that can be redone', async () => {
+    const stages: IStageNode[] = [
+      {
+        id: 's1',
+        name: 'S1',
+        status: 'current',
+        goal: null,
+        focus: null,
+        produced: [],
+        steps: [
+          step('p1', 'completed'),
+          step('p2', 'completed'),
+          step('p3', 'current')
+        ]
+      }
+    ];
+    const onRedo = jest.fn();
+    const host = await render(
+      <ProgressTree
+        stages={stages}
+        rendermime={rendermime}
+        trans={trans}
+        redo={{ steps: ['s1/p2', 's1/p3'], onRedo }}
+      />
+    );
+    const buttons =
+      host.querySelectorAll<HTMLButtonElement>('.jp-bcc-redo-step');
+    // p1 has no checkpoint kept; p3 is not completed.
+    expect([...buttons].map(b => b.dataset.stepId)).toEqual(['p2']);
+    buttons[0].click();
+    expect(onRedo).toHaveBeenCalledWith('s1', 'p2');
+  });
+});
+
+describe('Rewind dialog and note', () => {
+  it('lists what goes, what stays and what comes back', async () => {
+    const plan: IRewindPlan = {
+      target: { kind: 'step', stageId: 's1', stepId: 'p2' },
+      seq: 3,
+      stageId: 's1',
+      stepId: 'p2',
+      behaviorId: null,
+      steps: ['p2', 'p3'],
+      remove: [
+        {
+          cellId: 'c1',
+          kind: 'code',
+          stepId: 'p2',
+          behaviorId: 'b1',
+          summary: 'b = 2'
+        }
+      ],
+      keep: [
+        {
+          cellId: 'c2',
+          kind: 'markdown',
+          stepId: 'p3',
+          behaviorId: 'b2',
+          summary: 'my notes'
+        }
+      ],
+      restore: [
+        {
+          cellId: 't',
+          kind: 'markdown',
+          stepId: 'p1',
+          behaviorId: 'b0',
+          summary: '# First'
+        }
+      ],
+      untouched: 4
+    };
+    const host = await render(
+      <RewindSummary plan={plan} stepName="Explore" trans={trans} />
+    );
+    expect(host.textContent).toContain(
+      'The run goes back to the start of step “Explore” and runs again from there.'
+    );
+    const ids = (list: string) =>
+      [...host.querySelectorAll<HTMLElement>(`.jp-bcc-rewind-${list} li`)].map(
+        li => li.dataset.cellId
+      );
+    expect(ids('remove')).toEqual(['c1']);
+    expect(ids('keep')).toEqual(['c2']);
+    expect(ids('restore')).toEqual(['t']);
+    expect(host.textContent).toContain('1 cell will be removed');
+    expect(host.textContent).toContain('1 cell you edited is kept');
+    expect(host.textContent).toContain('(4 cells, yours included)');
+  });
+
+  it('says in the panel what a rewind did', async () => {
+    const record: IRewindRecord = {
+      kind: 'redo_from_step',
+      at: '2026-01-01T00:00:00.000Z',
+      stageId: 's1',
+      stepId: 'p2',
+      behaviorId: null,
+      steps: ['p2', 'p3'],
+      removed: 5,
+      kept: 1,
+      restored: 0,
+      kernelRestarted: true,
+      rerun: 3,
+      rerunError: null,
+      effect: 'The user rewound to step p2; ...'
+    };
+    const host = await render(<RewindNote record={record} trans={trans} />);
+    expect(host.textContent).toBe(
+      'Redone from step p2. 5 cells removed, 1 edited cell kept, kernel restarted, 3 cells re-run.'
+    );
+  });
+});

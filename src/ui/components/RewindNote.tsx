@@ -1,0 +1,55 @@
+import type { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+import type { IRewindRecord } from '../../engine/rewind';
+
+/** What the panel says after a rewind. */
+export function describeRewind(
+  record: IRewindRecord,
+  trans: TranslationBundle
+): string {
+  const parts = [
+    record.kind === 'undo_behavior'
+      ? trans.__('Undid the last behavior of step %1.', record.stepId ?? '')
+      : trans.__('Redone from step %1.', record.stepId ?? ''),
+    trans._n('%1 cell removed', '%1 cells removed', record.removed)
+  ];
+  if (record.kept > 0) {
+    parts.push(
+      trans._n('%1 edited cell kept', '%1 edited cells kept', record.kept)
+    );
+  }
+  if (record.restored > 0) {
+    parts.push(
+      trans._n('%1 cell restored', '%1 cells restored', record.restored)
+    );
+  }
+  if (record.kernelRestarted) {
+    parts.push(
+      trans._n(
+        'kernel restarted, %1 cell re-run',
+        'kernel restarted, %1 cells re-run',
+        record.rerun
+      )
+    );
+  }
+  const text = `${parts[0]} ${parts.slice(1).join(', ')}.`;
+  return record.rerunError
+    ? `${text} ${trans.__('Re-running stopped: %1', record.rerunError)}`
+    : text;
+}
+
+/** The latest rewind, in plain words. */
+export function RewindNote(props: {
+  record: IRewindRecord;
+  trans: TranslationBundle;
+}): JSX.Element {
+  return (
+    <div
+      className="jp-bcc-rewind-note"
+      role="status"
+      data-kind={props.record.kind}
+    >
+      {describeRewind(props.record, props.trans)}
+    </div>
+  );
+}
