@@ -5,6 +5,7 @@ import type { ExecAction, IsThinkingAction } from '../protocol';
 import type { CellMap, IOpenThinking } from './cells';
 import type { CellRole, IExecResult, INotebookDriver } from './driver';
 import { processOutput } from './effects';
+import { msg } from './messages';
 import type {
   ActionRegistry,
   IActionContext,
@@ -160,8 +161,8 @@ async function execHandler(
   if (result.status === 'kernel') {
     context.run.pause(
       result.message
-        ? `The kernel is not usable: ${result.message}`
-        : 'The kernel is not usable (dead or restarting).',
+        ? msg('kernelUnusableDetail', result.message)
+        : msg('kernelUnusable'),
       'kernel'
     );
   }
@@ -269,9 +270,7 @@ export function registerBuiltinActions(
         }));
       if (!marked) {
         // Cosmetic: a visible warning, but nothing the planner has to read.
-        context.run.warn(
-          'set_effect_as_thinking: there is no code cell to mark; ignored.'
-        );
+        context.run.warn(msg('noCellToMarkAsThinking'));
       }
       return {
         ok: true,

@@ -126,7 +126,8 @@ describe('WorkflowRunner actions, requests and modes', () => {
     const snap = await s.paused();
     expect(snap.pauseReason).toEqual({
       kind: 'kernel',
-      message: 'The kernel is not usable: The kernel is dead'
+      message: 'The kernel is not usable: The kernel is dead',
+      text: { id: 'kernelUnusableDetail', params: ['The kernel is dead'] }
     });
     expect(s.warnings.map(w => w.message)).toContain(
       'The kernel is not usable: The kernel is dead'
