@@ -5,6 +5,7 @@
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Artifact, CompletedItem, CurrentOutputs } from '../protocol';
+import { type IMessageText, isMessageId, MESSAGES } from '../engine/messages';
 import type { IProgressState } from '../engine/progress';
 import type {
   IBehaviorTiming,
@@ -19,6 +20,17 @@ export interface IRunContext {
   awaitingApproval?: boolean;
   /** How the last run of this notebook ended, in this session. */
   finished?: IRunFinished | null;
+}
+
+/** An engine message in the user's language; a text from elsewhere (the planner's) as it is. */
+export function translateMessage(
+  report: IMessageText,
+  trans: TranslationBundle
+): string {
+  const text = report.text;
+  return text && isMessageId(text.id)
+    ? trans.__(MESSAGES[text.id], ...text.params)
+    : report.message;
 }
 
 function stepLabel(snapshot: IRunSnapshot): string {
@@ -55,7 +67,10 @@ export function describeRun(
         case 'user':
           return trans.__('Paused');
         default:
-          return trans.__('Paused: %1', reason?.message ?? '');
+          return trans.__(
+            'Paused: %1',
+            reason ? translateMessage(reason, trans) : ''
+          );
       }
     }
     if (snapshot.pausing) {
