@@ -161,7 +161,7 @@ async function execHandler(
   if (result.status === 'kernel') {
     context.run.pause(
       result.message
-        ? msg('kernelUnusableDetail', result.message)
+        ? msg('kernelUnusableDetail', result.text ?? result.message)
         : msg('kernelUnusable'),
       'kernel'
     );

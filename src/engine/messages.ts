@@ -52,15 +52,42 @@ export const MESSAGES = {
   kernelUnusableDetail: 'The kernel is not usable: %1',
   noCellToMarkAsThinking:
     'set_effect_as_thinking: there is no code cell to mark; ignored.',
-  postHookFailed: "A post-hook of action '%1' failed: %2"
+  postHookFailed: "A post-hook of action '%1' failed: %2",
+  notebookClosed: 'The notebook was closed.',
+  notACodeCell: 'Cell %1 is a %2 cell; only code cells can be executed.',
+  stoppedBeforeRun: 'Stopped before the cell ran.',
+  executionFailed: 'The execution failed: %1',
+  cellNotExecuted:
+    'The cell was not executed (the kernel canceled it or waits for input).',
+  executionTimedOut:
+    'The execution exceeded the time limit of %1 s; the kernel was interrupted.',
+  executionStopped: 'The execution was stopped; the kernel was interrupted.',
+  kernelRestarted:
+    'The kernel restarted during execution; all variables were lost. Run the cells that define them again.',
+  kernelDied:
+    'The kernel died during execution. Restart it, then resume the run.',
+  kernelShutDown: 'The kernel was shut down during execution.',
+  kernelChanged: 'The notebook switched to another kernel during execution.',
+  cellGone: 'Cell %1 no longer exists (deleted?)',
+  sessionClosed: 'The notebook session was closed.',
+  kernelShuttingDown: 'The kernel is shutting down.',
+  inputPending: 'Another cell waits for input; answer it, then resume the run.',
+  noKernelToStart:
+    'The notebook has no kernel and there is no default kernel to start.',
+  kernelStartFailed: 'The kernel could not be started: %1',
+  noKernel: 'The notebook has no kernel.',
+  kernelDead: 'The kernel is dead. Restart it, then resume the run.'
 } as const;
 
 export type MessageId = keyof typeof MESSAGES;
 
+/** A parameter: a value shown as it is, or a message translated in turn. */
+export type MessageParam = string | number | IMessage;
+
 /** A user-visible message: the UI translates `MESSAGES[id]` and fills in `params`. */
 export interface IMessage {
   id: MessageId;
-  params: (string | number)[];
+  params: MessageParam[];
 }
 
 /** The message text carried by warnings, pause reasons, errors and ends of a run. */
@@ -71,7 +98,7 @@ export interface IMessageText {
   text?: IMessage;
 }
 
-export function msg(id: MessageId, ...params: (string | number)[]): IMessage {
+export function msg(id: MessageId, ...params: MessageParam[]): IMessage {
   return { id, params };
 }
 
@@ -91,13 +118,16 @@ export function fillTemplate(
 }
 
 export function englishText(message: IMessage): string {
-  return fillTemplate(MESSAGES[message.id], message.params);
+  return fillTemplate(
+    MESSAGES[message.id],
+    message.params.map(p => (typeof p === 'object' ? englishText(p) : p))
+  );
 }
 
 /** A report's message fields: `{ ...say('runStopped') }`. */
 export function say(
   id: MessageId,
-  ...params: (string | number)[]
+  ...params: MessageParam[]
 ): Required<IMessageText> {
   const text = msg(id, ...params);
   return { message: englishText(text), text };

@@ -5,7 +5,12 @@
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Artifact, CompletedItem, CurrentOutputs } from '../protocol';
-import { type IMessageText, isMessageId, MESSAGES } from '../engine/messages';
+import {
+  type IMessage,
+  type IMessageText,
+  isMessageId,
+  MESSAGES
+} from '../engine/messages';
 import type { IProgressState } from '../engine/progress';
 import type {
   IBehaviorTiming,
@@ -27,10 +32,25 @@ export function translateMessage(
   report: IMessageText,
   trans: TranslationBundle
 ): string {
-  const text = report.text;
-  return text && isMessageId(text.id)
-    ? trans.__(MESSAGES[text.id], ...text.params)
+  return report.text && isTranslatable(report.text)
+    ? translateText(report.text, trans)
     : report.message;
+}
+
+function isTranslatable(text: IMessage): boolean {
+  return (
+    isMessageId(text.id) &&
+    text.params.every(p => typeof p !== 'object' || isTranslatable(p))
+  );
+}
+
+function translateText(text: IMessage, trans: TranslationBundle): string {
+  return trans.__(
+    MESSAGES[text.id],
+    ...text.params.map(p =>
+      typeof p === 'object' ? translateText(p, trans) : p
+    )
+  );
 }
 
 function stepLabel(snapshot: IRunSnapshot): string {

@@ -27,6 +27,12 @@ describe('engine messages', () => {
       message: 'The kernel is not usable (dead or restarting).',
       text: { id: 'kernelUnusable', params: [] }
     });
+    // A message inside a message: the notebook's reason inside the engine's pause.
+    expect(
+      say('kernelUnusableDetail', msg('kernelStartFailed', 'no spec')).message
+    ).toBe(
+      'The kernel is not usable: The kernel could not be started: no spec'
+    );
     // A text from elsewhere (the planner's own words) is shown as it is.
     expect(reported('heartbeat')).toEqual({ message: 'heartbeat' });
   });

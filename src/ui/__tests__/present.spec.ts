@@ -394,6 +394,10 @@ describe('translateMessage: the engine speaks ids, the view the user language', 
         zh
       )
     ).toBe('已暂停：内核不可用：The kernel is dead');
+    // The notebook's reason (a message itself) is translated inside the engine's.
+    expect(
+      translateMessage(say('kernelUnusableDetail', msg('kernelDead')), zh)
+    ).toBe('内核不可用：内核已终止。请重启内核，然后继续运行。');
   });
 
   it("shows a text without an id (the planner's own words, an older saved run) as it is", () => {
