@@ -17,16 +17,19 @@ import type {
   ProgressLevel,
   ProgressLevelName
 } from '../protocol';
+import { englishText, type IMessage, msg } from './messages';
 import { errorMessage } from './registry';
 
 export interface IFilterResult {
   observation: ObservationInput;
   /** Warning effects the filter produced (missing variables, invalid patterns). */
   warnings: string[];
+  /** The same warnings as messages, for the view. */
+  notes: IMessage[];
 }
 
 export function missingVariableWarning(name: string): string {
-  return `⚠️ WARN: Variable '${name}' requested but not found`;
+  return englishText(msg('variableNotFound', name));
 }
 
 function notAvailable(strategy: string): string {
@@ -36,16 +39,14 @@ function notAvailable(strategy: string): string {
 function compilePatterns(
   sources: readonly string[] | undefined,
   kind: 'include' | 'exclude',
-  warnings: string[]
+  warn: (note: IMessage) => void
 ): RegExp[] {
   const patterns: RegExp[] = [];
   for (const source of sources ?? []) {
     try {
       patterns.push(new RegExp(source));
     } catch (error) {
-      warnings.push(
-        `⚠️ WARN: Invalid effects ${kind} pattern '${source}' ignored: ${errorMessage(error)}`
-      );
+      warn(msg('invalidPattern', kind, source, errorMessage(error)));
     }
   }
   return patterns;
@@ -64,9 +65,14 @@ export function applyContextFilter(
   summaries: Record<string, unknown> = {}
 ): IFilterResult {
   if (!filter) {
-    return { observation, warnings: [] };
+    return { observation, warnings: [], notes: [] };
   }
   const warnings: string[] = [];
+  const notes: IMessage[] = [];
+  const warn = (note: IMessage) => {
+    notes.push(note);
+    warnings.push(englishText(note));
+  };
   const all = observation.context?.variables ?? {};
   const summarize = filter.variables_to_summarize ?? {};
 
@@ -75,7 +81,7 @@ export function applyContextFilter(
     if (name in all) {
       variables[name] = all[name];
     } else {
-      warnings.push(missingVariableWarning(name));
+      warn(msg('variableNotFound', name));
       if (name in summarize) {
         variables[name] =
           name in summaries ? summaries[name] : notAvailable(summarize[name]);
@@ -87,23 +93,13 @@ export function applyContextFilter(
       variables[name] =
         name in summaries ? summaries[name] : notAvailable(strategy);
     } else if (!filter.variables_to_include?.includes(name)) {
-      warnings.push(
-        `⚠️ WARN: Variable '${name}' to summarize (${strategy}) requested but not found`
-      );
+      warn(msg('summarizedVariableNotFound', name, strategy));
     }
   }
 
   const config = filter.effects_config ?? {};
-  const include = compilePatterns(
-    config.patterns?.include,
-    'include',
-    warnings
-  );
-  const exclude = compilePatterns(
-    config.patterns?.exclude,
-    'exclude',
-    warnings
-  );
+  const include = compilePatterns(config.patterns?.include, 'include', warn);
+  const exclude = compilePatterns(config.patterns?.exclude, 'exclude', warn);
   const keep = (text: string) =>
     (include.length === 0 || include.some(p => p.test(text))) &&
     !exclude.some(p => p.test(text));
@@ -172,6 +168,7 @@ export function applyContextFilter(
       location,
       context: { variables, effects: filteredEffects }
     },
-    warnings
+    warnings,
+    notes
   };
 }

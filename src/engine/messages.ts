@@ -76,7 +76,11 @@ export const MESSAGES = {
     'The notebook has no kernel and there is no default kernel to start.',
   kernelStartFailed: 'The kernel could not be started: %1',
   noKernel: 'The notebook has no kernel.',
-  kernelDead: 'The kernel is dead. Restart it, then resume the run.'
+  kernelDead: 'The kernel is dead. Restart it, then resume the run.',
+  variableNotFound: "⚠️ WARN: Variable '%1' requested but not found",
+  summarizedVariableNotFound:
+    "⚠️ WARN: Variable '%1' to summarize (%2) requested but not found",
+  invalidPattern: "⚠️ WARN: Invalid effects %1 pattern '%2' ignored: %3"
 } as const;
 
 export type MessageId = keyof typeof MESSAGES;

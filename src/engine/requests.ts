@@ -74,9 +74,13 @@ export async function generatingRequest(
     }
   }
   summaries = redactVariables(summaries, redactionTest(core.settings()));
-  const { observation, warnings } = applyContextFilter(full, filter, summaries);
-  for (const warning of warnings) {
-    core.warn(warning, 'filter');
+  const { observation, warnings, notes } = applyContextFilter(
+    full,
+    filter,
+    summaries
+  );
+  for (const [index, warning] of warnings.entries()) {
+    core.warn(notes[index] ?? warning, 'filter');
     core.addEffect(warning);
   }
   return fitToContext(core, { observation, options: { stream: true } });

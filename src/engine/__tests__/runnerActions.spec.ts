@@ -213,7 +213,11 @@ describe('WorkflowRunner actions, requests and modes', () => {
     expect(driver.summarizeRequests).toEqual([{ big: 'shape_only' }]);
     const warning = "⚠️ WARN: Variable 'ghost' requested but not found";
     expect(request.observation.context?.effects?.current).toEqual([warning]);
-    expect(s.warnings).toContainEqual({ message: warning, source: 'filter' });
+    expect(s.warnings).toContainEqual({
+      message: warning,
+      text: { id: 'variableNotFound', params: ['ghost'] },
+      source: 'filter'
+    });
     // The warning is an effect of the behavior the planner hears about next.
     expect(effectsOf(s.client.planningRequests[1])).toEqual([warning]);
   });
