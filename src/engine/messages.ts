@@ -1,8 +1,8 @@
 /**
- * What the engine tells the user (warnings, pause reasons, errors, how a run ended), as message ids
- * with parameters: the UI translates them (`translateMessage` in `ui/present.ts`). Each English
- * template is the msgid of the `notebook_bcc` catalogue, `%1`, `%2`… standing for the parameters as in
- * `trans.__`. What goes to the planner (effects, feedback) stays plain English and never comes here.
+ * What the engine and the notebook adapter tell the user (warnings, pause reasons, errors, how a run
+ * ended), as message ids with parameters: the UI translates them (`translateMessage` in
+ * `ui/present.ts`). Each English template is the msgid of the `notebook_bcc` catalogue, `%1`, `%2`…
+ * standing for the parameters as in `trans.__`. The planner only ever reads the English text.
  */
 export const MESSAGES = {
   pausedByUser: 'Paused by the user',
