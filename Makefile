@@ -28,6 +28,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet "jupyterlab>=4.2,<5" "hatchling>=1.5.0" "hatch-nodejs-version>=0.3.2" "hatch-jupyter-builder>=0.5" editables
 	# The labextension is built by `make build` below, so the Python install skips its npm step.
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(BIN)/pip install --quiet --no-build-isolation -e ".[test]"
+	# The Chinese UI test (ui-tests/tests/i18n.spec.ts) selects zh_CN, which JupyterLab offers once its pack is installed.
+	$(BIN)/pip install --quiet jupyterlab-language-pack-zh-CN
 	# The editable install does not place the server extension's enable file; enable the relay explicitly.
 	$(BIN)/jupyter server extension enable --sys-prefix jupyterlab_notebook_bcc
 	touch $@

@@ -8,6 +8,7 @@ export { unwrapCodeFence };
 import type { CellMap, IOpenThinking } from './cells';
 import type { CellRole, IExecResult, INotebookDriver } from './driver';
 import { processOutput } from './effects';
+import { msg } from './messages';
 import type {
   ActionRegistry,
   IActionContext,
@@ -166,8 +167,8 @@ async function execHandler(
   if (result.status === 'kernel') {
     context.run.pause(
       result.message
-        ? `The kernel is not usable: ${result.message}`
-        : 'The kernel is not usable (dead or restarting).',
+        ? msg('kernelUnusableDetail', result.text ?? result.message)
+        : msg('kernelUnusable'),
       'kernel'
     );
   }
@@ -275,9 +276,7 @@ export function registerBuiltinActions(
         }));
       if (!marked) {
         // Cosmetic: a visible warning, but nothing the planner has to read.
-        context.run.warn(
-          'set_effect_as_thinking: there is no code cell to mark; ignored.'
-        );
+        context.run.warn(msg('noCellToMarkAsThinking'));
       }
       return {
         ok: true,

@@ -19,13 +19,8 @@ import {
 } from './actionQueue';
 import { replaceStageSteps, proposeWorkflow } from './contextUpdate';
 import type { ICellProvenance } from './driver';
-import {
-  AnyAction,
-  errorMessage,
-  IActionContext,
-  INewCell,
-  unknownActionMessage
-} from './registry';
+import { msg, reported, say } from './messages';
+import { AnyAction, errorMessage, IActionContext, INewCell } from './registry';
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
 import type { IOpenBehavior } from './runState';
@@ -104,7 +99,11 @@ export async function runBehavior(
         if (event.kind === 'action') {
           if (event.typeOnly && !core.registry.has(event.action.action)) {
             core.warn(
-              `ignored line without action ('${event.action.action}' has no handler): ${event.line.slice(0, 200)}`,
+              msg(
+                'lineWithoutHandler',
+                event.action.action,
+                event.line.slice(0, 200)
+              ),
               'planner'
             );
           } else {
@@ -176,7 +175,8 @@ export async function runBehavior(
     return null;
   }
   control.throwIfStopped();
-  const message = `/generating failed: ${errorMessage(failure)}`;
+  const failed = say('generatingFailed', errorMessage(failure));
+  const message = failed.message;
   const applied = openBehavior(core).actionIndex;
   if (applied === 0) {
     state.retry = { endpoint: 'generating', body };
@@ -192,7 +192,7 @@ export async function runBehavior(
     closeInterruptedBehavior(core, 'error');
     state.phase = 'plan';
   }
-  return { endpoint: 'generating', message, retryable: true };
+  return { endpoint: 'generating', ...failed, retryable: true };
 }
 
 /**
@@ -287,10 +287,7 @@ async function approve(core: RunCore, queue: ActionEvent[]): Promise<boolean> {
     );
   } catch (error) {
     control.throwIfStopped();
-    core.warn(
-      `The behavior approval failed (${errorMessage(error)}); the behavior is skipped.`,
-      'hook'
-    );
+    core.warn(msg('approvalFailed', errorMessage(error)), 'hook');
     decision = 'skip';
   }
   if (decision === 'stop') {
@@ -327,7 +324,7 @@ async function applyAction(core: RunCore, action: AnyAction): Promise<void> {
     provenance.store_id = action.store_id;
   }
   if (!core.registry.has(action.action)) {
-    core.warn(unknownActionMessage(action.action), 'action');
+    core.warn(msg('unknownAction', action.action), 'action');
   }
   const result = await core.registry.execute(
     action,
@@ -388,16 +385,13 @@ function actionContext(
       endStep: stepId => {
         const current = state.progress.currentStepId;
         if (stepId && current && stepId !== current) {
-          core.warn(
-            `end_phase names step '${stepId}' but step '${current}' is running; the running step is completed.`,
-            'action'
-          );
+          core.warn(msg('endPhaseOtherStep', stepId, current), 'action');
         }
         state.endStepRequested = true;
       },
       pause: (reason, kind = 'action') => {
         core.warn(reason, 'action');
-        core.requestPause({ kind, message: reason });
+        core.requestPause({ kind, ...reported(reason) });
       },
       warn: message => core.warn(message, 'action')
     }

@@ -18,16 +18,19 @@ import type {
   ProgressLevel,
   ProgressLevelName
 } from '../protocol';
+import { englishText, type IMessage, msg } from './messages';
 import { errorMessage } from './registry';
 
 export interface IFilterResult {
   observation: ObservationInput;
   /** Warning effects the filter produced (missing variables, invalid patterns). */
   warnings: string[];
+  /** The same warnings as messages, for the view. */
+  notes: IMessage[];
 }
 
 export function missingVariableWarning(name: string): string {
-  return `⚠️ WARN: Variable '${name}' requested but not found`;
+  return englishText(msg('variableNotFound', name));
 }
 
 function notAvailable(strategy: string): string {
@@ -146,29 +149,25 @@ export function checkEffectsPattern(source: string): string | null {
 function compilePatterns(
   sources: readonly string[] | undefined,
   kind: 'include' | 'exclude',
-  warnings: string[]
+  warn: (note: IMessage) => void
 ): RegExp[] {
   const patterns: RegExp[] = [];
   const all = sources ?? [];
   if (all.length > MAX_PATTERNS) {
-    warnings.push(
-      `⚠️ WARN: ${all.length} effects ${kind} patterns sent; only the first ${MAX_PATTERNS} are applied`
-    );
+    warn(msg('tooManyPatterns', all.length, kind, MAX_PATTERNS));
   }
   for (const source of all.slice(0, MAX_PATTERNS)) {
     const refused = checkEffectsPattern(source);
     if (refused) {
-      warnings.push(
-        `⚠️ WARN: Effects ${kind} pattern '${source.slice(0, MAX_PATTERN_CHARS)}' refused: ${refused}`
+      warn(
+        msg('patternRefused', kind, source.slice(0, MAX_PATTERN_CHARS), refused)
       );
       continue;
     }
     try {
       patterns.push(new RegExp(source));
     } catch (error) {
-      warnings.push(
-        `⚠️ WARN: Invalid effects ${kind} pattern '${source}' ignored: ${errorMessage(error)}`
-      );
+      warn(msg('invalidPattern', kind, source, errorMessage(error)));
     }
   }
   return patterns;
@@ -187,9 +186,14 @@ export function applyContextFilter(
   summaries: Record<string, unknown> = {}
 ): IFilterResult {
   if (!filter) {
-    return { observation, warnings: [] };
+    return { observation, warnings: [], notes: [] };
   }
   const warnings: string[] = [];
+  const notes: IMessage[] = [];
+  const warn = (note: IMessage) => {
+    notes.push(note);
+    warnings.push(englishText(note));
+  };
   const all = observation.context?.variables ?? {};
   const summarize = filter.variables_to_summarize ?? {};
 
@@ -198,7 +202,7 @@ export function applyContextFilter(
     if (name in all) {
       variables[name] = all[name];
     } else {
-      warnings.push(missingVariableWarning(name));
+      warn(msg('variableNotFound', name));
       if (name in summarize) {
         variables[name] =
           name in summaries ? summaries[name] : notAvailable(summarize[name]);
@@ -210,23 +214,13 @@ export function applyContextFilter(
       variables[name] =
         name in summaries ? summaries[name] : notAvailable(strategy);
     } else if (!filter.variables_to_include?.includes(name)) {
-      warnings.push(
-        `⚠️ WARN: Variable '${name}' to summarize (${strategy}) requested but not found`
-      );
+      warn(msg('summarizedVariableNotFound', name, strategy));
     }
   }
 
   const config = filter.effects_config ?? {};
-  const include = compilePatterns(
-    config.patterns?.include,
-    'include',
-    warnings
-  );
-  const exclude = compilePatterns(
-    config.patterns?.exclude,
-    'exclude',
-    warnings
-  );
+  const include = compilePatterns(config.patterns?.include, 'include', warn);
+  const exclude = compilePatterns(config.patterns?.exclude, 'exclude', warn);
   const started = Date.now();
   let overBudget = false;
   const matches = (pattern: RegExp, effect: string) => {
@@ -258,9 +252,7 @@ export function applyContextFilter(
     ? lastN(effects.history.filter(keep), config.history_limit ?? 0)
     : [];
   if (overBudget) {
-    warnings.push(
-      `⚠️ WARN: Effects patterns took over ${PATTERN_TIME_BUDGET_MS} ms; the remaining effects are sent unfiltered`
-    );
+    warn(msg('patternsOverBudget', PATTERN_TIME_BUDGET_MS));
   }
   const filteredEffects: { current: string[]; history?: string[] } = {
     current: [...current, ...warnings]
@@ -319,6 +311,7 @@ export function applyContextFilter(
       location,
       context: { variables, effects: filteredEffects }
     },
-    warnings
+    warnings,
+    notes
   };
 }

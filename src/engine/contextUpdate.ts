@@ -9,6 +9,7 @@ import {
   type WorkflowStep,
   type WorkflowTemplate
 } from '../protocol';
+import { type IMessage, msg, reported } from './messages';
 import { errorMessage } from './registry';
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
@@ -107,7 +108,7 @@ export async function applyPlanning(
   }
   if (response.actions && response.actions.length > 0) {
     core.warn(
-      `The /planning answer carried ${response.actions.length} actions; they are ignored (actions come from /generating).`,
+      msg('planningActionsIgnored', response.actions.length),
       'planner'
     );
   }
@@ -158,10 +159,7 @@ export async function proposeWorkflow(
         fsm.dispatch('UPDATE_WORKFLOW_REJECTED');
         throw new RunStopped();
       }
-      core.warn(
-        `Confirming the workflow update failed (${errorMessage(error)}); the current workflow is kept.`,
-        'hook'
-      );
+      core.warn(msg('workflowConfirmFailed', errorMessage(error)), 'hook');
       accepted = false;
     }
   }
@@ -253,8 +251,8 @@ export function transitionTarget(
     reportPlanningProblem(
       core,
       stageId
-        ? `The planner named an unknown next stage '${stageId}'; the run goes on in order.`
-        : `The planner named an unknown next step '${stepId}'; the run goes on in order.`
+        ? msg('unknownNextStage', stageId)
+        : msg('unknownNextStep', stepId ?? '')
     );
     return null;
   }
@@ -264,7 +262,13 @@ export function transitionTarget(
   if (stepId && !named) {
     reportPlanningProblem(
       core,
-      `The planner named step '${stepId}', which stage '${stage.id}' does not have; ${stage.id === progress.currentStageId ? 'the run goes on in order' : 'its first step is next'}.`
+      msg(
+        stage.id === progress.currentStageId
+          ? 'stepNotInCurrentStage'
+          : 'stepNotInStage',
+        stepId,
+        stage.id
+      )
     );
   }
   if (stage.id === progress.currentStageId) {
@@ -279,7 +283,10 @@ export function transitionTarget(
 }
 
 /** A problem in a /planning answer: a visible warning, and an effect the planner reads. */
-export function reportPlanningProblem(core: RunCore, message: string): void {
+export function reportPlanningProblem(
+  core: RunCore,
+  message: string | IMessage
+): void {
   core.warn(message, 'planner');
-  core.addEffect(`⚠️ WARN: ${message}`);
+  core.addEffect(`⚠️ WARN: ${reported(message).message}`);
 }

@@ -2,6 +2,7 @@
  * The only way the engine touches a notebook. The JupyterLab implementation lives in `src/notebook/`;
  * tests use an in-memory fake. Cells are always addressed by their notebook cell id, never by index.
  */
+import type { IMessage } from './messages';
 
 /** Where a cell came from: written into the cell's metadata under `notebook_bcc`. */
 export interface ICellProvenance {
@@ -45,6 +46,8 @@ export interface IExecResult {
   evalue?: string;
   /** A human sentence for status other than ok/error, e.g. "Cell abc was deleted". */
   message?: string;
+  /** `message` as a message id and parameters, for the UI (`message` stays English: it reaches the planner). */
+  text?: IMessage;
 }
 
 export interface INotebookSummary {

@@ -4,6 +4,7 @@ export * from './contextFilter';
 export * from './driver';
 export * from './effects';
 export * from './fsm';
+export * from './messages';
 export * from './observation';
 export * from './progress';
 export * from './registry';

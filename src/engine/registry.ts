@@ -15,6 +15,7 @@ import type {
 } from '../protocol';
 import type { CellMap } from './cells';
 import type { CellRole, ICellProvenance, INotebookDriver } from './driver';
+import { type IMessage, msg } from './messages';
 import type { IRunSettings } from './settings';
 
 export type AnyAction = Action | UnknownAction;
@@ -48,9 +49,9 @@ export interface IRunControl {
   /** `end_phase`: the current step completes once this behavior's actions are done. */
   endStep(stepId?: string): void;
   /** Pauses the run once this action finished, with a reason shown to the user. */
-  pause(reason: string, kind?: 'kernel' | 'action'): void;
+  pause(reason: string | IMessage, kind?: 'kernel' | 'action'): void;
   /** A visible warning (also logged in the run's warnings). */
-  warn(message: string): void;
+  warn(message: string | IMessage): void;
 }
 
 export interface IActionContext {
@@ -223,9 +224,7 @@ export class ActionRegistry {
         try {
           await entry.hook(action, context, result);
         } catch (error) {
-          context.run.warn(
-            `A post-hook of action '${type}' failed: ${errorMessage(error)}`
-          );
+          context.run.warn(msg('postHookFailed', type, errorMessage(error)));
         }
       }
     }

@@ -10,6 +10,7 @@ import type {
   PlanningRequestInput
 } from '../protocol';
 import { applyContextFilter } from './contextFilter';
+import { msg } from './messages';
 import { buildObservation, fitRequest } from './observation';
 import { errorMessage } from './registry';
 import type { RunCore } from './runCore';
@@ -79,16 +80,17 @@ export async function generatingRequest(
       if (error instanceof RunStopped) {
         throw error;
       }
-      core.warn(
-        `Summarizing variables in the kernel failed: ${errorMessage(error)}`,
-        'driver'
-      );
+      core.warn(msg('summarizeFailed', errorMessage(error)), 'driver');
     }
   }
   summaries = redactVariables(summaries, redactionTest(core.settings()));
-  const { observation, warnings } = applyContextFilter(full, filter, summaries);
-  for (const warning of warnings) {
-    core.warn(warning, 'filter');
+  const { observation, warnings, notes } = applyContextFilter(
+    full,
+    filter,
+    summaries
+  );
+  for (const [index, warning] of warnings.entries()) {
+    core.warn(notes[index] ?? warning, 'filter');
     core.addEffect(warning);
   }
   return fitToContext(core, { observation, options: { stream: true } });
@@ -102,10 +104,7 @@ export function fitToContext<T extends { observation: ObservationInput }>(
   const room = max - (core.client.requestOverhead?.() ?? 0);
   const { request: fitted, report } = fitRequest(request, room);
   if (!report.fits) {
-    core.warn(
-      `The request is ${report.finalLength} characters, over the ${max} limit even after trimming; it is sent as it is.`,
-      'engine'
-    );
+    core.warn(msg('requestTooLong', report.finalLength, max), 'engine');
   }
   return fitted;
 }

@@ -6,6 +6,7 @@ import { closeThinkingCell } from './actions';
 import { closeInterruptedBehavior } from './behaviorRun';
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
+import { type IMessage, msg, reported, say } from './messages';
 import { ActionRegistry, errorMessage } from './registry';
 import { RunControl, RunStopped } from './runControl';
 import type { RunState } from './runState';
@@ -59,8 +60,8 @@ export class RunCore {
   readonly events: IRunEvents;
   readonly trace: RunTrace;
 
-  warn(message: string, source: IRunWarning['source']): void {
-    this.events.warning({ message, source });
+  warn(message: string | IMessage, source: IRunWarning['source']): void {
+    this.events.warning({ ...reported(message), source });
   }
 
   /** An effect of the running behavior (the first one moves the previous behavior's to history). */
@@ -133,10 +134,7 @@ export class RunCore {
       if (error instanceof RunStopped) {
         throw error;
       }
-      this.warn(
-        `Kernel variables could not be collected: ${errorMessage(error)}`,
-        'driver'
-      );
+      this.warn(msg('variablesNotCollected', errorMessage(error)), 'driver');
     }
     state.variablesDirty = false;
     state.codeRanSinceCollection = false;
@@ -153,10 +151,7 @@ export class RunCore {
     try {
       await closeThinkingCell(this.driver, this.state.cells, this.now());
     } catch (error) {
-      this.warn(
-        `The thinking cell could not be closed: ${errorMessage(error)}`,
-        'driver'
-      );
+      this.warn(msg('thinkingNotClosed', errorMessage(error)), 'driver');
     }
   }
 
@@ -177,10 +172,7 @@ export class RunCore {
       try {
         this.state.planner = this.client.saveState();
       } catch (error) {
-        this.warn(
-          `The planner service's state could not be saved: ${errorMessage(error)}`,
-          'planner'
-        );
+        this.warn(msg('plannerStateNotSaved', errorMessage(error)), 'planner');
       }
     }
     return limitSavedRunState(this.state.toJSON());
@@ -191,25 +183,25 @@ export class RunCore {
     try {
       await this.driver.saveRunState(state);
     } catch (error) {
-      this.warn(
-        `The run state could not be saved in the notebook: ${errorMessage(error)}`,
-        'driver'
-      );
+      this.warn(msg('runStateNotSaved', errorMessage(error)), 'driver');
     }
   }
 
   // Ends of a loop
 
   stopForMaxSteps(max: number): Promise<IRunFinished> {
-    const message = `Stopped after ${this.state.behaviorsRun} behaviors: the maximum number of execution steps (${max}) was reached. Raise it in the settings, or resume the run to go on.`;
-    this.warn(message, 'engine');
-    return this.settle({ reason: 'max_steps', message });
+    const text = msg('maxSteps', this.state.behaviorsRun, max);
+    this.warn(text, 'engine');
+    return this.settle({
+      reason: 'max_steps',
+      ...say(text.id, ...text.params)
+    });
   }
 
   settleStopped(): Promise<IRunFinished> {
     return this.settle({
       reason: 'stopped',
-      message: 'The run was stopped; it can be resumed from the current step.'
+      ...say('runStopped')
     });
   }
 
@@ -244,7 +236,7 @@ export class RunCore {
     }
     this.events.error({ ...error });
     await this.saveState();
-    return { reason: 'error', message: error.message };
+    return { reason: 'error', message: error.message, text: error.text };
   }
 
   async complete(): Promise<IRunFinished> {
@@ -252,7 +244,7 @@ export class RunCore {
     await this.saveState();
     return {
       reason: 'completed',
-      message: 'The workflow is complete: every stage and step is done.'
+      ...say('workflowComplete')
     };
   }
 }

@@ -26,6 +26,7 @@ import {
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowStateMachine } from './fsm';
+import { type IMessage, msg, say } from './messages';
 import { ActionRegistry, errorMessage, IDisposableLike } from './registry';
 import { RunCore } from './runCore';
 import { RunControl, RunStopped } from './runControl';
@@ -69,11 +70,11 @@ export const MAX_PLANNING_FAILURES = 3;
 
 const USER_PAUSE: IPauseReason = {
   kind: 'user',
-  message: 'Paused by the user'
+  ...say('pausedByUser')
 };
 const STEP_PAUSE: IPauseReason = {
   kind: 'step',
-  message: 'Step mode: paused after one behavior'
+  ...say('pausedStepMode')
 };
 const REWIND_PAUSE: IPauseReason = {
   kind: 'user',
@@ -200,10 +201,7 @@ export class WorkflowRunner implements IWorkflowRunner {
         savedTemplate = saved.progress.template;
       }
     } catch (error) {
-      this._warn(
-        `The saved run state could not be read: ${errorMessage(error)}`,
-        'driver'
-      );
+      this._warn(msg('savedStateReadFailed', errorMessage(error)), 'driver');
     }
     this._assertIdle();
     this._resetRun();
@@ -219,10 +217,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     const saved = await this._driver.loadRunState();
     if (!isSavedRunState(saved)) {
       if (saved !== null && saved !== undefined) {
-        this._warn(
-          'The run state saved in this notebook is not readable; start a new run.',
-          'driver'
-        );
+        this._warn(msg('savedStateUnreadable'), 'driver');
       }
       return null;
     }
@@ -235,7 +230,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (saved.phase === 'done' || saved.fsm.state === 'WORKFLOW_COMPLETED') {
       const finished: IRunFinished = {
         reason: 'completed',
-        message: 'The saved run had already completed.'
+        ...say('savedRunCompleted')
       };
       this._finished.emit(finished);
       return finished;
@@ -279,10 +274,7 @@ export class WorkflowRunner implements IWorkflowRunner {
         try {
           await this._driver.interruptKernel();
         } catch (error) {
-          this._warn(
-            `The kernel could not be interrupted: ${errorMessage(error)}`,
-            'driver'
-          );
+          this._warn(msg('interruptFailed', errorMessage(error)), 'driver');
         }
       }
       await loop;
@@ -406,7 +398,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       } else {
         finished = await this._core.fail({
           endpoint: 'engine',
-          message: `The run failed: ${errorMessage(error)}`,
+          ...say('runFailed', errorMessage(error)),
           retryable: true
         });
       }
@@ -459,13 +451,14 @@ export class WorkflowRunner implements IWorkflowRunner {
       this._control.throwIfStopped();
       this._core.observeDialect();
       state.planningFailures++;
-      const message = `/planning failed: ${errorMessage(error)}`;
+      const detail = errorMessage(error);
+      const message = `/planning failed: ${detail}`;
       // An answer the service rejects as out of place would be just as wrong blind: the user decides.
       if (error instanceof PlannerError && error.kind === 'invalid') {
         state.retry = { endpoint: 'planning', body };
         return this._core.fail({
           endpoint: 'planning',
-          message,
+          ...say('planningFailed', detail),
           retryable: true
         });
       }
@@ -473,7 +466,7 @@ export class WorkflowRunner implements IWorkflowRunner {
         state.retry = { endpoint: 'planning', body };
         return this._core.fail({
           endpoint: 'planning',
-          message: `${message} (${state.planningFailures} times in a row)`,
+          ...say('planningFailedInARow', detail, state.planningFailures),
           retryable: true
         });
       }
@@ -481,7 +474,7 @@ export class WorkflowRunner implements IWorkflowRunner {
         await this._completeStep();
         return null;
       }
-      this._warn(`${message}; falling back to /generating`, 'planner');
+      this._warn(msg('planningFallback', detail), 'planner');
       this._core.addEffect(
         `⚠️ WARN: ${message}; continuing with /generating without a plan`
       );
@@ -504,10 +497,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       await this._completeStep(undefined, target);
     } else if (response.transition?.continue_behaviors === false) {
       const step = state.progress.currentStepId ?? '(unnamed)';
-      this._warn(
-        `The planner ended step '${step}' without reaching its target; moving on.`,
-        'planner'
-      );
+      this._warn(msg('stepEndedEarly', step), 'planner');
       await this._completeStep('ended without reaching its target');
     } else {
       state.phase = 'generate';
@@ -650,7 +640,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     this._control.clearPause();
   }
 
-  private _warn(message: string, source: IRunWarning['source']): void {
+  private _warn(
+    message: string | IMessage,
+    source: IRunWarning['source']
+  ): void {
     this._core.warn(message, source);
   }
 

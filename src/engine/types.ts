@@ -15,6 +15,7 @@ import type {
 import type { CellRole, ICellProvenance } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowState } from './fsm';
+import type { IMessage } from './messages';
 import type { IProgressState } from './progress';
 import type { ActionRegistry, IActionResult } from './registry';
 import type {
@@ -115,16 +116,19 @@ export interface IRunnerHooks {
 export interface IPauseReason {
   kind: 'user' | 'step' | 'kernel' | 'action';
   message: string;
+  text?: IMessage;
 }
 
 export interface IRunWarning {
   message: string;
+  text?: IMessage;
   /** Who raised it. */
   source: 'planner' | 'action' | 'filter' | 'engine' | 'hook' | 'driver';
 }
 
 export interface IRunError {
   message: string;
+  text?: IMessage;
   /** The request that failed, or `engine` for a failure of the loop itself. */
   endpoint: 'planning' | 'generating' | 'engine';
   /** `retry()` re-sends the failed request (or re-runs the failed part of the loop). */
@@ -134,6 +138,7 @@ export interface IRunError {
 export interface IRunFinished {
   reason: 'completed' | 'stopped' | 'max_steps' | 'error';
   message: string;
+  text?: IMessage;
 }
 
 export interface ICellAdded {

@@ -11,9 +11,10 @@ import {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
-import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
+import type { ITranslator } from '@jupyterlab/translation';
 import { PromiseDelegate } from '@lumino/coreutils';
 import type { IExecRequest, IExecResult } from '../engine/driver';
+import { type IMessageText, say } from '../engine/messages';
 import type { NotebookCells } from './cells';
 import { abortInterruptsKernel } from '../engine/runControl';
 import { settleWithin } from './json';
@@ -31,7 +32,6 @@ export class CellExecution {
     this._cells = options.cells;
     this._kernel = options.kernel;
     this._translator = options.translator;
-    this._trans = options.trans;
     this._interruptGraceMs = options.interruptGraceMs;
     this._changed = options.changed;
   }
@@ -42,7 +42,7 @@ export class CellExecution {
       return {
         status: 'missing',
         output: '',
-        message: this._trans.__('The notebook was closed.')
+        ...say('notebookClosed')
       };
     }
     const found = this._cells.widget(cellId);
@@ -50,23 +50,23 @@ export class CellExecution {
       return this._missing(cellId);
     }
     if (!(found instanceof CodeCell)) {
-      const message = this._trans.__(
-        'Cell %1 is a %2 cell; only code cells can be executed.',
-        cellId,
-        found.model.type
-      );
-      return { status: 'error', output: message, message };
+      const text = say('notACodeCell', cellId, found.model.type);
+      return { status: 'error', output: text.message, ...text };
     }
     if (signal?.aborted) {
       return {
         status: 'aborted',
         output: '',
-        message: this._trans.__('Stopped before the cell ran.')
+        ...say('stoppedBeforeRun')
       };
     }
     const kernel = await this._kernel.ensure();
-    if (typeof kernel === 'string') {
-      return { status: 'kernel', output: '', message: kernel };
+    if ('params' in kernel) {
+      return {
+        status: 'kernel',
+        output: '',
+        ...say(kernel.id, ...kernel.params)
+      };
     }
     // Starting a kernel awaited: look the cell up again, the user may have changed the notebook.
     const cell = this._cells.widget(cellId);
@@ -192,7 +192,7 @@ export class CellExecution {
       return {
         status: statusOf(ended),
         output: text,
-        message: this._why(ended, timeoutMs)
+        ...this._why(ended, timeoutMs)
       };
     }
     if (error) {
@@ -202,9 +202,8 @@ export class CellExecution {
       const ename = failure.errorName ?? 'Error';
       const evalue =
         failure.errorValue ??
-        this._trans.__(
-          'The kernel did not run the cell (an earlier queued cell failed).'
-        );
+        // For the planner only (an evalue): English.
+        'The kernel did not run the cell (an earlier queued cell failed).';
       return {
         status: 'error',
         output: text || `${ename}: ${evalue}`,
@@ -216,46 +215,33 @@ export class CellExecution {
       return {
         status: 'kernel',
         output: text,
-        message: this._trans.__('The execution failed: %1', `${failure}`)
+        ...say('executionFailed', `${failure}`)
       };
     }
     if (!ran) {
       return {
         status: 'kernel',
         output: text,
-        message: this._trans.__(
-          'The cell was not executed (the kernel canceled it or waits for input).'
-        )
+        ...say('cellNotExecuted')
       };
     }
     return { status: 'ok', output: text };
   }
 
-  private _why(ended: Interruption, timeoutMs: number): string {
+  private _why(ended: Interruption, timeoutMs: number): IMessageText {
     switch (ended) {
       case 'timeout':
-        return this._trans.__(
-          'The execution exceeded the time limit of %1 s; the kernel was interrupted.',
-          Math.round(timeoutMs / 100) / 10
-        );
+        return say('executionTimedOut', Math.round(timeoutMs / 100) / 10);
       case 'aborted':
-        return this._trans.__(
-          'The execution was stopped; the kernel was interrupted.'
-        );
+        return say('executionStopped');
       case 'restarted':
-        return this._trans.__(
-          'The kernel restarted during execution; all variables were lost. Run the cells that define them again.'
-        );
+        return say('kernelRestarted');
       case 'died':
-        return this._trans.__(
-          'The kernel died during execution. Restart it, then resume the run.'
-        );
+        return say('kernelDied');
       case 'shutdown':
-        return this._trans.__('The kernel was shut down during execution.');
+        return say('kernelShutDown');
       case 'changed':
-        return this._trans.__(
-          'The notebook switched to another kernel during execution.'
-        );
+        return say('kernelChanged');
     }
   }
 
@@ -263,7 +249,7 @@ export class CellExecution {
     return {
       status: 'missing',
       output: '',
-      message: this._trans.__('Cell %1 no longer exists (deleted?)', cellId)
+      ...say('cellGone', cellId)
     };
   }
 
@@ -272,7 +258,6 @@ export class CellExecution {
   private _cells: NotebookCells;
   private _kernel: NotebookKernel;
   private _translator: ITranslator;
-  private _trans: TranslationBundle;
   private _interruptGraceMs: number;
   private _changed: () => void;
 }
@@ -284,7 +269,6 @@ export namespace CellExecution {
     cells: NotebookCells;
     kernel: NotebookKernel;
     translator: ITranslator;
-    trans: TranslationBundle;
     /** How long a cell may take to stop after an interrupt or a kernel restart, in ms. */
     interruptGraceMs: number;
     /** The run changed the notebook (it is saved shortly after). */

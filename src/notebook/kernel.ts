@@ -7,6 +7,7 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IKernelVariables, SummarizeRequest } from '../engine/driver';
+import { englishText, type IMessage, msg } from '../engine/messages';
 import {
   COLLECT_EXPRESSION,
   KERNEL_HELPERS,
@@ -32,26 +33,24 @@ export class NotebookKernel {
   /** Restarts the kernel without asking (the user chose it in the rewind dialog); starts one if none. */
   async restart(): Promise<void> {
     const kernel = await this.ensure();
-    if (typeof kernel === 'string') {
-      throw new Error(kernel);
+    if ('params' in kernel) {
+      throw new Error(englishText(kernel));
     }
     await kernel.restart();
   }
 
   /** The notebook's kernel, started (the notebook's preferred or the default kernel) if there is none; or why not. */
-  async ensure(): Promise<Kernel.IKernelConnection | string> {
+  async ensure(): Promise<Kernel.IKernelConnection | IMessage> {
     const session = this.sessionContext;
     if (session.isDisposed) {
-      return this._trans.__('The notebook session was closed.');
+      return msg('sessionClosed');
     }
     // JupyterLab's executor would open a modal dialog in these two cases.
     if (session.isTerminating) {
-      return this._trans.__('The kernel is shutting down.');
+      return msg('kernelShuttingDown');
     }
     if (session.pendingInput) {
-      return this._trans.__(
-        'Another cell waits for input; answer it, then resume the run.'
-      );
+      return msg('inputPending');
     }
     try {
       await session.initialize();
@@ -61,23 +60,19 @@ export class NotebookKernel {
           session.specsManager.specs?.default ??
           null;
         if (!name) {
-          return this._trans.__(
-            'The notebook has no kernel and there is no default kernel to start.'
-          );
+          return msg('noKernelToStart');
         }
         await session.changeKernel({ name });
       }
     } catch (reason) {
-      return this._trans.__('The kernel could not be started: %1', `${reason}`);
+      return msg('kernelStartFailed', `${reason}`);
     }
     const kernel = session.session?.kernel;
     if (!kernel) {
-      return this._trans.__('The notebook has no kernel.');
+      return msg('noKernel');
     }
     if (kernel.status === 'dead') {
-      return this._trans.__(
-        'The kernel is dead. Restart it, then resume the run.'
-      );
+      return msg('kernelDead');
     }
     return kernel;
   }

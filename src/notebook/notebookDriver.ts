@@ -56,7 +56,6 @@ export class NotebookDriver implements INotebookDriver {
       cells: this._cells,
       kernel: this._kernel,
       translator,
-      trans,
       interruptGraceMs: options.interruptGraceMs ?? 10000,
       changed
     });

@@ -13,6 +13,7 @@ import {
   PluginIDs
 } from '../tokens';
 import { TRANSLATION_DOMAIN } from '../translation';
+import { translateMessage } from '../ui/present';
 
 /** A notification when a run completes, fails or reaches its step limit (not for every step). */
 export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
@@ -46,7 +47,11 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
             break;
           case 'error':
             Notification.error(
-              trans.__('Workflow failed in %1: %2', name, finished.message),
+              trans.__(
+                'Workflow failed in %1: %2',
+                name,
+                translateMessage(finished, trans)
+              ),
               {
                 autoClose: false,
                 actions: [
@@ -67,7 +72,11 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
             break;
           case 'max_steps':
             Notification.warning(
-              trans.__('Workflow paused in %1: %2', name, finished.message),
+              trans.__(
+                'Workflow paused in %1: %2',
+                name,
+                translateMessage(finished, trans)
+              ),
               { autoClose: 8000, actions: [showPanel] }
             );
             break;

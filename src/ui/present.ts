@@ -5,6 +5,12 @@
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Artifact, CompletedItem, CurrentOutputs } from '../protocol';
+import {
+  type IMessage,
+  type IMessageText,
+  isMessageId,
+  MESSAGES
+} from '../engine/messages';
 import type { IProgressState } from '../engine/progress';
 import type {
   IBehaviorTiming,
@@ -19,6 +25,32 @@ export interface IRunContext {
   awaitingApproval?: boolean;
   /** How the last run of this notebook ended, in this session. */
   finished?: IRunFinished | null;
+}
+
+/** An engine message in the user's language; a text from elsewhere (the planner's) as it is. */
+export function translateMessage(
+  report: IMessageText,
+  trans: TranslationBundle
+): string {
+  return report.text && isTranslatable(report.text)
+    ? translateText(report.text, trans)
+    : report.message;
+}
+
+function isTranslatable(text: IMessage): boolean {
+  return (
+    isMessageId(text.id) &&
+    text.params.every(p => typeof p !== 'object' || isTranslatable(p))
+  );
+}
+
+function translateText(text: IMessage, trans: TranslationBundle): string {
+  return trans.__(
+    MESSAGES[text.id],
+    ...text.params.map(p =>
+      typeof p === 'object' ? translateText(p, trans) : p
+    )
+  );
 }
 
 function stepLabel(snapshot: IRunSnapshot): string {
@@ -55,7 +87,10 @@ export function describeRun(
         case 'user':
           return trans.__('Paused');
         default:
-          return trans.__('Paused: %1', reason?.message ?? '');
+          return trans.__(
+            'Paused: %1',
+            reason ? translateMessage(reason, trans) : ''
+          );
       }
     }
     if (snapshot.pausing) {

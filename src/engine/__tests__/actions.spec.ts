@@ -6,6 +6,7 @@ import type {
 } from '../../protocol';
 import { registerBuiltinActions, unwrapCodeFence } from '../actions';
 import { CellMap } from '../cells';
+import { reported } from '../messages';
 import { ActionRegistry, IActionContext, INewCell } from '../registry';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { FakeNotebookDriver, IFakeCell } from '../testing';
@@ -75,8 +76,8 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
           return stageId !== 'unknown';
         },
         endStep: stepId => h.endSteps.push(stepId),
-        pause: reason => h.pauses.push(reason),
-        warn: message => h.warnings.push(message)
+        pause: reason => h.pauses.push(reported(reason).message),
+        warn: message => h.warnings.push(reported(message).message)
       }
     };
   };

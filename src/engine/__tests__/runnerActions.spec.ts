@@ -126,7 +126,8 @@ describe('WorkflowRunner actions, requests and modes', () => {
     const snap = await s.paused();
     expect(snap.pauseReason).toEqual({
       kind: 'kernel',
-      message: 'The kernel is not usable: The kernel is dead'
+      message: 'The kernel is not usable: The kernel is dead',
+      text: { id: 'kernelUnusableDetail', params: ['The kernel is dead'] }
     });
     expect(s.warnings.map(w => w.message)).toContain(
       'The kernel is not usable: The kernel is dead'
@@ -212,7 +213,11 @@ describe('WorkflowRunner actions, requests and modes', () => {
     expect(driver.summarizeRequests).toEqual([{ big: 'shape_only' }]);
     const warning = "⚠️ WARN: Variable 'ghost' requested but not found";
     expect(request.observation.context?.effects?.current).toEqual([warning]);
-    expect(s.warnings).toContainEqual({ message: warning, source: 'filter' });
+    expect(s.warnings).toContainEqual({
+      message: warning,
+      text: { id: 'variableNotFound', params: ['ghost'] },
+      source: 'filter'
+    });
     // The warning is an effect of the behavior the planner hears about next.
     expect(effectsOf(s.client.planningRequests[1])).toEqual([warning]);
   });

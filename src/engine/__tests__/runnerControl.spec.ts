@@ -52,6 +52,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
       {
         endpoint: 'planning',
         message: '/planning failed: c (3 times in a row)',
+        text: { id: 'planningFailedInARow', params: ['c', 3] },
         retryable: true
       }
     ]);
@@ -68,12 +69,14 @@ describe('WorkflowRunner failures, pause and stop', () => {
     const failed = await s.runner.start({ task: 't' });
     expect(failed).toEqual({
       reason: 'error',
-      message: '/generating failed: generator crashed'
+      message: '/generating failed: generator crashed',
+      text: { id: 'generatingFailed', params: ['generator crashed'] }
     });
     expect(s.runner.snapshot.state).toBe('ERROR');
     expect(s.runner.snapshot.error).toEqual({
       endpoint: 'generating',
       message: '/generating failed: generator crashed',
+      text: { id: 'generatingFailed', params: ['generator crashed'] },
       retryable: true
     });
     expect(s.errors).toHaveLength(1);
@@ -142,7 +145,8 @@ describe('WorkflowRunner failures, pause and stop', () => {
     expect(paused.state).toBe('PAUSED');
     expect(paused.pauseReason).toEqual({
       kind: 'user',
-      message: 'Paused by the user'
+      message: 'Paused by the user',
+      text: { id: 'pausedByUser', params: [] }
     });
     stream.push(exec(), text('after'), code('b = 2'), exec());
     stream.end();
@@ -179,7 +183,8 @@ describe('WorkflowRunner failures, pause and stop', () => {
     let snap = await s.paused();
     expect(snap.pauseReason).toEqual({
       kind: 'step',
-      message: 'Step mode: paused after one behavior'
+      message: 'Step mode: paused after one behavior',
+      text: { id: 'pausedStepMode', params: [] }
     });
     expect(snap.state).toBe('PAUSED');
     expect(snap.behavior.id).toBe('behavior_001');
@@ -275,7 +280,8 @@ describe('WorkflowRunner failures, pause and stop', () => {
     const finished = await run;
     expect(finished).toEqual({
       reason: 'stopped',
-      message: 'The run was stopped; it can be resumed from the current step.'
+      message: 'The run was stopped; it can be resumed from the current step.',
+      text: { id: 'runStopped', params: [] }
     });
     expect(driver.interruptCount).toBe(1);
     expect(s.runner.isRunning).toBe(false);
@@ -410,7 +416,11 @@ describe('WorkflowRunner failures, pause and stop', () => {
     expect(finished.reason).toBe('completed');
     const message =
       "⚠️ WARN: Unknown action type 'make_coffee' skipped: no handler is registered for it";
-    expect(s.warnings).toContainEqual({ message, source: 'action' });
+    expect(s.warnings).toContainEqual({
+      message,
+      text: { id: 'unknownAction', params: ['make_coffee'] },
+      source: 'action'
+    });
     expect(effectsOf(s.client.planningRequests[1])).toEqual([message]);
     expect(s.driver.cells.map(c => c.source)).toEqual(['still here']);
     expect(s.client.planningRequests[1].behavior_feedback).toMatchObject({

@@ -321,6 +321,10 @@ describe('WorkflowRunner and what planning answers and streams carry', () => {
         endpoint: 'planning',
         message:
           '/planning failed: The planner answered <steps> to FSM state STEP_RUNNING',
+        text: {
+          id: 'planningFailed',
+          params: ['The planner answered <steps> to FSM state STEP_RUNNING']
+        },
         retryable: true
       }
     ]);

@@ -1,4 +1,8 @@
+import { Gettext } from '@jupyterlab/translation';
+import * as fs from 'fs';
+import * as path from 'path';
 import { WORKFLOW_STATES } from '../../engine/fsm';
+import { msg, say } from '../../engine/messages';
 import type { IPauseReason } from '../../engine/types';
 import {
   buildTree,
@@ -8,7 +12,8 @@ import {
   describeRun,
   formatDuration,
   formatElapsed,
-  trackOutputs
+  trackOutputs,
+  translateMessage
 } from '../present';
 import {
   progressInImputeStep,
@@ -357,5 +362,60 @@ describe('describePlanner: the planner line', () => {
     ).toBe(
       "Demo planner: a fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC."
     );
+  });
+});
+
+describe('translateMessage: the engine speaks ids, the view the user language', () => {
+  const catalogue = path.resolve(
+    __dirname,
+    '../../../jupyterlab_notebook_bcc/locale/zh_CN/LC_MESSAGES/notebook_bcc.json'
+  );
+  const zh = new Gettext({ domain: 'notebook_bcc', locale: 'zh-CN' });
+  const data = JSON.parse(fs.readFileSync(catalogue, 'utf8'));
+  zh.loadJSON(
+    { ...data, '': { ...data[''], pluralForms: data[''].plural_forms } },
+    'notebook_bcc'
+  );
+
+  it('shows an engine message in English without a language pack', () => {
+    expect(translateMessage(say('runFailed', 'boom'), trans)).toBe(
+      'The run failed: boom'
+    );
+  });
+
+  it('translates the template and fills in the parameters', () => {
+    expect(translateMessage(say('maxSteps', 4, 10), zh)).toBe(
+      '已执行 4 个行为后停止：达到最大执行步数（10）。可在设置中调高此上限，或继续运行。'
+    );
+    expect(
+      describeRun(
+        runningSnapshot({
+          state: 'PAUSED',
+          paused: true,
+          pauseReason: {
+            kind: 'kernel',
+            ...say('kernelUnusableDetail', 'The kernel is dead')
+          }
+        }),
+        zh
+      )
+    ).toBe('已暂停：内核不可用：The kernel is dead');
+    // The notebook's reason (a message itself) is translated inside the engine's.
+    expect(
+      translateMessage(say('kernelUnusableDetail', msg('kernelDead')), zh)
+    ).toBe('内核不可用：内核已终止。请重启内核，然后继续运行。');
+  });
+
+  it("shows a text without an id (the planner's own words, an older saved run) as it is", () => {
+    expect(translateMessage({ message: 'heartbeat' }, zh)).toBe('heartbeat');
+    expect(
+      translateMessage(
+        {
+          message: 'from a later version',
+          text: { ...msg('runStopped'), id: 'gone' as 'runStopped' }
+        },
+        zh
+      )
+    ).toBe('from a later version');
   });
 });

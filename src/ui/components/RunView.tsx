@@ -5,7 +5,7 @@ import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import { canRewind } from '../../engine/rewind';
 import { CommandIDs, IRunModel } from '../../tokens';
-import { describeRun } from '../present';
+import { describeRun, translateMessage } from '../present';
 import { CommandButton } from './CommandButton';
 import { ControlBar } from './ControlBar';
 import { EffectsSection } from './EffectsSection';
@@ -114,7 +114,9 @@ export function RunView(props: IRunViewProps): JSX.Element {
       />
       {error ? (
         <div className="jp-bcc-error" role="alert">
-          <div className="jp-bcc-error-message">{error.message}</div>
+          <div className="jp-bcc-error-message">
+            {translateMessage(error, trans)}
+          </div>
           {available.retry ? (
             <CommandButton
               commands={commands}

@@ -1,6 +1,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { ITimedWarning } from '../../tokens';
+import { translateMessage } from '../present';
 import { ClippedText } from './ClippedText';
 import { LimitedList } from './LimitedList';
 import { Section } from './Section';
@@ -55,7 +56,10 @@ export function WarningsSection(
             <span className="jp-bcc-warning-source">
               {sourceLabel(warning.source, trans)}
             </span>{' '}
-            <ClippedText text={warning.message} trans={trans} />
+            <ClippedText
+              text={translateMessage(warning, trans)}
+              trans={trans}
+            />
           </li>
         )}
       />

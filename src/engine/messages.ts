@@ -1,0 +1,150 @@
+/**
+ * What the engine and the notebook adapter tell the user (warnings, pause reasons, errors, how a run
+ * ended), as message ids with parameters: the UI translates them (`translateMessage` in
+ * `ui/present.ts`). Each English template is the msgid of the `notebook_bcc` catalogue, `%1`, `%2`…
+ * standing for the parameters as in `trans.__`. The planner only ever reads the English text.
+ */
+export const MESSAGES = {
+  pausedByUser: 'Paused by the user',
+  pausedStepMode: 'Step mode: paused after one behavior',
+  savedStateReadFailed: 'The saved run state could not be read: %1',
+  savedStateUnreadable:
+    'The run state saved in this notebook is not readable; start a new run.',
+  savedRunCompleted: 'The saved run had already completed.',
+  interruptFailed: 'The kernel could not be interrupted: %1',
+  runFailed: 'The run failed: %1',
+  planningFailed: '/planning failed: %1',
+  planningFailedInARow: '/planning failed: %1 (%2 times in a row)',
+  planningFallback: '/planning failed: %1; falling back to /generating',
+  stepEndedEarly:
+    "The planner ended step '%1' without reaching its target; moving on.",
+  variablesNotCollected: 'Kernel variables could not be collected: %1',
+  thinkingNotClosed: 'The thinking cell could not be closed: %1',
+  plannerStateNotSaved: "The planner service's state could not be saved: %1",
+  runStateNotSaved: 'The run state could not be saved in the notebook: %1',
+  maxSteps:
+    'Stopped after %1 behaviors: the maximum number of execution steps (%2) was reached. Raise it in the settings, or resume the run to go on.',
+  runStopped: 'The run was stopped; it can be resumed from the current step.',
+  workflowComplete: 'The workflow is complete: every stage and step is done.',
+  lineWithoutHandler: "ignored line without action ('%1' has no handler): %2",
+  generatingFailed: '/generating failed: %1',
+  approvalFailed: 'The behavior approval failed (%1); the behavior is skipped.',
+  unknownAction:
+    "⚠️ WARN: Unknown action type '%1' skipped: no handler is registered for it",
+  endPhaseOtherStep:
+    "end_phase names step '%1' but step '%2' is running; the running step is completed.",
+  planningActionsIgnored:
+    'The /planning answer carried %1 actions; they are ignored (actions come from /generating).',
+  workflowConfirmFailed:
+    'Confirming the workflow update failed (%1); the current workflow is kept.',
+  unknownNextStage:
+    "The planner named an unknown next stage '%1'; the run goes on in order.",
+  unknownNextStep:
+    "The planner named an unknown next step '%1'; the run goes on in order.",
+  stepNotInCurrentStage:
+    "The planner named step '%1', which stage '%2' does not have; the run goes on in order.",
+  stepNotInStage:
+    "The planner named step '%1', which stage '%2' does not have; its first step is next.",
+  summarizeFailed: 'Summarizing variables in the kernel failed: %1',
+  requestTooLong:
+    'The request is %1 characters, over the %2 limit even after trimming; it is sent as it is.',
+  kernelUnusable: 'The kernel is not usable (dead or restarting).',
+  kernelUnusableDetail: 'The kernel is not usable: %1',
+  noCellToMarkAsThinking:
+    'set_effect_as_thinking: there is no code cell to mark; ignored.',
+  postHookFailed: "A post-hook of action '%1' failed: %2",
+  notebookClosed: 'The notebook was closed.',
+  notACodeCell: 'Cell %1 is a %2 cell; only code cells can be executed.',
+  stoppedBeforeRun: 'Stopped before the cell ran.',
+  executionFailed: 'The execution failed: %1',
+  cellNotExecuted:
+    'The cell was not executed (the kernel canceled it or waits for input).',
+  executionTimedOut:
+    'The execution exceeded the time limit of %1 s; the kernel was interrupted.',
+  executionStopped: 'The execution was stopped; the kernel was interrupted.',
+  kernelRestarted:
+    'The kernel restarted during execution; all variables were lost. Run the cells that define them again.',
+  kernelDied:
+    'The kernel died during execution. Restart it, then resume the run.',
+  kernelShutDown: 'The kernel was shut down during execution.',
+  kernelChanged: 'The notebook switched to another kernel during execution.',
+  cellGone: 'Cell %1 no longer exists (deleted?)',
+  sessionClosed: 'The notebook session was closed.',
+  kernelShuttingDown: 'The kernel is shutting down.',
+  inputPending: 'Another cell waits for input; answer it, then resume the run.',
+  noKernelToStart:
+    'The notebook has no kernel and there is no default kernel to start.',
+  kernelStartFailed: 'The kernel could not be started: %1',
+  noKernel: 'The notebook has no kernel.',
+  kernelDead: 'The kernel is dead. Restart it, then resume the run.',
+  variableNotFound: "⚠️ WARN: Variable '%1' requested but not found",
+  summarizedVariableNotFound:
+    "⚠️ WARN: Variable '%1' to summarize (%2) requested but not found",
+  invalidPattern: "⚠️ WARN: Invalid effects %1 pattern '%2' ignored: %3",
+  tooManyPatterns:
+    '⚠️ WARN: %1 effects %2 patterns sent; only the first %3 are applied',
+  patternRefused: "⚠️ WARN: Effects %1 pattern '%2' refused: %3",
+  patternsOverBudget:
+    '⚠️ WARN: Effects patterns took over %1 ms; the remaining effects are sent unfiltered'
+} as const;
+
+export type MessageId = keyof typeof MESSAGES;
+
+/** A parameter: a value shown as it is, or a message translated in turn. */
+export type MessageParam = string | number | IMessage;
+
+/** A user-visible message: the UI translates `MESSAGES[id]` and fills in `params`. */
+export interface IMessage {
+  id: MessageId;
+  params: MessageParam[];
+}
+
+/** The message text carried by warnings, pause reasons, errors and ends of a run. */
+export interface IMessageText {
+  /** In English: for logs, the trace and other extensions. */
+  message: string;
+  /** What the UI translates; absent when the text comes from elsewhere (the planner, a run saved before). */
+  text?: IMessage;
+}
+
+export function msg(id: MessageId, ...params: MessageParam[]): IMessage {
+  return { id, params };
+}
+
+export function isMessageId(id: unknown): id is MessageId {
+  return typeof id === 'string' && Object.hasOwn(MESSAGES, id);
+}
+
+/** `template` with `%1`, `%2`… replaced by `params`, the way `trans.__` does. */
+export function fillTemplate(
+  template: string,
+  params: readonly (string | number)[]
+): string {
+  return template.replace(/%(\d+)/g, (whole, index: string) => {
+    const value = params[Number(index) - 1];
+    return value === undefined ? whole : String(value);
+  });
+}
+
+export function englishText(message: IMessage): string {
+  return fillTemplate(
+    MESSAGES[message.id],
+    message.params.map(p => (typeof p === 'object' ? englishText(p) : p))
+  );
+}
+
+/** A report's message fields: `{ ...say('runStopped') }`. */
+export function say(
+  id: MessageId,
+  ...params: MessageParam[]
+): Required<IMessageText> {
+  const text = msg(id, ...params);
+  return { message: englishText(text), text };
+}
+
+/** The message fields of a report for a message or a text from elsewhere (shown as it is). */
+export function reported(message: string | IMessage): IMessageText {
+  return typeof message === 'string'
+    ? { message }
+    : say(message.id, ...message.params);
+}
