@@ -18,6 +18,53 @@ const WHEEL_PORT = Number(process.env.BCC_WHEEL_PORT || LAB_PORT + 2);
 const WHEEL_JUPYTER = path.resolve(__dirname, '../.venv-wheel/bin/jupyter');
 const withWheel = fs.existsSync(WHEEL_JUPYTER);
 
+// --- Jupyter Notebook 7 and remote kernels (the `notebook7` and `gateway` projects) ---
+const ECOSYSTEM = require('./ecosystem');
+const ECOSYSTEM_SPECS = /(notebook7|gateway)\.spec\.ts/;
+const ecosystemProjects = [
+  {
+    name: 'notebook7',
+    testMatch: /notebook7\.spec\.ts/,
+    use: { baseURL: `http://localhost:${ECOSYSTEM.NOTEBOOK7_PORT}` }
+  },
+  {
+    name: 'gateway',
+    testMatch: /gateway\.spec\.ts/,
+    use: { baseURL: `http://localhost:${ECOSYSTEM.GATEWAY_LAB_PORT}` }
+  }
+];
+const ecosystemServers = [
+  {
+    command: `jupyter notebook --config jupyter_server_test_config.py --port ${ECOSYSTEM.NOTEBOOK7_PORT} --ServerApp.port_retries=0`,
+    url: `http://localhost:${ECOSYSTEM.NOTEBOOK7_PORT}/tree`,
+    timeout: 120 * 1000,
+    reuseExistingServer: !process.env.CI
+  },
+  {
+    // Its kernels start in their notebook's folder (gateway_kernels.py): the data files are found there.
+    command: `jupyter kernelgateway --KernelGatewayApp.ip=127.0.0.1 --KernelGatewayApp.port=${ECOSYSTEM.KERNEL_GATEWAY_PORT} --KernelGatewayApp.port_retries=0 --JupyterWebsocketPersonality.list_kernels=True --SeedingMappingKernelManager.kernel_manager_class=gateway_kernels.WorkingDirKernelManager`,
+    url: `${ECOSYSTEM.KERNEL_GATEWAY_URL}/api`,
+    env: { PYTHONPATH: [__dirname, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) },
+    timeout: 60 * 1000,
+    reuseExistingServer: !process.env.CI
+  },
+  {
+    command: `python slow_gateway.py ${ECOSYSTEM.SLOW_GATEWAY_PORT} ${ECOSYSTEM.KERNEL_GATEWAY_URL} ${ECOSYSTEM.GATEWAY_DELAY_S}`,
+    url: `http://127.0.0.1:${ECOSYSTEM.SLOW_GATEWAY_PORT}/api`,
+    timeout: 60 * 1000,
+    reuseExistingServer: !process.env.CI
+  },
+  {
+    // Every gateway request waits for the slow proxy: the timeouts leave room for a gateway that takes
+    // its time (Enterprise Gateway launching a kernel in a cluster), far above the proxy's delay.
+    command: `jupyter lab --config jupyter_server_test_config.py --port ${ECOSYSTEM.GATEWAY_LAB_PORT} --ServerApp.port_retries=0 --gateway-url=http://127.0.0.1:${ECOSYSTEM.SLOW_GATEWAY_PORT} --GatewayClient.request_timeout=120 --GatewayClient.connect_timeout=120`,
+    url: `http://localhost:${ECOSYSTEM.GATEWAY_LAB_PORT}/lab`,
+    timeout: 120 * 1000,
+    reuseExistingServer: !process.env.CI
+  }
+];
+// --- end of the `notebook7` and `gateway` block ---
+
 const planner = ({ port, flags }) => ({
   command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
   url: `http://127.0.0.1:${port}/health`,
@@ -56,7 +103,7 @@ module.exports = {
     }
   },
   projects: [
-    { name: 'lab' },
+    { name: 'lab', testIgnore: ECOSYSTEM_SPECS },
     ...(withWheel
       ? [
           {
@@ -65,7 +112,8 @@ module.exports = {
             use: { baseURL: `http://localhost:${WHEEL_PORT}` }
           }
         ]
-      : [])
+      : []),
+    ...ecosystemProjects
   ],
   webServer: [
     {
@@ -93,6 +141,7 @@ module.exports = {
           }
         ]
       : []),
+    ...ecosystemServers,
     ...Object.values(PLANNERS).map(planner)
   ]
 };
