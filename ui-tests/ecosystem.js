@@ -1,5 +1,5 @@
 /**
- * The servers of the `notebook7` and `gateway` projects: Jupyter Notebook 7, and a JupyterLab whose kernels
+ * The servers of the `notebook7` and `gateway` projects (started by ecosystem-servers.js): Jupyter Notebook 7, and a JupyterLab whose kernels
  * live in a Jupyter Kernel Gateway reached through a proxy that answers slowly. Ports follow BCC_LAB_PORT
  * (offsets 5 to 8) so that two suites can run side by side.
  */
@@ -17,11 +17,47 @@ const SLOW_GATEWAY_PORT = Number(
 /** How long the proxy holds each REST request to the gateway (kernel start, interrupt, restart, lists). */
 const GATEWAY_DELAY_S = 2;
 
+const KERNEL_GATEWAY_URL = `http://127.0.0.1:${KERNEL_GATEWAY_PORT}`;
+const NOTEBOOK7_READY_URL = `http://localhost:${NOTEBOOK7_PORT}/tree`;
+const GATEWAY_LAB_READY_URL = `http://localhost:${GATEWAY_LAB_PORT}/lab`;
+/** Each URL a project needs to answer before its tests start. */
+const READY = {
+  notebook7: [NOTEBOOK7_READY_URL],
+  gateway: [
+    `${KERNEL_GATEWAY_URL}/api`,
+    `http://127.0.0.1:${SLOW_GATEWAY_PORT}/api`,
+    GATEWAY_LAB_READY_URL
+  ]
+};
+
+/** Waits until every server of `project` answers (they start beside the others, not before the tests). */
+async function waitForServers(project, timeoutMs = 180 * 1000) {
+  const until = Date.now() + timeoutMs;
+  for (const url of READY[project]) {
+    for (;;) {
+      try {
+        if ((await fetch(url)).ok) {
+          break;
+        }
+      } catch {
+        // Not listening yet.
+      }
+      if (Date.now() > until) {
+        throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
+      }
+      await new Promise(resolve => setTimeout(resolve, 500));
+    }
+  }
+}
+
 module.exports = {
+  waitForServers,
+  NOTEBOOK7_READY_URL,
+  GATEWAY_LAB_READY_URL,
   NOTEBOOK7_PORT,
   GATEWAY_LAB_PORT,
   KERNEL_GATEWAY_PORT,
   SLOW_GATEWAY_PORT,
   GATEWAY_DELAY_S,
-  KERNEL_GATEWAY_URL: `http://127.0.0.1:${KERNEL_GATEWAY_PORT}`
+  KERNEL_GATEWAY_URL
 };

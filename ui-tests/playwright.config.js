@@ -33,34 +33,14 @@ const ecosystemProjects = [
     use: { baseURL: `http://localhost:${ECOSYSTEM.GATEWAY_LAB_PORT}` }
   }
 ];
+// One webServer for the four servers, started first and at once (ecosystem-servers.js); each spec waits
+// for its own servers.
 const ecosystemServers = [
   {
-    command: `jupyter notebook --config jupyter_server_test_config.py --port ${ECOSYSTEM.NOTEBOOK7_PORT} --ServerApp.port_retries=0`,
-    url: `http://localhost:${ECOSYSTEM.NOTEBOOK7_PORT}/tree`,
-    timeout: 120 * 1000,
-    reuseExistingServer: !process.env.CI
-  },
-  {
-    // Its kernels start in their notebook's folder (gateway_kernels.py): the data files are found there.
-    command: `jupyter kernelgateway --KernelGatewayApp.ip=127.0.0.1 --KernelGatewayApp.port=${ECOSYSTEM.KERNEL_GATEWAY_PORT} --KernelGatewayApp.port_retries=0 --JupyterWebsocketPersonality.list_kernels=True --SeedingMappingKernelManager.kernel_manager_class=gateway_kernels.WorkingDirKernelManager`,
-    url: `${ECOSYSTEM.KERNEL_GATEWAY_URL}/api`,
-    env: { PYTHONPATH: [__dirname, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) },
-    timeout: 60 * 1000,
-    reuseExistingServer: !process.env.CI
-  },
-  {
-    command: `python slow_gateway.py ${ECOSYSTEM.SLOW_GATEWAY_PORT} ${ECOSYSTEM.KERNEL_GATEWAY_URL} ${ECOSYSTEM.GATEWAY_DELAY_S}`,
-    url: `http://127.0.0.1:${ECOSYSTEM.SLOW_GATEWAY_PORT}/api`,
-    timeout: 60 * 1000,
-    reuseExistingServer: !process.env.CI
-  },
-  {
-    // Every gateway request waits for the slow proxy: the timeouts leave room for a gateway that takes
-    // its time (Enterprise Gateway launching a kernel in a cluster), far above the proxy's delay.
-    command: `jupyter lab --config jupyter_server_test_config.py --port ${ECOSYSTEM.GATEWAY_LAB_PORT} --ServerApp.port_retries=0 --gateway-url=http://127.0.0.1:${ECOSYSTEM.SLOW_GATEWAY_PORT} --GatewayClient.request_timeout=120 --GatewayClient.connect_timeout=120`,
-    url: `http://localhost:${ECOSYSTEM.GATEWAY_LAB_PORT}/lab`,
-    timeout: 120 * 1000,
-    reuseExistingServer: !process.env.CI
+    command: 'node ecosystem-servers.js',
+    wait: { stdout: /ecosystem servers starting/ },
+    timeout: 30 * 1000,
+    reuseExistingServer: false
   }
 ];
 // --- end of the `notebook7` and `gateway` block ---
@@ -116,6 +96,7 @@ module.exports = {
     ...ecosystemProjects
   ],
   webServer: [
+    ...ecosystemServers,
     {
       command: `jupyter lab --config jupyter_server_test_config.py --port ${LAB_PORT}`,
       url: `http://localhost:${LAB_PORT}/lab`,
@@ -141,7 +122,6 @@ module.exports = {
           }
         ]
       : []),
-    ...ecosystemServers,
     ...Object.values(PLANNERS).map(planner)
   ]
 };

@@ -7,6 +7,9 @@ import { expect, Page, test } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
 
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const { waitForServers } = require('../ecosystem');
+
 const SIDEBAR = '#jp-bcc-sidebar';
 const HOUSING = path.resolve(__dirname, '../../demo/data/housing.csv');
 const SCREENSHOTS = path.resolve(__dirname, '../screenshots');
@@ -15,7 +18,9 @@ const SCREENSHOTS = path.resolve(__dirname, '../screenshots');
  * Notebook 7.6's keyboard shortcuts plugin throws on a settings change of a plugin it has no schema of:
  * raised on every page of a plain `jupyter notebook` with no extension loaded at all, so not ours.
  */
-const UPSTREAM_ERRORS = [/Cannot read properties of undefined \(reading 'schema'\)/];
+const UPSTREAM_ERRORS = [
+  /Cannot read properties of undefined \(reading 'schema'\)/
+];
 
 /** Console errors and uncaught exceptions of the page, but Notebook 7's own known one. */
 function watchErrors(page: Page): string[] {
@@ -100,6 +105,11 @@ async function cellSources(page: Page): Promise<string[]> {
 }
 
 test.use({ viewport: { width: 1400, height: 900 } });
+
+test.beforeAll(async () => {
+  test.setTimeout(200 * 1000);
+  await waitForServers('notebook7');
+});
 
 test.describe('Jupyter Notebook 7', () => {
   test('the file browser page loads without a console error', async ({
