@@ -28,7 +28,7 @@ const SERVERS = [
   },
   {
     name: 'slow-gateway',
-    command: `python slow_gateway.py ${E.SLOW_GATEWAY_PORT} ${E.KERNEL_GATEWAY_URL} ${E.GATEWAY_DELAY_S}`,
+    command: `python slow_gateway.py ${E.SLOW_GATEWAY_PORT} ${E.KERNEL_GATEWAY_URL} ${E.GATEWAY_DELAY_S} ${E.GATEWAY_LATENCY_S}`,
     url: `http://127.0.0.1:${E.SLOW_GATEWAY_PORT}/api`
   },
   {

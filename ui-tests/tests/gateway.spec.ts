@@ -132,16 +132,18 @@ test.describe('Kernels in a Kernel Gateway', () => {
         hasText: 'findings_report'
       })
     ).toBeVisible();
-    // The run collected the variables of the gateway kernel (their types are saved with the run).
-    await command(page, 'docmanager:save');
-    const saved = (await savedNotebook(page, `${tmpPath}/gateway.ipynb`))
-      .metadata[RUN_STATE_KEY] as {
-      kernelVariableTypes?: Record<string, string>;
+    // The run collected the variables of the gateway kernel: their types are in the run state the run
+    // saves (no save of the test's own: it could overlap the run's and raise a conflict dialog).
+    const collectedTypes = async () => {
+      const saved = (await savedNotebook(page, `${tmpPath}/gateway.ipynb`))
+        .metadata[RUN_STATE_KEY] as
+        { kernelVariableTypes?: Record<string, string> } | undefined;
+      return saved?.kernelVariableTypes ?? {};
     };
-    const collected = saved.kernelVariableTypes ?? {};
-    expect(Object.keys(collected)).toEqual(
-      expect.arrayContaining(['df', 'df_clean', 'findings_report'])
-    );
+    await expect
+      .poll(async () => Object.keys(await collectedTypes()), { timeout: 30000 })
+      .toEqual(expect.arrayContaining(['df', 'df_clean', 'findings_report']));
+    const collected = await collectedTypes();
     expect(collected.df_clean).toMatch(/DataFrame/);
     // Still the same remote kernel at the end of the run.
     expect((await kernelOf(page))?.id).toBe(kernel);

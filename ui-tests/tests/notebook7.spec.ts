@@ -223,10 +223,7 @@ test.describe('Jupyter Notebook 7', () => {
       })
     ).toBeVisible();
 
-    // The run's cells are in the notebook file Notebook 7 saves.
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('docmanager:save')
-    );
+    // The run saves its cells in the notebook file, in Notebook 7 too.
     await expect
       .poll(async () => {
         const response = await page.request.get(`api/contents/${notebook}`);
