@@ -5,7 +5,8 @@
  * slowly, so that pause and step can be seen while a stream is still going. A second JupyterLab serves
  * under a JupyterHub-like base URL (relay.spec.ts). When `make wheel-venv` has made `.venv-wheel` (only the
  * built wheel installed, no planner), a third JupyterLab runs from it and the `wheel` project runs the
- * first-run test there.
+ * first-run test there. The `notebook7` project runs its spec in Jupyter Notebook 7, the `gateway` project
+ * in a JupyterLab whose kernels live in a Jupyter Kernel Gateway (servers: ecosystem-servers.js).
  */
 const fs = require('fs');
 const path = require('path');

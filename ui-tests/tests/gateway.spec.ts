@@ -154,11 +154,13 @@ test.describe('Kernels in a Kernel Gateway', () => {
       const widget = window.jupyterapp.shell.currentWidget as unknown as {
         content: {
           widgets: unknown[];
+          mode: string;
           activeCellIndex: number;
           scrollToItem(index: number): Promise<void>;
         };
       };
       const last = widget.content.widgets.length - 1;
+      widget.content.mode = 'command';
       widget.content.activeCellIndex = last;
       await widget.content.scrollToItem(last);
     });
