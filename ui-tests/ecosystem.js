@@ -16,10 +16,7 @@ const SLOW_GATEWAY_PORT = Number(
 );
 /** How long the proxy holds each REST request to the gateway (kernel start, interrupt, restart, lists). */
 const GATEWAY_DELAY_S = 2;
-/**
- * The latency it adds to every kernel message, each way: none. With 0.2 s, a kernel restart from plain
- * JupyterLab (no extension) sometimes left the kernel's connection stuck in "starting" (see the README).
- */
+/** The latency it adds to every kernel message, each way: none, as a run takes several times longer. */
 const GATEWAY_LATENCY_S = 0;
 
 const KERNEL_GATEWAY_URL = `http://127.0.0.1:${KERNEL_GATEWAY_PORT}`;
