@@ -14,3 +14,6 @@ c.LabApp.expose_app_in_browser = True
 # The planner relay reads the user's settings on the server: keep them in a throwaway folder that the tests
 # write (helpers.ts) instead of the developer's own.
 c.LabApp.user_settings_dir = mkdtemp(prefix="galata-settings-")  # noqa: F821
+# Jupyter Notebook 7 (the `notebook7` project) reads its own application's settings, not JupyterLab's.
+c.JupyterNotebookApp.expose_app_in_browser = True  # noqa: F821
+c.JupyterNotebookApp.user_settings_dir = c.LabApp.user_settings_dir  # noqa: F821

@@ -6,7 +6,9 @@
  * under a JupyterHub-like base URL (relay.spec.ts). When `make wheel-venv` has made `.venv-wheel` (only the
  * built wheel installed, no planner), a third JupyterLab runs from it and the `wheel` project runs the
  * first-run test there. When `make rtc-venv` has made `.venv-rtc` (the wheel beside jupyter-collaboration),
- * a fourth JupyterLab runs from it and the `rtc` project runs the collaboration test there.
+ * a fourth JupyterLab runs from it and the `rtc` project runs the collaboration test there. The `notebook7`
+ * project runs its spec in Jupyter Notebook 7, the `gateway` project in a JupyterLab whose kernels live in
+ * a Jupyter Kernel Gateway (servers: ecosystem-servers.js).
  */
 const fs = require('fs');
 const path = require('path');
@@ -20,10 +22,36 @@ const WHEEL_JUPYTER = path.resolve(__dirname, '../.venv-wheel/bin/jupyter');
 const withWheel = fs.existsSync(WHEEL_JUPYTER);
 
 // Real-time collaboration: only the `rtc` project runs its spec, on the JupyterLab of `.venv-rtc`.
-const RTC_PORT = Number(process.env.BCC_RTC_PORT || LAB_PORT + 5);
+const RTC_PORT = Number(process.env.BCC_RTC_PORT || LAB_PORT + 9);
 const RTC_JUPYTER = path.resolve(__dirname, '../.venv-rtc/bin/jupyter');
 const withRtc = fs.existsSync(RTC_JUPYTER);
 const RTC_SPEC = /collaboration\.spec\.ts/;
+// --- Jupyter Notebook 7 and remote kernels (the `notebook7` and `gateway` projects) ---
+const ECOSYSTEM = require('./ecosystem');
+const ECOSYSTEM_SPECS = /(notebook7|gateway)\.spec\.ts/;
+const ecosystemProjects = [
+  {
+    name: 'notebook7',
+    testMatch: /notebook7\.spec\.ts/,
+    use: { baseURL: `http://localhost:${ECOSYSTEM.NOTEBOOK7_PORT}` }
+  },
+  {
+    name: 'gateway',
+    testMatch: /gateway\.spec\.ts/,
+    use: { baseURL: `http://localhost:${ECOSYSTEM.GATEWAY_LAB_PORT}` }
+  }
+];
+// One webServer for the four servers, started first and at once (ecosystem-servers.js); each spec waits
+// for its own servers.
+const ecosystemServers = [
+  {
+    command: 'node ecosystem-servers.js',
+    wait: { stdout: /ecosystem servers starting/ },
+    timeout: 30 * 1000,
+    reuseExistingServer: false
+  }
+];
+// --- end of the `notebook7` and `gateway` block ---
 
 const planner = ({ port, flags }) => ({
   command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
@@ -63,7 +91,7 @@ module.exports = {
     }
   },
   projects: [
-    { name: 'lab', testIgnore: RTC_SPEC },
+    { name: 'lab', testIgnore: [RTC_SPEC, ECOSYSTEM_SPECS] },
     ...(withWheel
       ? [
           {
@@ -81,9 +109,11 @@ module.exports = {
             use: { baseURL: `http://localhost:${RTC_PORT}` }
           }
         ]
-      : [])
+      : []),
+    ...ecosystemProjects
   ],
   webServer: [
+    ...ecosystemServers,
     {
       command: `jupyter lab --config jupyter_server_test_config.py --port ${LAB_PORT}`,
       url: `http://localhost:${LAB_PORT}/lab`,
