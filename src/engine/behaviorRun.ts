@@ -19,7 +19,7 @@ import {
 } from './actionQueue';
 import { replaceStageSteps, proposeWorkflow } from './contextUpdate';
 import type { ICellProvenance } from './driver';
-import { msg, reported, say } from './messages';
+import { englishText, msg, reported, say } from './messages';
 import { AnyAction, errorMessage, IActionContext, INewCell } from './registry';
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
@@ -242,18 +242,27 @@ function existingCellsRun(
   return [...runs.values()];
 }
 
-/** The behavior sent more than the queue bounds allow: the rest of its answer is not read; returns why. */
+/** The behavior sent more than the queue bounds allow: the rest of its answer is not read; returns why, in English for the planner. */
 function stopReading(
   core: RunCore,
   queue: ActionQueue<ActionEvent>,
   interactive: boolean
 ): string {
-  const why = interactive
-    ? `more than ${MAX_QUEUED_ACTIONS.toLocaleString('en-US')} actions or ${MAX_QUEUED_CHARS.toLocaleString('en-US')} characters to approve at once`
-    : `more than ${MAX_BEHAVIOR_ACTIONS.toLocaleString('en-US')} actions in one behavior`;
-  const message = `The planner sent ${why}; the rest of its answer was not read (${queue.received.toLocaleString('en-US')} actions kept).`;
+  const kept = queue.received.toLocaleString('en-US');
+  const message = interactive
+    ? msg(
+        'answerCutToApprove',
+        MAX_QUEUED_ACTIONS.toLocaleString('en-US'),
+        MAX_QUEUED_CHARS.toLocaleString('en-US'),
+        kept
+      )
+    : msg(
+        'answerCutInBehavior',
+        MAX_BEHAVIOR_ACTIONS.toLocaleString('en-US'),
+        kept
+      );
   core.warn(message, 'engine');
-  return message;
+  return englishText(message);
 }
 
 /** Interactive mode; false when the behavior is to be skipped. Throws when the user stops the run. */

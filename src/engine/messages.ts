@@ -85,7 +85,11 @@ export const MESSAGES = {
     '⚠️ WARN: %1 effects %2 patterns sent; only the first %3 are applied',
   patternRefused: "⚠️ WARN: Effects %1 pattern '%2' refused: %3",
   patternsOverBudget:
-    '⚠️ WARN: Effects patterns took over %1 ms; the remaining effects are sent unfiltered'
+    '⚠️ WARN: Effects patterns took over %1 ms; the remaining effects are sent unfiltered',
+  answerCutToApprove:
+    'The planner sent more than %1 actions or %2 characters to approve at once; the rest of its answer was not read (%3 actions kept).',
+  answerCutInBehavior:
+    'The planner sent more than %1 actions in one behavior; the rest of its answer was not read (%2 actions kept).'
 } as const;
 
 export type MessageId = keyof typeof MESSAGES;

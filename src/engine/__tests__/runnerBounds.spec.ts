@@ -108,6 +108,13 @@ describe('WorkflowRunner bounds what a stream may pile up', () => {
     expect(stream.consumed).toBeLessThanOrEqual(MAX_BEHAVIOR_ACTIONS + 1);
     const message = `The planner sent more than ${MAX_BEHAVIOR_ACTIONS.toLocaleString('en-US')} actions in one behavior; the rest of its answer was not read (${MAX_BEHAVIOR_ACTIONS.toLocaleString('en-US')} actions kept).`;
     expect(s.warnings.map(w => w.message)).toContain(message);
+    expect(s.warnings.find(w => w.message === message)?.text).toEqual({
+      id: 'answerCutInBehavior',
+      params: [
+        MAX_BEHAVIOR_ACTIONS.toLocaleString('en-US'),
+        MAX_BEHAVIOR_ACTIONS.toLocaleString('en-US')
+      ]
+    });
     expect(effectsOf(s.client.planningRequests[1])).toContain(`⚠️ ${message}`);
     expect(
       s.client.planningRequests[1].behavior_feedback?.actions_executed
@@ -139,6 +146,7 @@ describe('WorkflowRunner bounds what a stream may pile up', () => {
     expect(effectsOf(s.client.planningRequests[1]).join('\n')).toMatch(
       /to approve at once; the rest of its answer was not read/
     );
+    expect(s.warnings.map(w => w.text?.id)).toContain('answerCutToApprove');
   });
 });
 
