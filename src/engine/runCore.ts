@@ -163,7 +163,8 @@ export class RunCore {
     this.emitProgress();
   }
 
-  async saveState(): Promise<void> {
+  /** A `checkpoint` (the run goes on) may be written to disk later; other saves are written now. */
+  async saveState(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.client.saveState) {
       try {
         this.state.planner = this.client.saveState();
@@ -175,7 +176,7 @@ export class RunCore {
       }
     }
     try {
-      await this.driver.saveRunState(this.state.toJSON());
+      await this.driver.saveRunState(this.state.toJSON(), options);
     } catch (error) {
       this.warn(
         `The run state could not be saved in the notebook: ${errorMessage(error)}`,

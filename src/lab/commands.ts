@@ -28,10 +28,10 @@ import {
   IRunModelRegistry,
   IWorkflowRunnerRegistry
 } from '../tokens';
-import { showRunDialog, showStopDialog } from '../ui/dialogs';
 import { bccIcon } from '../ui/icons';
 import { commandAvailability } from '../ui/present';
 import { tracePath } from '../ui/trace';
+import { showRunDialog, showStopDialog } from './lazy';
 
 /** The run commands, in palette order; `CommandIDs.open` belongs to the sidebar. */
 export const RUN_COMMANDS: readonly string[] = [

@@ -33,7 +33,7 @@ import type {
   IPlannerStatus,
   IRunHooks as RunHooks
 } from '../tokens';
-import { isSavedRunState, ISavedRunState, snapshotFromSaved } from './saved';
+import { ISavedRunState, readSavedRun } from './saved';
 
 /** Where the run state saved in a notebook is read, and when it changes. */
 export interface ISavedRunSource {
@@ -226,11 +226,17 @@ export class RunModel {
   }
 
   private _readSaved(): void {
-    const saved = this._saved.read();
-    this._savedState = isSavedRunState(saved) ? saved : null;
-    this._savedSnapshot = this._savedState
-      ? snapshotFromSaved(this._savedState, this._settings().maxExecutionSteps)
-      : null;
+    const saved = readSavedRun(
+      this._saved.read(),
+      this._settings().maxExecutionSteps,
+      () => {
+        if (!this._disposed) {
+          this._onSaved();
+        }
+      }
+    );
+    this._savedState = saved?.state ?? null;
+    this._savedSnapshot = saved?.snapshot ?? null;
   }
 
   private _onProgress(_: IWorkflowRunner, snapshot: IRunSnapshot): void {

@@ -1,7 +1,42 @@
 /**
  * A run saved in the notebook (the runner's `ISavedRunState`) seen as a snapshot, so the sidebar can
- * show where a run stands before it is resumed, e.g. right after the notebook was opened.
+ * show where a run stands before it is resumed, e.g. right after the notebook was opened. The schema
+ * that reads it is part of the runtime, loaded on first use (lab/lazy.ts).
  */
-export { isSavedRunState } from '../engine/runState';
-export type { ISavedRunState } from '../engine/runState';
-export { snapshotFromSaved } from '../engine/snapshot';
+import type { ISavedRunState } from '../engine/runState';
+import type { IRunSnapshot } from '../engine/types';
+import { loadedRuntime, loadRuntime } from '../lab/lazy';
+
+export type { ISavedRunState };
+
+export interface ISavedRun {
+  state: ISavedRunState;
+  snapshot: IRunSnapshot;
+}
+
+/**
+ * The saved run in `raw` (a notebook's metadata value); null when there is none or it is not a run
+ * state. `undefined` while the runtime loads: `onLoaded` is called once it has, to read again.
+ */
+export function readSavedRun(
+  raw: unknown,
+  maxExecutionSteps: number,
+  onLoaded: () => void
+): ISavedRun | null | undefined {
+  if (raw === undefined || raw === null) {
+    return null;
+  }
+  const runtime = loadedRuntime();
+  if (!runtime) {
+    loadRuntime().then(onLoaded, reason =>
+      console.error('Notebook-BCC: the saved run could not be read.', reason)
+    );
+    return undefined;
+  }
+  return runtime.isSavedRunState(raw)
+    ? {
+        state: raw,
+        snapshot: runtime.snapshotFromSaved(raw, maxExecutionSteps)
+      }
+    : null;
+}

@@ -12,6 +12,7 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../../engine/types';
+import { loadedRuntime, loadRuntime } from '../../lab/lazy';
 import { ISavedRunSource, RunModel } from '../model';
 import {
   progressInImputeStep,
@@ -104,7 +105,24 @@ function setup() {
   return { runner, saved, model, changes: () => changes };
 }
 
+describe('RunModel before the runtime is loaded', () => {
+  it('reads a saved run once the schema that reads it has loaded', async () => {
+    const { saved, model, changes } = setup();
+    expect(loadedRuntime()).toBeNull();
+    saved.value = savedRun();
+    saved.changed.emit();
+    expect(model.source).toBe('none');
+    await loadRuntime();
+    expect(model.source).toBe('saved');
+    expect(model.snapshot.task).toBe('What drives prices?');
+    expect(changes()).toBe(2);
+  });
+});
+
 describe('RunModel', () => {
+  // Loaded once, the saved run is read at once.
+  beforeAll(() => loadRuntime());
+
   it('knows nothing of a notebook without a run', () => {
     const { model } = setup();
     expect(model.source).toBe('none');
