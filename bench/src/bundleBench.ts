@@ -4,7 +4,7 @@
  * notebook opens, the workflow panel opens, the first run.
  */
 import type { Page, Response } from '@playwright/test';
-import { writeFileSync } from 'fs';
+import { existsSync, writeFileSync } from 'fs';
 import * as path from 'path';
 import { gzipSync } from 'zlib';
 import {
@@ -22,7 +22,9 @@ import {
   startRun,
   waitFinished
 } from './page';
-import { startPlanner } from './processes';
+import { REPO_ROOT, startPlanner } from './processes';
+
+const LABEXTENSION = 'jupyterlab_notebook_bcc/labextension';
 
 export const STATIC_PATH = '/lab/extensions/jupyterlab-notebook-bcc/static/';
 
@@ -39,6 +41,8 @@ export interface IBundlePhase {
 }
 
 export interface IBundleResult {
+  /** The target holds for the production build (`jlpm build:prod`) only. */
+  build: 'production' | 'development';
   phases: IBundlePhase[];
   startupGzipBytes: number;
   laterGzipBytes: number;
@@ -134,14 +138,21 @@ export async function bundleBenchmark(
     await planner.stop();
   }
   const startup = phases[0].gzipBytes;
+  // Only a production build writes the third-party licenses file.
+  const build = existsSync(
+    path.join(REPO_ROOT, LABEXTENSION, 'static/third-party-licenses.json')
+  )
+    ? 'production'
+    : 'development';
   return {
+    build,
     phases,
     startupGzipBytes: startup,
     laterGzipBytes: phases
       .slice(1)
       .reduce((sum, phase) => sum + phase.gzipBytes, 0),
     targetGzipBytes: TARGET_GZIP_BYTES,
-    met: startup <= TARGET_GZIP_BYTES,
+    met: build === 'production' && startup <= TARGET_GZIP_BYTES,
     method: BUNDLE_METHOD
   };
 }

@@ -291,6 +291,11 @@ export class LazyWorkflowRunner implements IWorkflowRunner {
     }
   }
 
+  /** The real runner, loading the runtime if it is not yet. */
+  load(): Promise<IWorkflowRunner> {
+    return this._loader.load();
+  }
+
   async start(options: IStartOptions): Promise<IRunFinished> {
     return (await this._loader.load()).start(options);
   }
