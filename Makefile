@@ -83,18 +83,21 @@ rtc-venv:
 	$(RTC_VENV)/bin/pip install --quiet "jupyterlab>=4.2,<5" "jupyter-collaboration>=3,<6" ipykernel pandas matplotlib dist/*.whl
 	$(RTC_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
 
-## bench: the figures of the Performance section, side by side in one run (bench/results/bench.json),
-## then the planner relay's added latency per streamed line (bench/results/relay.json)
-bench: build
+## bench: the figures of the Performance section, side by side in one run, in one table
+## (bench/results/bench.json); on the production build, which the bundle figure is about
+bench: node
+	$(BIN)/jlpm build:prod
+	$(BIN)/jlpm build:planner
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js
-	$(BIN)/python bench/relay_latency.py --json bench/results/relay.json
 
-## bench-short: the same benchmarks at a small scale, to prove they run (bench/results/bench-short.json)
-bench-short: build
+## bench-short: the same benchmarks at a small scale, to prove they run (bench/results/bench-short.json),
+## on the build in place (the bundle figure says which build it measured)
+bench-short: node
+	@test -f jupyterlab_notebook_bcc/labextension/package.json || $(BIN)/jlpm build
+	$(BIN)/jlpm build:planner
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js --short
-	$(BIN)/python bench/relay_latency.py --lines 50 --rounds 2 --json bench/results/relay-short.json
 
 clean:
 	rm -rf lib planner/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo

@@ -146,7 +146,7 @@ fi
 if want package; then
   check package "labextension enabled" bash -c \
     'jupyter labextension list 2>&1 | tee /dev/stderr | grep -E "jupyterlab-notebook-bcc v[0-9.]+ .*enabled.*OK"'
-  check package "wheel contains labextension" bash -c '
+  check package "wheel contains the production labextension" bash -c '
     rm -rf dist && python -m build --wheel --no-isolation --outdir dist . >'"$RESULTS"'/wheel.log 2>&1 &&
     python - <<PY
 import glob, json, re, sys, zipfile
@@ -170,6 +170,14 @@ if missing or not static:
     sys.exit("missing from the wheel: " + ", ".join(missing or ["static js"]))
 if shipped != version:
     sys.exit(f"the wheel ships labextension {shipped}, package.json says {version}")
+# The production build only: no source maps, and the licenses file only a production build writes.
+maps = [n for n in names if n.endswith(".map")]
+if maps:
+    sys.exit(f"the wheel ships source maps: {maps[:3]}")
+if prefix + "static/third-party-licenses.json" not in names:
+    sys.exit("the wheel ships a development build (no static/third-party-licenses.json)")
+if any(b"sourceMappingURL" in wheel.read(n) for n in static):
+    sys.exit("the wheel ships JavaScript that points to source maps")
 PY'
 fi
 

@@ -1,20 +1,31 @@
 /**
- * `make bench` / `make bench-short`: the five figures of issue 7, measured side by side in one run,
- * printed as a table and written to bench/results/bench.json (bench-short.json for the short run).
+ * `make bench` / `make bench-short`: every performance figure, measured side by side in one run,
+ * printed as one table and written to bench/results/bench.json (bench-short.json for the short run).
+ * 1-5 are the first benchmarks (apply, exec, variables, observation, memory); 6-10 the bundle,
+ * startup, saving, long-run and relay figures.
  *
  *   node bench/lib/bench/src/main.js [--short] [--only 1,2,...]
  */
 import type { Browser, Page } from '@playwright/test';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'fs';
+import { execFileSync } from 'child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'fs';
 import { cpus, tmpdir } from 'os';
 import * as path from 'path';
 import { parseArgs } from 'util';
-import { applyBenchmark, IApplyResult } from './applyBench';
+import {
+  applyBenchmark,
+  IApplyResult,
+  ILongRunResult,
+  longRunBenchmark
+} from './applyBench';
+import { bundleBenchmark, IBundleResult } from './bundleBench';
 import { execBenchmark, IExecResult } from './execBench';
 import { IMemoryResult, memoryBenchmark } from './memoryBench';
 import { IObservationResult, observationBenchmark } from './observationBench';
 import { launchBrowser, openLab } from './page';
 import { ILabProcess, killAll, REPO_ROOT, startLab } from './processes';
+import { ISavingResult, savingBenchmark } from './savingBench';
+import { IStartupResult, startupBenchmark } from './startupBench';
 import { IVariablesResult, variablesBenchmark } from './variablesBench';
 
 interface ISizes {
@@ -30,11 +41,17 @@ interface ISizes {
   outputBytes: number;
   memoryEarly: number;
   memoryLate: number;
+  startupLoads: number;
+  savingBehaviors: number;
+  longRunActions: number;
+  longRunWindow: number;
+  relayLines: number;
+  relayRounds: number;
 }
 
 const FULL: ISizes = {
-  applyActions: 1000,
-  applyRounds: 1,
+  applyActions: 300,
+  applyRounds: 6,
   execs: 200,
   execRounds: 2,
   smallRows: 1000,
@@ -44,23 +61,40 @@ const FULL: ISizes = {
   observationUnlimitedBehaviors: 100,
   outputBytes: 1024 * 1024,
   memoryEarly: 50,
-  memoryLate: 500
+  memoryLate: 500,
+  startupLoads: 9,
+  savingBehaviors: 100,
+  longRunActions: 5000,
+  longRunWindow: 1000,
+  relayLines: 200,
+  relayRounds: 5
 };
 
+/** Small enough for the test command (`make test` runs it): proves each figure runs, in under 2 minutes. */
 const SHORT: ISizes = {
-  applyActions: 200,
-  applyRounds: 1,
-  execs: 40,
+  applyActions: 40,
+  applyRounds: 2,
+  execs: 10,
   execRounds: 1,
   smallRows: 1000,
-  largeRows: 1000000,
-  variableRepeats: 5,
-  observationBehaviors: 60,
-  observationUnlimitedBehaviors: 60,
-  outputBytes: 1024 * 1024,
-  memoryEarly: 10,
-  memoryLate: 60
+  largeRows: 100000,
+  variableRepeats: 2,
+  observationBehaviors: 20,
+  observationUnlimitedBehaviors: 20,
+  outputBytes: 256 * 1024,
+  memoryEarly: 5,
+  memoryLate: 15,
+  startupLoads: 1,
+  savingBehaviors: 5,
+  longRunActions: 100,
+  longRunWindow: 30,
+  relayLines: 30,
+  relayRounds: 1
 };
+
+/** The short run leaves out the figures that need servers of their own (7) or repeat another (9). */
+const SHORT_FIGURES = '1,2,3,4,5,6,8,10';
+const ALL_FIGURES = '1,2,3,4,5,6,7,8,9,10';
 
 interface IResults {
   mode: 'full' | 'short';
@@ -72,7 +106,60 @@ interface IResults {
   variables?: IVariablesResult;
   observation?: IObservationResult;
   memory?: IMemoryResult;
+  bundle?: IBundleResult;
+  startup?: IStartupResult;
+  saving?: ISavingResult;
+  longRun?: ILongRunResult;
+  relay?: IRelayResult;
   durationSeconds: number;
+}
+
+/** What bench/relay_latency.py writes with --json. */
+interface IRelayResult {
+  lines_per_mode: number;
+  interval_ms: number;
+  direct_ms: { p50: number; p95: number };
+  relayed_ms: { p50: number; p95: number };
+  added_ms: { p50: number; p95: number };
+  target: number;
+  met: boolean;
+  method: string;
+}
+
+const RELAY_METHOD =
+  'bench/relay_latency.py: a local server streams NDJSON lines, each stamped with its send time, read ' +
+  "directly and through a real Jupyter server's relay in alternating rounds; the figure is the relayed " +
+  'p95 of arrival minus send time, less the direct p95.';
+
+function relayBenchmark(
+  lines: number,
+  rounds: number,
+  file: string
+): IRelayResult {
+  execFileSync(
+    'python',
+    [
+      path.join(REPO_ROOT, 'bench/relay_latency.py'),
+      '--lines',
+      String(lines),
+      '--rounds',
+      String(rounds),
+      '--json',
+      file
+    ],
+    { stdio: 'inherit' }
+  );
+  const figures = JSON.parse(readFileSync(file, 'utf8')) as IRelayResult;
+  return {
+    ...figures,
+    target: 5,
+    met: figures.added_ms.p95 <= 5,
+    method: RELAY_METHOD
+  };
+}
+
+function kb(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KB`;
 }
 
 function mb(bytes: number): string {
@@ -82,15 +169,16 @@ function mb(bytes: number): string {
 function table(results: IResults): string {
   const rows: string[][] = [['#', 'figure', 'measured', 'target', 'met']];
   const { apply, exec, variables, observation, memory } = results;
+  const { bundle, startup, saving, longRun, relay } = results;
   if (apply) {
     rows.push([
       '1',
-      `apply ${apply.actions} adds`,
-      `ratio ${apply.ratio} (extension ${apply.extensionMs} ms / direct ${apply.directMs} ms); per action p50 ${apply.latencyP50Ms} ms, p95 ${apply.latencyP95Ms} ms` +
+      `apply ${apply.actions} adds x ${apply.rounds.length} rounds`,
+      `median ratio ${apply.ratio} (rounds ${apply.ratioSpread[0]}-${apply.ratioSpread[1]}; extension ${apply.extensionMs} ms / direct ${apply.directMs} ms); per action p50 ${apply.latencyP50Ms} ms, p95 ${apply.latencyP95Ms} ms` +
         (apply.withoutFollow
           ? `; followNewCells off: ratio ${apply.withoutFollow.ratio}, p50 ${apply.withoutFollow.latencyP50Ms} ms, p95 ${apply.withoutFollow.latencyP95Ms} ms`
           : ''),
-      `<= ${apply.target}`,
+      `<= ${apply.target}, p95 < ${apply.latencyTargetMs} ms`,
       apply.met ? 'yes' : 'NO'
     ]);
   }
@@ -130,6 +218,55 @@ function table(results: IResults): string {
       '-'
     ]);
   }
+  if (bundle) {
+    const later = bundle.phases
+      .slice(1)
+      .map(p => `${p.phase} +${kb(p.gzipBytes)}`)
+      .join(', ');
+    rows.push([
+      '6',
+      'bundle (gzipped JS)',
+      `${bundle.build} build: startup ${kb(bundle.startupGzipBytes)} (${bundle.phases[0].files.length} files); later: ${later}`,
+      `<= ${kb(bundle.targetGzipBytes)} at startup`,
+      bundle.met ? 'yes' : 'NO'
+    ]);
+  }
+  if (startup) {
+    rows.push([
+      '7',
+      `startup x${startup.loads} cold loads`,
+      `ratio ${startup.ratio} (quartiles ${startup.ratioSpread[0]}/${startup.ratioSpread[1]}; median ${startup.withMedianMs} ms with, ${startup.withoutMedianMs} ms without)`,
+      `<= ${startup.target}`,
+      startup.met ? 'yes' : 'NO'
+    ]);
+  }
+  if (saving) {
+    rows.push([
+      '8',
+      `saving ${saving.behaviors} x 200 KB figures`,
+      `${saving.saves} saves wrote ${mb(saving.bytesWritten)} for a ${mb(saving.finalFileBytes)} file (x${saving.writeAmplification}); saving ${saving.savingMs} ms of ${saving.runWallMs} ms = ${(saving.savingShare * 100).toFixed(1)}% (long tasks ${saving.longTaskMs} ms); a new cell waited <= ${saving.maxUnsavedMs} ms for a save`,
+      `<= 5%, <= 10 s unsaved`,
+      saving.met ? 'yes' : 'NO'
+    ]);
+  }
+  if (longRun) {
+    rows.push([
+      '9',
+      `long run ${longRun.actions} adds`,
+      `p95 last ${longRun.window} ${longRun.lastP95Ms} ms vs first ${longRun.window} ${longRun.firstP95Ms} ms: ratio ${longRun.ratio}`,
+      `<= ${longRun.target}`,
+      longRun.met ? 'yes' : 'NO'
+    ]);
+  }
+  if (relay) {
+    rows.push([
+      '10',
+      `relay ${relay.lines_per_mode} lines`,
+      `added p95 ${relay.added_ms.p95.toFixed(2)} ms, p50 ${relay.added_ms.p50.toFixed(2)} ms (relayed p95 ${relay.relayed_ms.p95.toFixed(2)} ms, direct ${relay.direct_ms.p95.toFixed(2)} ms)`,
+      `<= ${relay.target} ms`,
+      relay.met ? 'yes' : 'NO'
+    ]);
+  }
   const widths = rows[0].map((_, c) => Math.max(...rows.map(r => r[c].length)));
   return rows
     .map(r => r.map((cell, c) => cell.padEnd(widths[c])).join(' | '))
@@ -162,7 +299,9 @@ async function main(): Promise<void> {
   const mode = values.short ? 'short' : 'full';
   const sizes = values.short ? SHORT : FULL;
   const only = new Set(
-    (values.only ?? '1,2,3,4,5').split(',').map(s => s.trim())
+    (values.only ?? (values.short ? SHORT_FIGURES : ALL_FIGURES))
+      .split(',')
+      .map(s => s.trim())
   );
   const workDir = mkdtempSync(path.join(tmpdir(), 'bcc-bench-'));
   const started = Date.now();
@@ -193,11 +332,35 @@ async function main(): Promise<void> {
       workDir
     });
   }
-  if (['1', '2', '3', '5'].some(n => only.has(n))) {
+  if (['1', '2', '3', '5', '6', '7', '8', '9'].some(n => only.has(n))) {
     log('starting JupyterLab and Chromium');
     const lab = await startLab();
     const browser = await launchBrowser();
     try {
+      if (only.has('6')) {
+        log('6. bundle: the JavaScript loaded at startup and at first use');
+        const context = await browser.newContext({
+          viewport: { width: 1280, height: 900 }
+        });
+        try {
+          const page = await context.newPage();
+          page.setDefaultTimeout(600000);
+          results.bundle = await bundleBenchmark(page, {
+            labUrl: lab.url,
+            workDir
+          });
+        } finally {
+          await context.close();
+        }
+      }
+      if (only.has('7')) {
+        log(`7. startup: ${sizes.startupLoads} cold loads with and without`);
+        results.startup = await startupBenchmark(browser, {
+          loads: sizes.startupLoads,
+          workDir,
+          log
+        });
+      }
       if (only.has('1')) {
         log(
           `1. apply cost: ${sizes.applyActions} actions x ${sizes.applyRounds} rounds`
@@ -245,10 +408,38 @@ async function main(): Promise<void> {
           })
         );
       }
+      if (only.has('8')) {
+        log(`8. saving: ${sizes.savingBehaviors} behaviors x 200 KB figure`);
+        results.saving = await withPage(browser, lab, page =>
+          savingBenchmark(page, {
+            behaviors: sizes.savingBehaviors,
+            workDir,
+            rootDir: lab.rootDir
+          })
+        );
+      }
+      if (only.has('9')) {
+        log(`9. long run: ${sizes.longRunActions} actions`);
+        results.longRun = await withPage(browser, lab, page =>
+          longRunBenchmark(page, {
+            actions: sizes.longRunActions,
+            window: sizes.longRunWindow,
+            workDir
+          })
+        );
+      }
     } finally {
       await browser.close();
       await lab.stop();
     }
+  }
+  if (only.has('10')) {
+    log(`10. relay: ${sizes.relayLines} lines x ${sizes.relayRounds} rounds`);
+    results.relay = relayBenchmark(
+      sizes.relayLines,
+      sizes.relayRounds,
+      path.join(workDir, 'relay.json')
+    );
   }
   results.durationSeconds = Math.round((Date.now() - started) / 1000);
 
@@ -271,7 +462,12 @@ async function main(): Promise<void> {
     ['2', results.exec],
     ['3', results.variables],
     ['4', results.observation],
-    ['5', results.memory]
+    ['5', results.memory],
+    ['6', results.bundle],
+    ['7', results.startup],
+    ['8', results.saving],
+    ['9', results.longRun],
+    ['10', results.relay]
   ] as const) {
     if (figure) {
       console.log(`${n}. ${figure.method}`);

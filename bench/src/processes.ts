@@ -199,7 +199,9 @@ export interface ILabProcess extends IChild {
  * exposed as `window.jupyterapp`), a fresh root dir and a fresh user-settings dir, so nothing the
  * benchmark changes reaches anyone else's JupyterLab.
  */
-export async function startLab(): Promise<ILabProcess> {
+export async function startLab(
+  options: { args?: string[] } = {}
+): Promise<ILabProcess> {
   const port = await freePort();
   const rootDir = mkdtempSync(path.join(tmpdir(), 'bcc-bench-root-'));
   const settingsDir = mkdtempSync(path.join(tmpdir(), 'bcc-bench-settings-'));
@@ -213,7 +215,8 @@ export async function startLab(): Promise<ILabProcess> {
         '--port',
         String(port),
         '--ServerApp.port_retries=0',
-        '--no-browser'
+        '--no-browser',
+        ...(options.args ?? [])
       ],
       {
         cwd: rootDir,

@@ -31,7 +31,7 @@ export interface IVariablesResult {
 }
 
 export const VARIABLES_METHOD =
-  "The runner's own NotebookDriver (reached in the page through the runner's private `_driver` " +
+  "The runner's own NotebookDriver (reached in the page through the loaded runner's private `_driver` " +
   'field) is asked collectVariables() repeatedly, as the runner does before each /planning. The ' +
   'kernel holds ten small and ten large DataFrames (an int, two float and a categorical column) under ' +
   'hidden names, and 200 other variables (ints, strings, lists, dicts, numpy arrays); before each call ' +
@@ -97,9 +97,12 @@ async function timeCollection(
     async ({ key, repeats, swap }) => {
       const w = window as unknown as IBenchWindow;
       const notebook = w.bench.notebooks[key];
-      const driver = (
-        notebook.runner as unknown as { _driver: INotebookDriver }
-      )._driver;
+      // The notebook's runner is a stand-in until the runtime is loaded (src/lab/lazy.ts).
+      const lazy = notebook.runner as unknown as {
+        load?: () => Promise<unknown>;
+      };
+      const runner = lazy.load ? await lazy.load() : lazy;
+      const driver = (runner as { _driver: INotebookDriver })._driver;
       const kernel = notebook.panel.sessionContext.session?.kernel;
       if (!kernel) {
         throw new Error('no kernel');

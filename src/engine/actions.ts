@@ -1,7 +1,7 @@
 /**
  * The built-in action handlers (docs/protocol.md#actions).
  */
-import { unwrapCodeFence } from '../protocol';
+import { unwrapCodeFence } from '../protocol/codeFence';
 import type { ExecAction, IsThinkingAction } from '../protocol';
 
 export { unwrapCodeFence };

@@ -122,8 +122,14 @@ export interface INotebookDriver {
     request: SummarizeRequest
   ): Promise<Record<string, unknown>>;
   notebookSummary(): INotebookSummary;
-  /** Persist the run (progress, FSM, variables snapshot, effects history) in the notebook metadata and save. */
-  saveRunState(state: unknown): Promise<void>;
+  /**
+   * Persist the run (progress, FSM, variables snapshot, effects history) in the notebook metadata and
+   * save. A `checkpoint` (after a behavior or a step) may be saved with the next save instead of now.
+   */
+  saveRunState(
+    state: unknown,
+    options?: { checkpoint?: boolean }
+  ): Promise<void>;
   /** The run state saved by `saveRunState`, or null. */
   loadRunState(): Promise<unknown | null>;
   /** Interrupt the kernel (used by Stop when asked). */

@@ -10,6 +10,7 @@ import type { ICellMapMark } from './cells';
 import type { ICellRecord } from './driver';
 import type { IEffectsMark, IEffectsPosition } from './effects';
 import type { IProgressState } from './progress';
+import { stepKey } from './rewindView';
 
 /** Checkpoints kept; older ones are dropped, and their steps can no longer be redone. */
 export const MAX_CHECKPOINTS = 100;
@@ -195,15 +196,6 @@ export function readRewindState(value: unknown): IRewindState | null {
   return RewindStateSchema.safeParse(value).success
     ? (value as IRewindState)
     : null;
-}
-
-/** A rewind needs the loop idle or paused. */
-export function canRewind(run: { running: boolean; paused: boolean }): boolean {
-  return !run.running || run.paused;
-}
-
-export function stepKey(stageId: string | null, stepId: string): string {
-  return `${stageId ?? ''}/${stepId}`;
 }
 
 export class RewindLog {

@@ -178,10 +178,11 @@ export class RunCore {
     return limitSavedRunState(this.state.toJSON());
   }
 
-  async saveState(): Promise<void> {
+  /** A `checkpoint` (the run goes on) may be written to disk later; other saves are written now. */
+  async saveState(options: { checkpoint?: boolean } = {}): Promise<void> {
     const state = this.captureState();
     try {
-      await this.driver.saveRunState(state);
+      await this.driver.saveRunState(state, options);
     } catch (error) {
       this.warn(msg('runStateNotSaved', errorMessage(error)), 'driver');
     }

@@ -536,7 +536,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     // Also after end_phase: /planning gets the feedback; the step completes after its answer.
     state.pendingFeedback = feedback;
     state.phase = 'plan';
-    await this._core.saveState();
+    await this._core.saveState({ checkpoint: true });
     if (state.stepMode || this._control.pauseAfterBehavior) {
       this._control.pauseAfterBehavior = false;
       this._core.requestPause(STEP_PAUSE);
@@ -585,7 +585,7 @@ export class WorkflowRunner implements IWorkflowRunner {
         this._state.phase = 'done';
       }
     }
-    await this._core.saveState();
+    await this._core.saveState({ checkpoint: true });
     this._emitProgress();
   }
 

@@ -3,7 +3,7 @@
  * the panel shows both the same way.
  */
 import { describeTransition } from './fsm';
-import { stepKey } from './rewind';
+import { stepKey } from './rewindView';
 import type { RunControl } from './runControl';
 import { ISavedRunState, RunState } from './runState';
 import type { IRunSnapshot } from './types';

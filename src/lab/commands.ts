@@ -30,7 +30,7 @@ import type {
   IWorkflowRunner
 } from '../engine/types';
 import { discardRunState } from '../notebook/saving';
-import { canRewind, stepKey } from '../engine/rewind';
+import { canRewind, stepKey } from '../engine/rewindView';
 import type { RewindTarget } from '../engine/rewind';
 import {
   CommandIDs,
@@ -38,11 +38,11 @@ import {
   IRunModelRegistry,
   IWorkflowRunnerRegistry
 } from '../tokens';
-import { showRunDialog, showStopDialog } from '../ui/dialogs';
 import { showRewindDialog } from '../ui/rewindDialog';
 import { bccIcon } from '../ui/icons';
 import { commandAvailability } from '../ui/present';
 import { tracePath } from '../ui/trace';
+import { showRunDialog, showStopDialog } from './lazy';
 
 /** The run commands, in palette order; `CommandIDs.open` belongs to the sidebar. */
 export const RUN_COMMANDS: readonly string[] = [

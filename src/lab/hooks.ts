@@ -12,7 +12,7 @@ import type {
   IRunSnapshot
 } from '../engine/types';
 import type { IRunHooks } from '../tokens';
-import { showApprovalDialog, showWorkflowUpdateDialog } from '../ui/dialogs';
+import { showApprovalDialog, showWorkflowUpdateDialog } from './lazy';
 
 export class RunHooks implements IRunHooks {
   constructor(private _options: RunHooks.IOptions) {}

@@ -12,7 +12,6 @@ import { ServerConnection } from '@jupyterlab/services';
 import { UUID } from '@lumino/coreutils';
 import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
-import { z } from 'zod';
 
 /** The lock route under the server's base URL. */
 export const LOCK_ROUTE = 'notebook-bcc/locks';
@@ -23,14 +22,13 @@ export const HEARTBEAT_MS = 3000;
 export const LOCK_TTL_MS = 10000;
 
 /** Where a run stands, as the holder reports it with each heartbeat (bounded by the server). */
-export const RunLockStatusSchema = z.object({
-  state: z.string().optional(),
-  paused: z.boolean().optional(),
-  stage: z.string().nullable().optional(),
-  step: z.string().nullable().optional(),
-  task: z.string().nullable().optional()
-});
-export type RunLockStatus = z.infer<typeof RunLockStatusSchema>;
+export type RunLockStatus = {
+  state?: string;
+  paused?: boolean;
+  stage?: string | null;
+  step?: string | null;
+  task?: string | null;
+};
 
 /** The server keeps at most 4 KB of status per lock: each text is cut well below that. */
 const MAX_STATUS_CHARS = 200;
@@ -49,13 +47,56 @@ function boundStatus(status: RunLockStatus): RunLockStatus {
   };
 }
 
-const LockAnswerSchema = z.object({
-  held: z.boolean(),
-  owner: z.string().optional(),
-  expires_in_ms: z.number().optional(),
-  status: RunLockStatusSchema.catch({}).optional()
-});
-export type LockAnswer = z.infer<typeof LockAnswerSchema>;
+export type LockAnswer = {
+  held: boolean;
+  owner?: string;
+  expires_in_ms?: number;
+  status?: RunLockStatus;
+};
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Checked by hand, not with zod: this module loads at startup, before the runtime (lab/lazy.ts). */
+function readStatus(value: unknown): RunLockStatus {
+  if (!isRecord(value)) {
+    return {};
+  }
+  const text = (key: string) => {
+    const field = value[key];
+    return typeof field === 'string' || field === null ? field : undefined;
+  };
+  const status: RunLockStatus = {
+    stage: text('stage'),
+    step: text('step'),
+    task: text('task')
+  };
+  if (typeof value.state === 'string') {
+    status.state = value.state;
+  }
+  if (typeof value.paused === 'boolean') {
+    status.paused = value.paused;
+  }
+  return status;
+}
+
+/** The server's answer about a lock; throws when it is not one. */
+export function readLockAnswer(value: unknown): LockAnswer {
+  if (!isRecord(value) || typeof value.held !== 'boolean') {
+    throw new Error('not a lock answer: "held" must be a boolean');
+  }
+  const answer: LockAnswer = { held: value.held };
+  if (typeof value.owner === 'string') {
+    answer.owner = value.owner;
+  }
+  if (typeof value.expires_in_ms === 'number') {
+    answer.expires_in_ms = value.expires_in_ms;
+  }
+  if (value.status !== undefined) {
+    answer.status = readStatus(value.status);
+  }
+  return answer;
+}
 
 /** The server side of the locks; `null` from a method: the server has no lock service. */
 export interface ILockService {
@@ -195,7 +236,7 @@ export class ServerLockService implements ILockService {
     if (!response.ok && response.status !== 409) {
       throw new Error(`The run lock answered HTTP ${response.status}.`);
     }
-    return LockAnswerSchema.parse(await response.json());
+    return readLockAnswer(await response.json());
   }
 }
 

@@ -127,9 +127,16 @@ export class NotebookDriver implements INotebookDriver {
     return this._cells.summary();
   }
 
-  async saveRunState(state: unknown): Promise<void> {
+  async saveRunState(
+    state: unknown,
+    options: { checkpoint?: boolean } = {}
+  ): Promise<void> {
     writeRunState(this._cells.model().sharedModel, state);
-    await this._saver.save();
+    if (options.checkpoint) {
+      this._saver.scheduleSave();
+    } else {
+      await this._saver.save();
+    }
   }
 
   async loadRunState(): Promise<unknown | null> {

@@ -1,7 +1,8 @@
 /**
- * Save coordination: the run's changes are saved shortly after they happen, one save at a time and
- * never over a save the driver did not start; the run state lives in the notebook's metadata. Under
- * real-time collaboration the server saves the shared document and the driver never does.
+ * Save coordination: the run's changes are saved shortly after they happen, at most once per save
+ * interval, one save at a time and never over a save the driver did not start; the run state lives in
+ * the notebook's metadata. Under real-time collaboration the server saves the shared document and the
+ * driver never does.
  */
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
@@ -12,11 +13,21 @@ import { RUN_STATE_METADATA_KEY } from './metadata';
 /** How long a save waits for a save it did not start (the user's, the autosave) to end, in ms. */
 const OTHER_SAVE_WAIT_MS = 20000;
 
+/**
+ * The least time between two saves during a run, in ms: each save serialises the whole notebook on the
+ * page's main thread, so a run in a notebook with figures would otherwise spend its time saving.
+ */
+export const DEFAULT_SAVE_INTERVAL_MS = 5000;
+
 export class NotebookSaver {
-  /** `saveDelayMs`: how long after a change the notebook is saved; negative turns this off. */
+  /**
+   * `saveDelayMs`: how long after a change the notebook is saved; negative turns this off.
+   * `saveIntervalMs`: the least time from one save to the next that `scheduleSave` starts.
+   */
   constructor(
     private _panel: NotebookPanel,
-    private _saveDelayMs: number
+    private _saveDelayMs: number,
+    private _saveIntervalMs = DEFAULT_SAVE_INTERVAL_MS
   ) {
     _panel.context.saveState.connect(this._onSaveState, this);
     _panel.disposed.connect(() => {
@@ -37,14 +48,19 @@ export class NotebookSaver {
     ) {
       return;
     }
+    const wait = Math.max(
+      this._saveDelayMs,
+      this._lastSaveAt + this._saveIntervalMs - Date.now()
+    );
     this._saveTimer = setTimeout(() => {
       this._saveTimer = undefined;
+      // Nothing changed since the last save (e.g. the user saved): nothing to write.
       if (!this._panel.isDisposed && this._panel.model?.dirty) {
         this.save().catch(reason => {
           console.warn('Notebook-BCC: saving the notebook failed.', reason);
         });
       }
-    }, this._saveDelayMs);
+    }, wait);
   }
 
   /**
@@ -68,6 +84,7 @@ export class NotebookSaver {
         return;
       }
       this._ownSave = true;
+      this._lastSaveAt = Date.now();
       try {
         await this._panel.context.save();
       } finally {
@@ -96,6 +113,7 @@ export class NotebookSaver {
   }
 
   private _saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private _lastSaveAt = -Infinity;
   private _saving: Promise<void> = Promise.resolve();
   private _ownSave = false;
   private _othersSaving: PromiseDelegate<void> | null = null;

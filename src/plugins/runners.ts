@@ -11,32 +11,24 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { registerBuiltinActions } from '../engine/actions';
 import { ActionRegistry } from '../engine/registry';
-import { WorkflowRunner } from '../engine/runner';
-import { RunTrace } from '../engine/trace';
 import { RunHooks } from '../lab/hooks';
-import { SettingsPlannerService } from '../lab/planner';
+import { LazyRun } from '../lab/lazy';
 import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
 import { RunSettingsModel } from '../lab/settings';
-import { NotebookDriver } from '../notebook/notebookDriver';
 import {
   IRunModelRegistry,
   IWorkflowActionRegistry,
   IWorkflowRunnerRegistry,
   PluginIDs
 } from '../tokens';
-import {
-  createPlannerTransport,
-  isDemoConfig,
-  fetchRelayConfig
-} from '../lab/relayTransport';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { RunModelRegistry } from '../ui/modelRegistry';
 
 /**
  * One workflow runner per notebook, each with a driver pinned to its panel, a planner client built
- * from the settings, and dialogs for interactive mode. Owns the user settings and the action handlers
- * every runner shares.
+ * from the settings, and dialogs for interactive mode (loaded on first use). Owns the user settings
+ * and the action handlers every runner shares.
  */
 export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
   id: PluginIDs.plugin,
@@ -65,61 +57,32 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
     const actions = new ActionRegistry();
     registerBuiltinActions(actions);
 
+    // The runner and planner are stand-ins until the first run loads the runtime (lab/lazy.ts).
     const createRunner = (panel: NotebookPanel) => {
-      const driver = new NotebookDriver({
-        panel,
-        executor: executor ?? undefined,
-        followNewCells: settings.current.followNewCells,
-        translator: translator ?? undefined
-      });
-      const followSetting = () => {
-        driver.followNewCells = settings.current.followNewCells;
-      };
-      settings.changed.connect(followSetting);
-      panel.disposed.connect(() => settings.changed.disconnect(followSetting));
-      const trace = new RunTrace();
-      const hooks = new RunHooks({
+      const hooks: RunHooks = new RunHooks({
         trans,
         label: () => panel.context.localPath,
-        snapshot: () => runner.snapshot
+        snapshot: () => run.runner.snapshot
       });
-      const serverSettings = app.serviceManager.serverSettings;
-      const planner = new SettingsPlannerService({
-        settings: () => settings.current,
-        notebookId: () => panel.context.path,
-        observer: trace,
-        transport: current =>
-          createPlannerTransport(current, { serverSettings }),
-        where: async current => {
-          if (current.transport !== 'server') {
-            return current.baseUrl ? null : { builtin: true };
-          }
-          const config = await fetchRelayConfig(serverSettings);
-          if (!config) {
-            return null;
-          }
-          return isDemoConfig(config)
-            ? { builtin: true }
-            : { url: config.planner_url, source: config.source };
-        }
-      });
-      const runner: WorkflowRunner = new WorkflowRunner({
-        driver,
-        client: planner,
-        settings: () => settings.current,
+      const run: LazyRun = new LazyRun({
+        panel,
+        settings: () => settings,
+        settingsChanged: settings.changed,
+        serverSettings: app.serviceManager.serverSettings,
         registry: actions,
-        trace,
-        hooks
+        hooks,
+        executor: executor ?? undefined,
+        translator: translator ?? undefined
       });
       const lock = new RunLock({
         key: () => panel.context.localPath,
         service: locks,
         status: () => {
-          const { state, paused, stage, step, task } = runner.snapshot;
+          const { state, paused, stage, step, task } = run.runner.snapshot;
           return { state, paused, stage: stage.name, step: step.name, task };
         }
       });
-      return { runner, hooks, planner, lock };
+      return { runner: run.runner, hooks, planner: run.planner, lock };
     };
 
     const locks = new ServerLockService(app.serviceManager.serverSettings);

@@ -1,5 +1,6 @@
 export * from './schemas';
-export { describeZodError, isRecord, unwrapCodeFence } from './fields';
+export { unwrapCodeFence } from './codeFence';
+export { describeZodError, isRecord } from './fields';
 export type { JsonObject, Normalized } from './fields';
 export * from './normalize';
 export * from './normalizeObservation';

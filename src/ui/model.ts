@@ -17,7 +17,6 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../engine/types';
-import { checkSavedRunState } from '../engine/savedRun';
 import type { IRunLock, RunLockState } from '../lab/runLock';
 import { RUN_STATE_METADATA_KEY } from '../notebook/metadata';
 import {
@@ -35,7 +34,7 @@ import type {
   IPlannerStatus,
   IRunHooks as RunHooks
 } from '../tokens';
-import { ISavedRunState, snapshotFromSaved } from './saved';
+import { ISavedRunState, readSavedRun } from './saved';
 
 /** Where the run state saved in a notebook is read, and when it changes. */
 export interface ISavedRunSource {
@@ -264,14 +263,16 @@ export class RunModel {
   }
 
   private _readSaved(): void {
-    const saved = this._saved.read();
-    this._hasSaved = saved !== undefined && saved !== null;
-    const check = this._hasSaved ? checkSavedRunState(saved) : null;
-    this._savedState = check?.ok ? check.state : null;
-    this._savedProblems = check && !check.ok ? check.problems : null;
-    this._savedSnapshot = this._savedState
-      ? snapshotFromSaved(this._savedState, this._settings().maxExecutionSteps)
-      : null;
+    const raw = this._saved.read();
+    this._hasSaved = raw !== undefined && raw !== null;
+    const saved = readSavedRun(raw, this._settings().maxExecutionSteps, () => {
+      if (!this._disposed) {
+        this._onSaved();
+      }
+    });
+    this._savedState = saved?.state ?? null;
+    this._savedSnapshot = saved?.snapshot ?? null;
+    this._savedProblems = saved?.problems ?? null;
   }
 
   private _onProgress(_: IWorkflowRunner, snapshot: IRunSnapshot): void {

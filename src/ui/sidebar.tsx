@@ -11,6 +11,7 @@ import {
 } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
+import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 import type { IRunModelRegistry } from '../tokens';
 import { TRANSLATION_DOMAIN } from '../translation';
@@ -46,6 +47,18 @@ export class WorkflowSidebar extends ReactWidget {
         trans={this._trans}
       />
     );
+  }
+
+  // Hidden, it does not render: showing a run reads where its planner is, which loads the runtime.
+  protected onUpdateRequest(msg: Message): void {
+    if (this.isVisible) {
+      super.onUpdateRequest(msg);
+    }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.update();
   }
 
   private _onChanged(): void {

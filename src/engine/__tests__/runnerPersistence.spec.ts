@@ -17,6 +17,19 @@ import {
 } from './runnerSetup';
 
 describe('WorkflowRunner persistence and trace', () => {
+  it('checkpoints after each behavior and step, and saves at once when the run ends', async () => {
+    const s = setup({
+      planning: [withTemplate(false), plan(false), plan(true)],
+      generating: [[text('one')], [text('two')]]
+    });
+    await s.runner.start({ task: 't' });
+    expect(s.finished.map(f => f.reason)).toEqual(['completed']);
+    // Two behaviors and one step are checkpoints; only the end is written at once.
+    expect(s.driver.saveCount).toBe(4);
+    expect(s.driver.immediateSaveCount).toBe(1);
+    expect(saved(s.driver).phase).toBe('done');
+  });
+
   it('records the run trace through the client observer', async () => {
     const trace = new RunTrace();
     const client = new FakePlannerService({

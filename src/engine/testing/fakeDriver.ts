@@ -62,6 +62,8 @@ export class FakeNotebookDriver implements INotebookDriver {
   variables: Record<string, unknown> = {};
   savedState: unknown | null = null;
   saveCount = 0;
+  /** Saves the run asked to be written at once (pause, stop, end, error), not checkpoints. */
+  immediateSaveCount = 0;
   /** Cell ids in execution order. */
   executed: string[] = [];
   interruptCount = 0;
@@ -242,9 +244,15 @@ export class FakeNotebookDriver implements INotebookDriver {
     };
   }
 
-  async saveRunState(state: unknown): Promise<void> {
+  async saveRunState(
+    state: unknown,
+    options: { checkpoint?: boolean } = {}
+  ): Promise<void> {
     this.savedState = clone(state);
     this.saveCount++;
+    if (!options.checkpoint) {
+      this.immediateSaveCount++;
+    }
   }
 
   async loadRunState(): Promise<unknown | null> {

@@ -12,7 +12,8 @@ import {
   PLANNING_BODY
 } from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
-import { isRecord, unwrapCodeFence } from '../fields';
+import { unwrapCodeFence } from '../codeFence';
+import { isRecord } from '../fields';
 import { IOverlongLine, NdjsonLineSplitter } from '../actionStream';
 import type {
   GeneratingRequestInput,

@@ -4,7 +4,7 @@
  * instead of failing: valueless attributes, HTML inside `<variable>`, mismatched closing tags, stray `<`,
  * `&` and `>` in text, a truncated document (marked partial), several root elements.
  */
-import { unwrapCodeFence } from '../fields';
+import { unwrapCodeFence } from '../codeFence';
 
 export interface IXmlElement {
   name: string;

@@ -13,6 +13,7 @@ import type {
   IWorkflowRunner
 } from '../../engine/types';
 import { ILockService, PageLocks, RunLock } from '../../lab/runLock';
+import { loadedRuntime, loadRuntime } from '../../lab/lazy';
 import { ISavedRunSource, RunModel } from '../model';
 import {
   progressInImputeStep,
@@ -106,7 +107,24 @@ function setup(lock: RunLock | null = null) {
   return { runner, saved, model, changes: () => changes };
 }
 
+describe('RunModel before the runtime is loaded', () => {
+  it('reads a saved run once the schema that reads it has loaded', async () => {
+    const { saved, model, changes } = setup();
+    expect(loadedRuntime()).toBeNull();
+    saved.value = savedRun();
+    saved.changed.emit();
+    expect(model.source).toBe('none');
+    await loadRuntime();
+    expect(model.source).toBe('saved');
+    expect(model.snapshot.task).toBe('What drives prices?');
+    expect(changes()).toBe(2);
+  });
+});
+
 describe('RunModel', () => {
+  // Loaded once, the saved run is read at once.
+  beforeAll(() => loadRuntime());
+
   it('knows nothing of a notebook without a run', () => {
     const { model } = setup();
     expect(model.source).toBe('none');

@@ -3,7 +3,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
 import type { IStageNode, IStepNode } from '../present';
-import { stepKey } from '../../engine/rewind';
+import { stepKey } from '../../engine/rewindView';
 import { BehaviorItem } from './BehaviorItem';
 import { TreeItem } from './TreeItem';
 

@@ -3,7 +3,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
-import { canRewind } from '../../engine/rewind';
+import { canRewind } from '../../engine/rewindView';
 import { CommandIDs, IRunModel } from '../../tokens';
 import { describeRun, translateMessage } from '../present';
 import { CommandButton } from './CommandButton';

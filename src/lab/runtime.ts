@@ -1,0 +1,86 @@
+/**
+ * Everything a run needs beyond what JupyterLab loads at startup: the engine, the protocol and its
+ * schemas, the dialects, the notebook driver, the planner transports and the dialogs. Only `lazy.ts`
+ * imports this module, with `import()`, so it becomes a chunk of its own (docs/architecture.md#lazy-loading).
+ */
+import type {
+  INotebookCellExecutor,
+  NotebookPanel
+} from '@jupyterlab/notebook';
+import type { ServerConnection } from '@jupyterlab/services';
+import type { ITranslator } from '@jupyterlab/translation';
+import type { ActionRegistry } from '../engine/registry';
+import { WorkflowRunner } from '../engine/runner';
+import type { IRunSettings } from '../engine/settings';
+import type { RunTrace } from '../engine/trace';
+import type { IRunnerHooks } from '../engine/types';
+import { NotebookDriver } from '../notebook/notebookDriver';
+import { SettingsPlannerService } from './planner';
+import {
+  createPlannerTransport,
+  fetchRelayConfig,
+  isDemoConfig
+} from './relayTransport';
+
+export { isSavedRunState } from '../engine/runState';
+export { checkSavedRunState } from '../engine/savedRun';
+export { snapshotFromSaved } from '../engine/snapshot';
+export {
+  showApprovalDialog,
+  showRunDialog,
+  showStopDialog,
+  showWorkflowUpdateDialog
+} from '../ui/dialogs';
+
+export interface IRunPartsOptions {
+  panel: NotebookPanel;
+  settings: () => IRunSettings;
+  serverSettings: ServerConnection.ISettings;
+  registry: ActionRegistry;
+  trace: RunTrace;
+  hooks: IRunnerHooks;
+  executor?: INotebookCellExecutor;
+  translator?: ITranslator;
+}
+
+/** One notebook's runner: a driver pinned to its panel and a planner built from the settings. */
+export function createRunParts(options: IRunPartsOptions): {
+  runner: WorkflowRunner;
+  planner: SettingsPlannerService;
+  driver: NotebookDriver;
+} {
+  const { panel, settings, serverSettings, trace } = options;
+  const driver = new NotebookDriver({
+    panel,
+    executor: options.executor,
+    followNewCells: settings().followNewCells,
+    translator: options.translator
+  });
+  const planner = new SettingsPlannerService({
+    settings,
+    notebookId: () => panel.context.path,
+    observer: trace,
+    transport: current => createPlannerTransport(current, { serverSettings }),
+    where: async current => {
+      if (current.transport !== 'server') {
+        return current.baseUrl ? null : { builtin: true };
+      }
+      const config = await fetchRelayConfig(serverSettings);
+      if (!config) {
+        return null;
+      }
+      return isDemoConfig(config)
+        ? { builtin: true }
+        : { url: config.planner_url, source: config.source };
+    }
+  });
+  const runner = new WorkflowRunner({
+    driver,
+    client: planner,
+    settings,
+    registry: options.registry,
+    trace,
+    hooks: options.hooks
+  });
+  return { runner, planner, driver };
+}
