@@ -14,6 +14,8 @@ export const MAX_SAVED_ACTIONS_TAKEN = 100;
 export const MAX_SAVED_EFFECT_CHARS = 4000;
 /** Longest context variable saved, as JSON. */
 export const MAX_SAVED_VALUE_CHARS = 20_000;
+/** Rewind checkpoints saved (the newest); a reloaded run can rewind no further back. */
+export const MAX_SAVED_CHECKPOINTS = 30;
 
 function marker(count: number, what: string): string {
   return `[${count.toLocaleString('en-US')} older ${what} not saved]`;
@@ -65,27 +67,48 @@ export function limitSavedRunState(saved: ISavedRunState): ISavedRunState {
       n => ({ goal: marker(n, name) })
     )
   });
-  const progress = saved.progress;
-  const contextVariables: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(saved.contextVariables)) {
-    contextVariables[name] = cutValue(value);
-  }
+  const limitProgress = (
+    progress: ISavedRunState['progress']
+  ): ISavedRunState['progress'] => ({
+    ...progress,
+    stages: level(progress.stages, Number.POSITIVE_INFINITY, 'stages'),
+    steps: level(progress.steps, Number.POSITIVE_INFINITY, 'steps'),
+    behaviors: level(
+      progress.behaviors,
+      MAX_SAVED_BEHAVIORS,
+      'completed behaviors'
+    )
+  });
+  const cutVariables = (variables: Record<string, unknown>) => {
+    const cut: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(variables)) {
+      cut[name] = cutValue(value);
+    }
+    return cut;
+  };
+  const rewind = saved.rewind;
   return {
     ...saved,
     effects: {
       current: effects(saved.effects.current),
       history: effects(saved.effects.history)
     },
-    progress: {
-      ...progress,
-      stages: level(progress.stages, Number.POSITIVE_INFINITY, 'stages'),
-      steps: level(progress.steps, Number.POSITIVE_INFINITY, 'steps'),
-      behaviors: level(
-        progress.behaviors,
-        MAX_SAVED_BEHAVIORS,
-        'completed behaviors'
-      )
-    },
-    contextVariables
+    progress: limitProgress(saved.progress),
+    contextVariables: cutVariables(saved.contextVariables),
+    // Each checkpoint holds its own progress and context: bounded like the run's own.
+    ...(rewind
+      ? {
+          rewind: {
+            ...rewind,
+            checkpoints: rewind.checkpoints
+              .slice(-MAX_SAVED_CHECKPOINTS)
+              .map(checkpoint => ({
+                ...checkpoint,
+                progress: limitProgress(checkpoint.progress),
+                contextVariables: cutVariables(checkpoint.contextVariables)
+              }))
+          }
+        }
+      : {})
   };
 }

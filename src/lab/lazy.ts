@@ -135,7 +135,8 @@ export function idleSnapshot(): IRunSnapshot {
         nextExpected: []
       }
     },
-    plannerDialect: null
+    plannerDialect: null,
+    rewind: { undo: null, redoSteps: [], last: null }
   };
 }
 

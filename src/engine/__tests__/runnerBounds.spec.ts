@@ -7,6 +7,7 @@ import { isSavedRunState } from '../runner';
 import { RunState } from '../runState';
 import {
   limitSavedRunState,
+  MAX_SAVED_CHECKPOINTS,
   MAX_SAVED_ACTIONS_TAKEN,
   MAX_SAVED_BEHAVIORS,
   MAX_SAVED_EFFECT_CHARS,
@@ -172,6 +173,53 @@ describe('WorkflowRunner bounds the run state saved in the notebook', () => {
     expect(value.length).toBeLessThan(MAX_SAVED_VALUE_CHARS + 200);
     expect(value).toContain('[TRUNCATED:');
     expect(isSavedRunState(state)).toBe(true);
+  });
+
+  it('saves the newest rewind checkpoints only, each with its context cut', () => {
+    const state = new RunState({
+      now: () => new Date(0),
+      maxHistoryItems: () => 50
+    });
+    state.begin({ task: 't' }, ONE_STEP);
+    const full = state.toJSON();
+    const big = 'v'.repeat(1024 * 1024);
+    const checkpoint = (seq: number) => ({
+      seq,
+      kind: 'behavior' as const,
+      stageId: 's1',
+      stepId: 'p1',
+      behaviorId: `b${seq}`,
+      at: new Date(0).toISOString(),
+      template: null,
+      progress: full.progress,
+      effects: { epoch: 0, historyEnd: 0, end: 0 },
+      cells: { createdCount: 0, storeIds: {} },
+      contextVariables: { big },
+      filter: null,
+      templateFromPlanner: false,
+      lastTiming: null
+    });
+    full.rewind = {
+      checkpoints: Array.from({ length: 100 }, (_, i) => checkpoint(i)),
+      templates: [],
+      rewritten: [],
+      records: [],
+      effects: { epoch: 0, historyEnd: 0, end: 0 },
+      nextSeq: 100
+    } as unknown as NonNullable<typeof full.rewind>;
+    const limited = limitSavedRunState(full);
+    const kept = limited.rewind!.checkpoints;
+    expect(kept.map(c => c.seq)).toEqual(
+      Array.from(
+        { length: MAX_SAVED_CHECKPOINTS },
+        (_, i) => 100 - MAX_SAVED_CHECKPOINTS + i
+      )
+    );
+    expect((kept[0].contextVariables.big as string).length).toBeLessThan(
+      MAX_SAVED_VALUE_CHARS + 200
+    );
+    expect(full.rewind!.checkpoints).toHaveLength(100);
+    expect(isSavedRunState(limited)).toBe(true);
   });
 
   it('keeps the newest completed behaviors and actions taken, oldest first out, with markers', () => {

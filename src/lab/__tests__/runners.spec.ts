@@ -101,7 +101,8 @@ describe('RunnerRegistry: a notebook closing mid-run', () => {
     let metadata: Record<string, unknown> = {};
     for (let i = 0; i < 50 && !metadata[RUN_STATE_METADATA_KEY]; i++) {
       await new Promise(resolve => setTimeout(resolve, 50));
-      metadata = await savedMetadata(context.path);
+      // The file may be read while the server writes it: read again.
+      metadata = await savedMetadata(context.path).catch(() => ({}));
     }
     expect(metadata[RUN_STATE_METADATA_KEY]).toEqual({
       format: 'captured',
