@@ -322,8 +322,7 @@ export function journalingDriver(
       state.rewind.rewriting(cellId, cell.source);
     }
   };
-  return {
-    addCell: request => driver.addCell(request),
+  const overrides: Partial<INotebookDriver> = {
     updateCell: (cellId, source, metadata) => {
       if (source !== null) {
         remember(cellId);
@@ -335,18 +334,17 @@ export function journalingDriver(
         remember(titleCellId);
       }
       return driver.setTitle(title, provenance, titleCellId);
-    },
-    plannerMayRun: cellId => driver.plannerMayRun(cellId),
-    cellSource: cellId => driver.cellSource(cellId),
-    execCell: request => driver.execCell(request),
-    collectVariables: () => driver.collectVariables(),
-    summarizeVariables: request => driver.summarizeVariables(request),
-    notebookSummary: () => driver.notebookSummary(),
-    saveRunState: saved => driver.saveRunState(saved),
-    loadRunState: () => driver.loadRunState(),
-    interruptKernel: () => driver.interruptKernel(),
-    listCells: () => driver.listCells(),
-    rewindCells: edit => driver.rewindCells(edit),
-    restartKernel: () => driver.restartKernel()
+    }
   };
+  // Everything else goes to the driver itself, arguments and all: a hand-written copy of each method
+  // once dropped `saveRunState`'s options.
+  return new Proxy(driver, {
+    get(target, name, receiver) {
+      if (name in overrides) {
+        return overrides[name as keyof INotebookDriver];
+      }
+      const value: unknown = Reflect.get(target, name, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    }
+  });
 }
