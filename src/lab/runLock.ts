@@ -132,7 +132,7 @@ export type RunLockState =
  * `stateChanged` says who holds it and how the holder's run stands.
  */
 export interface IRunLock extends IDisposable {
-  /** This runner's owner id (random per window and runner). */
+  /** The owner id: one per browser tab, kept across reloads. */
   readonly owner: string;
   readonly state: RunLockState;
   readonly stateChanged: ISignal<IRunLock, RunLockState>;
@@ -240,6 +240,26 @@ export class ServerLockService implements ILockService {
   }
 }
 
+const TAB_OWNER_KEY = 'notebook-bcc:run-lock-owner';
+
+/**
+ * One owner id per browser tab, kept across reloads (sessionStorage): a reloaded page is the same
+ * window, so it holds its notebook's lock again and can resume at once instead of waiting for the lock
+ * to expire. Two views in one tab are told apart by the in-page check.
+ */
+function tabOwner(): string {
+  try {
+    let id = window.sessionStorage.getItem(TAB_OWNER_KEY);
+    if (!id) {
+      id = UUID.uuid4();
+      window.sessionStorage.setItem(TAB_OWNER_KEY, id);
+    }
+    return id;
+  } catch {
+    return UUID.uuid4();
+  }
+}
+
 export class RunLock implements IRunLock {
   constructor(options: RunLock.IOptions) {
     this._key = options.key;
@@ -248,7 +268,7 @@ export class RunLock implements IRunLock {
     this._status = options.status;
     this._heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this._ttlMs = options.ttlMs ?? LOCK_TTL_MS;
-    this.owner = options.owner ?? UUID.uuid4();
+    this.owner = options.owner ?? tabOwner();
     this._lastKey = this._key();
     this._page.changed.connect(this._onPage, this);
     this._timed = options.watch !== false;

@@ -212,6 +212,25 @@ describe('RunLock between two pages', () => {
   });
 });
 
+describe('RunLock across a reload of the page', () => {
+  it('keeps one owner per tab, so the reloaded page finds its lock its own and can take it at once', async () => {
+    const server = new FakeLockService();
+    const before = lockOf(server);
+    expect(await before.acquire()).toBe(true);
+    // The page reloads: its objects are gone, the tab's session storage stays.
+    const after = lockOf(server);
+    expect(after.owner).toBe(before.owner);
+    await after.refresh();
+    expect(after.state).toEqual({ kind: 'free', stale: false });
+    expect(await after.acquire()).toBe(true);
+    // Another tab has another session storage.
+    window.sessionStorage.clear();
+    const otherTab = lockOf(server);
+    expect(otherTab.owner).not.toBe(before.owner);
+    expect(await otherTab.acquire()).toBe(false);
+  });
+});
+
 describe('RunLock between two views of one page', () => {
   it('decides in the page even without the server extension', async () => {
     const page = new PageLocks();
