@@ -16,6 +16,7 @@ import {
   panel,
   RUN_STATE_KEY,
   runInfo,
+  runStateIn,
   savedNotebook,
   settingsFor,
   startRun,
@@ -165,7 +166,17 @@ test.describe('One run per notebook', () => {
     );
     expect((await runInfo(page, path)).running).toBe(false);
 
-    // Window 1 goes away without stopping; its lock expires after about three missed heartbeats.
+    // Window 1 pauses (the run and its cells are then saved together, at an action boundary) and goes
+    // away without stopping; its lock expires after about three missed heartbeats. A window that dies
+    // in the middle of a behavior is another case: that behavior is run again on resume.
+    await owner
+      .locator('.jp-bcc-control[data-command="notebook-bcc:pause"]')
+      .click();
+    await expect
+      .poll(async () => runStateIn(await savedNotebook(page, path))?.state, {
+        timeout: 60000
+      })
+      .toBe('PAUSED');
     await owner.context().close();
     const closedAt = Date.now();
     const takeOver = panel(page).getByRole('button', { name: 'Take over' });
