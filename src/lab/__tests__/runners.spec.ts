@@ -99,7 +99,8 @@ describe('RunnerRegistry: a notebook closing mid-run', () => {
     expect(runner.dispose).toHaveBeenCalled();
     expect(lock.dispose).toHaveBeenCalled();
     let metadata: Record<string, unknown> = {};
-    for (let i = 0; i < 50 && !metadata[RUN_STATE_METADATA_KEY]; i++) {
+    // Up to 20 s: the write goes through the contents API, slow on a loaded 2-core machine.
+    for (let i = 0; i < 400 && !metadata[RUN_STATE_METADATA_KEY]; i++) {
       await new Promise(resolve => setTimeout(resolve, 50));
       // The file may be read while the server writes it: read again.
       metadata = await savedMetadata(context.path).catch(() => ({}));
@@ -113,7 +114,7 @@ describe('RunnerRegistry: a notebook closing mid-run', () => {
     // The cell the run added before the close is in the file (after it, the new notebook's empty cell).
     expect(cells[0].source).toBe('df.describe()');
     context.dispose();
-  }, 30000);
+  }, 60000);
 
   it('stops (and so saves) the run before a close request closes the notebook', async () => {
     const notebook = await openNotebook(manager(), { kernel: false });
