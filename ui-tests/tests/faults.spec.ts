@@ -178,6 +178,17 @@ async function expectCompleted(
   path: string,
   after: 'nothing' | 'Retry' | 'Resume' | 'reopen, Resume'
 ): Promise<void> {
+  // Run, Retry and Resume take the run lock first (a request to the server): the run starts a moment
+  // after the command, and until then the page reports the last run's end, if any.
+  await expect
+    .poll(
+      async () => {
+        const now = await runInfo(page, path);
+        return now.running || now.finished?.reason === 'completed';
+      },
+      { timeout: 30000, intervals: [100] }
+    )
+    .toBe(true);
   const info = await waitForEnd(page, path);
   note({ ended: `${after} → ${info.finished?.reason ?? 'not finished'}` });
   expect(
@@ -196,7 +207,17 @@ async function expectError(
   path: string,
   message: RegExp
 ): Promise<ICellContent[]> {
-  const info = await waitForEnd(page, path);
+  // The run starts a moment after the Run command (it takes the run lock first): wait for an end.
+  await expect
+    .poll(
+      async () => {
+        const now = await runInfo(page, path);
+        return !now.running && !!now.finished;
+      },
+      { timeout: 90000, intervals: [250] }
+    )
+    .toBe(true);
+  const info = await runInfo(page, path);
   expect(info.finished?.reason).toBe('error');
   await expectMessage('error', panel(page).locator('.jp-bcc-error'), message);
   await expect(stateLine(page)).toHaveText(/^Error: /);
