@@ -127,16 +127,13 @@ export class NotebookDriver implements INotebookDriver {
     return this._cells.summary();
   }
 
-  async saveRunState(
-    state: unknown,
-    options: { checkpoint?: boolean } = {}
-  ): Promise<void> {
+  /**
+   * Written at once, checkpoints too: a deferred checkpoint left a run with a 10 MB output unsaved
+   * (the fault suite's case). Saves between checkpoints, after each cell change, stay throttled.
+   */
+  async saveRunState(state: unknown): Promise<void> {
     writeRunState(this._cells.model().sharedModel, state);
-    if (options.checkpoint) {
-      this._saver.scheduleSave();
-    } else {
-      await this._saver.save();
-    }
+    await this._saver.save();
   }
 
   async loadRunState(): Promise<unknown | null> {
