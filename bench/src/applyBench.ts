@@ -14,7 +14,7 @@ import {
   startRun,
   waitFinished
 } from './page';
-import { startPlanner } from './processes';
+import { startReplayPlanner } from './processes';
 import {
   achievedAnswer,
   ReplayTraceBuilder,
@@ -300,13 +300,7 @@ export async function applyBenchmark(
     options.rounds + 1,
     path.join(options.workDir, 'apply.trace.jsonl')
   );
-  const planner = await startPlanner([
-    '--replay',
-    traceFile,
-    '--replay-speed',
-    '0',
-    '--quiet'
-  ]);
+  const planner = await startReplayPlanner(traceFile);
   const rounds: IApplyRound[] = [];
   const latencies: number[] = [];
   const log = options.log ?? (() => undefined);
@@ -403,13 +397,7 @@ export async function longRunBenchmark(
     1,
     path.join(options.workDir, 'long.trace.jsonl')
   );
-  const planner = await startPlanner([
-    '--replay',
-    traceFile,
-    '--replay-speed',
-    '0',
-    '--quiet'
-  ]);
+  const planner = await startReplayPlanner(traceFile);
   try {
     await setSettings(page, { baseUrl: planner.url });
     await page.evaluate(() =>

@@ -22,7 +22,7 @@ import {
   startRun,
   waitFinished
 } from './page';
-import { REPO_ROOT, startPlanner } from './processes';
+import { REPO_ROOT, startReplayPlanner } from './processes';
 
 const LABEXTENSION = 'jupyterlab_notebook_bcc/labextension';
 
@@ -104,13 +104,7 @@ export async function bundleBenchmark(
     .actions([{ action: 'add', shot_type: 'dialogue', content: 'First use.' }])
     .planning(achievedAnswer())
     .write(path.join(options.workDir, 'bundle.trace.jsonl'), writeFileSync);
-  const planner = await startPlanner([
-    '--replay',
-    trace,
-    '--replay-speed',
-    '0',
-    '--quiet'
-  ]);
+  const planner = await startReplayPlanner(trace);
   page.on('response', onResponse);
   try {
     await openLab(page, options.labUrl);

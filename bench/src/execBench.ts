@@ -16,7 +16,7 @@ import {
   startRun,
   waitFinished
 } from './page';
-import { startPlanner } from './processes';
+import { startReplayPlanner } from './processes';
 import {
   achievedAnswer,
   ReplayTraceBuilder,
@@ -211,13 +211,7 @@ export async function execBenchmark(
     options.rounds,
     path.join(options.workDir, 'exec.trace.jsonl')
   );
-  const planner = await startPlanner([
-    '--replay',
-    traceFile,
-    '--replay-speed',
-    '0',
-    '--quiet'
-  ]);
+  const planner = await startReplayPlanner(traceFile);
   const rounds: IExecRound[] = [];
   try {
     await setSettings(page, { baseUrl: planner.url });

@@ -9,7 +9,7 @@ import * as path from 'path';
 import type { IRunSnapshot, IWorkflowRunner } from '../../src/engine/types';
 import type { IBenchWindow } from './page';
 import { newNotebook, setSettings, startRun, waitFinished } from './page';
-import { startPlanner } from './processes';
+import { startReplayPlanner } from './processes';
 import {
   achievedAnswer,
   continueAnswer,
@@ -117,13 +117,7 @@ export async function memoryBenchmark(
     options.late,
     path.join(options.workDir, 'memory.trace.jsonl')
   );
-  const planner = await startPlanner([
-    '--replay',
-    traceFile,
-    '--replay-speed',
-    '0',
-    '--quiet'
-  ]);
+  const planner = await startReplayPlanner(traceFile);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('HeapProfiler.enable');
   try {

@@ -104,6 +104,19 @@ export interface IPlannerProcess extends IChild {
  * Starts `planner/lib/planner/src/main.js --port 0 ...args` and resolves with its URL once it listens.
  * Its request log is kept (no `--quiet`), so callers can check what it answered.
  */
+/** The reference planner replaying `traceFile` as fast as it can. */
+export function startReplayPlanner(
+  traceFile: string
+): Promise<IPlannerProcess> {
+  return startPlanner([
+    '--replay',
+    traceFile,
+    '--replay-speed',
+    '0',
+    '--quiet'
+  ]);
+}
+
 export function startPlanner(args: string[]): Promise<IPlannerProcess> {
   const child = track(
     spawn(process.execPath, [PLANNER_MAIN, '--port', '0', ...args], {

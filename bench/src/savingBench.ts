@@ -22,7 +22,7 @@ import {
   startRun,
   waitFinished
 } from './page';
-import { startPlanner } from './processes';
+import { startReplayPlanner } from './processes';
 import { round } from './stats';
 
 export interface ISavingResult {
@@ -101,13 +101,7 @@ export async function savingBenchmark(
     options.behaviors,
     path.join(options.workDir, 'saving.trace.jsonl')
   );
-  const planner = await startPlanner([
-    '--replay',
-    traceFile,
-    '--replay-speed',
-    '0',
-    '--quiet'
-  ]);
+  const planner = await startReplayPlanner(traceFile);
   let saves = 0;
   const onRequest = (request: Request) => {
     if (
