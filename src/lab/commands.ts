@@ -495,9 +495,19 @@ export function addCommands(
     }
   });
 
+  // A run changes its model several times per action: the toolbar, menus and palette read the
+  // commands again once per frame, not at each change.
+  let notifying = false;
   models.currentChanged.connect(() => {
-    for (const id of RUN_COMMANDS) {
-      commands.notifyCommandChanged(id);
+    if (notifying) {
+      return;
     }
+    notifying = true;
+    requestAnimationFrame(() => {
+      notifying = false;
+      for (const id of RUN_COMMANDS) {
+        commands.notifyCommandChanged(id);
+      }
+    });
   });
 }

@@ -43,20 +43,42 @@ export class NotebookCells {
     return model;
   }
 
-  sharedCell(cellId: string): SharedCell | null {
+  /**
+   * The cell's index in the notebook, or -1. Each action looks cells up by id, so the index of every
+   * cell seen is remembered and checked on use; the cells are scanned again only when it is stale (the
+   * notebook changed before it) or the cell is unknown: a lookup does not grow with the notebook.
+   */
+  indexOf(cellId: string): number {
     const model = this._panel.isDisposed ? null : this._panel.model;
-    return (
-      model?.sharedModel.cells.find(cell => cell.getId() === cellId) ?? null
-    );
+    if (!model) {
+      return -1;
+    }
+    const cells = model.sharedModel.cells;
+    const hint = this._indices.get(cellId);
+    if (hint !== undefined && cells[hint]?.getId() === cellId) {
+      return hint;
+    }
+    this._indices.clear();
+    cells.forEach((cell, index) => this._indices.set(cell.getId(), index));
+    return this._indices.get(cellId) ?? -1;
+  }
+
+  sharedCell(cellId: string): SharedCell | null {
+    const index = this.indexOf(cellId);
+    return index < 0 ? null : this.model().sharedModel.cells[index];
   }
 
   widget(cellId: string): Cell | null {
-    if (this._panel.isDisposed) {
+    const index = this.indexOf(cellId);
+    if (index < 0) {
       return null;
     }
-    return (
-      this._panel.content.widgets.find(cell => cell.model.id === cellId) ?? null
-    );
+    // The notebook makes a widget for each cell of its model as it changes, in the same order.
+    const widgets = this._panel.content.widgets;
+    const widget = widgets[index];
+    return widget?.model.id === cellId
+      ? widget
+      : (widgets.find(cell => cell.model.id === cellId) ?? null);
   }
 
   async add(request: IAddCellRequest): Promise<string> {
@@ -67,11 +89,13 @@ export class NotebookCells {
       [SOURCE_HASH_KEY]: sourceHash(request.source)
     });
     const restore = this._keepActiveCell();
-    const cell = model.sharedModel.insertCell(model.sharedModel.cells.length, {
+    const index = model.sharedModel.cells.length;
+    const cell = model.sharedModel.insertCell(index, {
       cell_type: request.kind,
       source: request.source,
       metadata: { [CELL_METADATA_KEY]: metadata }
     });
+    this._indices.set(cell.getId(), index);
     restore();
     this._render(cell.getId());
     this._follower.follow(cell.getId());
@@ -119,9 +143,7 @@ export class NotebookCells {
         title
       });
     });
-    const existing = titleCellId
-      ? shared.cells.find(cell => cell.getId() === titleCellId)
-      : undefined;
+    const existing = titleCellId ? this.sharedCell(titleCellId) : null;
     if (existing) {
       shared.transact(() => {
         existing.setSource(source);
@@ -193,7 +215,7 @@ export class NotebookCells {
         }
       }
       for (const { cellId, source } of edit.restore) {
-        const cell = shared.cells.find(c => c.getId() === cellId);
+        const cell = this.sharedCell(cellId);
         if (cell) {
           cell.setSource(source);
           stampSource(cell, source);
@@ -245,9 +267,7 @@ export class NotebookCells {
       if (activeId === null || notebook.activeCell?.model.id === activeId) {
         return;
       }
-      const index = notebook.widgets.findIndex(
-        cell => cell.model.id === activeId
-      );
+      const index = this.indexOf(activeId);
       if (index >= 0) {
         notebook.activeCellIndex = index;
       }
@@ -271,6 +291,8 @@ export class NotebookCells {
   private _trans: TranslationBundle;
   private _follower: CellFollower;
   private _changed: () => void;
+  /** Where each cell was last seen: checked on use, rebuilt when stale. */
+  private _indices = new Map<string, number>();
 }
 
 export namespace NotebookCells {

@@ -11,7 +11,9 @@ export class CellFollower {
   constructor(
     private _panel: NotebookPanel,
     /** Whether a new cell is scrolled into view. */
-    public enabled: boolean
+    public enabled: boolean,
+    /** Where a cell is in the notebook (-1: gone). */
+    private _indexOf: (cellId: string) => number
   ) {}
 
   /**
@@ -43,7 +45,7 @@ export class CellFollower {
     if (this._panel.isDisposed || !target || this._userIsEditing()) {
       return;
     }
-    const index = notebook.widgets.findIndex(cell => cell.model.id === target);
+    const index = this._indexOf(target);
     if (index >= 0) {
       notebook.scrollToItem(index, 'auto').catch(reason => {
         console.debug(

@@ -38,7 +38,11 @@ export class NotebookDriver implements INotebookDriver {
     this._panel = panel;
     this._saver = new NotebookSaver(panel, options.saveDelayMs ?? 1000);
     const changed = () => this._saver.scheduleSave();
-    this._follower = new CellFollower(panel, options.followNewCells ?? false);
+    this._follower = new CellFollower(
+      panel,
+      options.followNewCells ?? false,
+      cellId => this._cells.indexOf(cellId)
+    );
     this._cells = new NotebookCells({
       panel,
       trans,
@@ -95,7 +99,7 @@ export class NotebookDriver implements INotebookDriver {
   }
 
   plannerMayRun(cellId: string): boolean | null {
-    const cell = this._sharedCell(cellId);
+    const cell = this._cells.sharedCell(cellId);
     if (!cell) {
       return null;
     }
@@ -106,7 +110,7 @@ export class NotebookDriver implements INotebookDriver {
   }
 
   cellSource(cellId: string): string | null {
-    return this._sharedCell(cellId)?.getSource() ?? null;
+    return this._cells.sharedCell(cellId)?.getSource() ?? null;
   }
 
   execCell(request: IExecRequest): Promise<IExecResult> {
@@ -142,12 +146,6 @@ export class NotebookDriver implements INotebookDriver {
 
   interruptKernel(): Promise<void> {
     return this._kernel.interrupt();
-  }
-
-  private _sharedCell(cellId: string) {
-    return this._cells
-      .model()
-      .sharedModel.cells.find(c => c.getId() === cellId);
   }
 
   listCells(): ICellRecord[] {

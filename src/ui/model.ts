@@ -97,7 +97,6 @@ export class RunModel {
     this.planner?.changed.connect(this._onPlanner, this);
     this.lock = options.lock ?? null;
     this.lock?.stateChanged.connect(this._onLock, this);
-    this._snapshot = runner.snapshot;
     this._effects = runner.effects;
     this._readSaved();
   }
@@ -145,7 +144,7 @@ export class RunModel {
     if (!this._isLive() && this._savedSnapshot) {
       return this._savedSnapshot;
     }
-    return this._snapshot;
+    return this._liveSnapshot();
   }
 
   /** The progress state of the run shown (live or saved). */
@@ -248,12 +247,20 @@ export class RunModel {
   }
 
   private _isLive(): boolean {
-    const snapshot = this._snapshot;
-    return (
-      this.runner.isRunning ||
-      snapshot.task !== null ||
-      snapshot.state !== 'IDLE'
-    );
+    if (this.runner.isRunning) {
+      return true;
+    }
+    const snapshot = this._liveSnapshot();
+    return snapshot.task !== null || snapshot.state !== 'IDLE';
+  }
+
+  /**
+   * The runner's snapshot, composed when read: the runner changes state several times per action,
+   * and the views read it at most once per frame.
+   */
+  private _liveSnapshot(): IRunSnapshot {
+    this._snapshot ??= this.runner.snapshot;
+    return this._snapshot;
   }
 
   /** Another window runs this notebook, or ran it since this copy was loaded. */
@@ -286,7 +293,7 @@ export class RunModel {
       this._finished = null;
       this._completed.clear();
     }
-    this._snapshot = this.runner.snapshot;
+    this._snapshot = null;
     this._changed.emit();
   }
 
@@ -304,13 +311,13 @@ export class RunModel {
   }
 
   private _onError(): void {
-    this._snapshot = this.runner.snapshot;
+    this._snapshot = null;
     this._changed.emit();
   }
 
   private _onFinished(_: IWorkflowRunner, finished: IRunFinished): void {
     this._finished = finished;
-    this._snapshot = this.runner.snapshot;
+    this._snapshot = null;
     this._changed.emit();
   }
 
@@ -330,7 +337,7 @@ export class RunModel {
     this._readSaved();
     if (this._isLive()) {
       // Saved mid-transition: the runner's own snapshot is fresher than the last one it emitted.
-      this._snapshot = this.runner.snapshot;
+      this._snapshot = null;
     }
     this._changed.emit();
   }
@@ -338,7 +345,8 @@ export class RunModel {
   private _saved: ISavedRunSource;
   private _hooks: RunHooks | null;
   private _settings: () => IRunSettings;
-  private _snapshot: IRunSnapshot;
+  /** The live run's snapshot; null when it is to be composed again. */
+  private _snapshot: IRunSnapshot | null = null;
   private _effects: IEffectsState;
   private _savedState: ISavedRunState | null = null;
   private _savedSnapshot: IRunSnapshot | null = null;

@@ -257,7 +257,7 @@ describe('addCommands', () => {
     ]);
   });
 
-  it('re-evaluates every run command when the current run changes', () => {
+  it('re-evaluates every run command once per frame when the current run changes', async () => {
     const { commands, currentChanged } = setup();
     const changed: string[] = [];
     commands.commandChanged.connect((_, args) => {
@@ -265,8 +265,17 @@ describe('addCommands', () => {
         changed.push(args.id);
       }
     });
+    const frame = () =>
+      new Promise(resolve => requestAnimationFrame(() => resolve(null)));
     currentChanged.emit(null);
+    currentChanged.emit(null);
+    currentChanged.emit(null);
+    expect(changed).toEqual([]);
+    await frame();
     expect(changed).toEqual([...RUN_COMMANDS]);
+    currentChanged.emit(null);
+    await frame();
+    expect(changed).toEqual([...RUN_COMMANDS, ...RUN_COMMANDS]);
   });
 
   it('tests the planner connection and tells the result in a notification', async () => {

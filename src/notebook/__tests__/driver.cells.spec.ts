@@ -315,6 +315,35 @@ describe('NotebookDriver cells', () => {
     expect(driver.cellSource('no-such-cell')).toBeNull();
   });
 
+  it('finds its cells by id after the user inserts, moves and deletes cells around them', async () => {
+    const shared = notebook.panel.model!.sharedModel;
+    const add = (source: string) =>
+      driver.addCell({ kind: 'code', source, role: 'content', provenance });
+    const first = await add('a = 1');
+    const second = await add('b = 2');
+    expect(driver.cellSource(second)).toBe('b = 2');
+    // Cells of the user's shift the run's cells down, then one of them moves up.
+    shared.insertCells(0, [
+      { cell_type: 'markdown', source: 'mine' },
+      { cell_type: 'code', source: 'mine = 0' }
+    ]);
+    expect(driver.cellSource(first)).toBe('a = 1');
+    await afterScroll();
+    shared.moveCell(3, 0);
+    expect(driver.cellSource(second)).toBe('b = 2');
+    expect(await driver.updateCell(first, 'a = 10')).toBe(true);
+    expect(cellById(first).getSource()).toBe('a = 10');
+    expect(widgetById(first).model.sharedModel.getSource()).toBe('a = 10');
+    // A deleted cell is gone, and the others are still found where they now are. (JupyterLab renders
+    // cells when idle, and fails on one deleted before it got there.)
+    await afterScroll();
+    shared.deleteCell(shared.cells.findIndex(c => c.getId() === first));
+    expect(driver.cellSource(first)).toBeNull();
+    expect(await driver.updateCell(first, 'x')).toBe(false);
+    expect(driver.cellSource(second)).toBe('b = 2');
+    expect(driver.plannerMayRun(second)).toBe(false);
+  });
+
   it('summarizes the notebook', async () => {
     await driver.setTitle('Summary', provenance, null);
     await driver.addCell({
