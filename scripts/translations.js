@@ -9,7 +9,8 @@
  *   node scripts/translations.js init xx_YY   starts a catalogue for a new language
  *
  * Strings are every literal argument of `trans.__`, `trans._n`, `trans._p` (and `this._trans.…`) in src/,
- * and every English template of the engine's messages (`MESSAGES` in src/engine/messages.ts).
+ * and every English template of the message catalogues (`TEMPLATES` below: the protocol's and the
+ * engine's, which the UI translates by id).
  * Catalogues live where jupyterlab_server looks for them (the `jupyterlab.locale` entry point):
  * jupyterlab_notebook_bcc/locale/<lang>/LC_MESSAGES/notebook_bcc.{po,json}.
  */
@@ -22,6 +23,13 @@ const ROOT = path.resolve(__dirname, '..');
 const DOMAIN = 'notebook_bcc';
 const LOCALE_DIR = path.join(ROOT, 'jupyterlab_notebook_bcc', 'locale');
 const CONTEXT_SEPARATOR = '\u0004';
+/** The message catalogues: the file (by its end) and the constant holding its English templates. */
+const TEMPLATES = {
+  'protocol/messages.ts': 'PROTOCOL_MESSAGES',
+  'engine/messages.ts': 'ENGINE_MESSAGES'
+};
+/** Where `trans.__` translates a template of a catalogue, not a literal. */
+const TRANSLATES_TEMPLATES = ['ui/present.ts'];
 
 function sourceFiles(dir) {
   const files = [];
@@ -89,7 +97,7 @@ function extract(srcDir = path.join(ROOT, 'src')) {
         if (method === '__') {
           if (args[0] !== null) {
             add({ msgid: args[0] }, relative);
-          } else if (!relative.endsWith('ui/present.ts')) {
+          } else if (!TRANSLATES_TEMPLATES.some(f => relative.endsWith(f))) {
             problems.push(`${where}: trans.__ needs a string literal`);
           }
         } else if (method === '_n') {
@@ -106,10 +114,13 @@ function extract(srcDir = path.join(ROOT, 'src')) {
           }
         }
       }
+      const catalogue = Object.entries(TEMPLATES).find(([end]) =>
+        relative.endsWith(end)
+      )?.[1];
       if (
-        relative.endsWith('engine/messages.ts') &&
+        catalogue &&
         ts.isVariableDeclaration(node) &&
-        node.name.getText() === 'MESSAGES'
+        node.name.getText() === catalogue
       ) {
         let object = node.initializer;
         while (object && ts.isAsExpression(object)) {
@@ -119,7 +130,7 @@ function extract(srcDir = path.join(ROOT, 'src')) {
           const template = literal(property.initializer);
           if (template === null) {
             problems.push(
-              `${relative}: MESSAGES.${property.name.getText()} must be a string literal`
+              `${relative}: ${catalogue}.${property.name.getText()} must be a string literal`
             );
           } else {
             add({ msgid: template }, relative);

@@ -13,9 +13,12 @@ import type {
   WorkflowStep,
   WorkflowTemplate
 } from '../protocol';
+// The leaf modules, not the protocol's index: the registry loads at startup (docs/architecture.md#lazy-loading).
+import { PlannerError } from '../protocol/errors';
+import { textOf } from '../protocol/messages';
 import type { CellMap } from './cells';
 import type { CellRole, ICellProvenance, INotebookDriver } from './driver';
-import { type IMessage, msg } from './messages';
+import { type IMessage, type MessageParam, msg } from './messages';
 import type { IRunSettings } from './settings';
 
 export type AnyAction = Action | UnknownAction;
@@ -128,6 +131,11 @@ export function unknownActionMessage(type: string): string {
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** An error as a message parameter: a planner error's message id, so the UI translates it; else its English. */
+export function errorText(error: unknown): MessageParam {
+  return error instanceof PlannerError ? textOf(error) : errorMessage(error);
 }
 
 export class ActionRegistry {

@@ -64,7 +64,7 @@ describe('SettingsPlannerService', () => {
     answers = [respond(429, { 'Retry-After': '0' }), respond(200)];
     const warnings: string[] = [];
     const answer = await service.planning(request, {
-      onWarning: message => warnings.push(message)
+      onWarning: warning => warnings.push(warning.message)
     });
     expect(answer.targetAchieved).toBe(true);
     expect(calls).toHaveLength(2);
