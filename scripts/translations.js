@@ -9,8 +9,10 @@
  *   node scripts/translations.js init xx_YY   starts a catalogue for a new language
  *
  * Strings are every literal argument of `trans.__`, `trans._n`, `trans._p` (and `this._trans.…`) in src/,
- * and every English template of the message catalogues (`TEMPLATES` below: the protocol's and the
- * engine's, which the UI translates by id).
+ * every English template of the message catalogues (`TEMPLATES` below: the protocol's and the
+ * engine's, which the UI translates by id), and the titles and descriptions of the settings schemas the
+ * page translates (schema/*.json with `"jupyter.lab.transform": true`; `translateSchema` in
+ * src/lab/settings.ts).
  * Catalogues live where jupyterlab_server looks for them (the `jupyterlab.locale` entry point):
  * jupyterlab_notebook_bcc/locale/<lang>/LC_MESSAGES/notebook_bcc.{po,json}.
  */
@@ -28,8 +30,8 @@ const TEMPLATES = {
   'protocol/messages.ts': 'PROTOCOL_MESSAGES',
   'engine/messages.ts': 'ENGINE_MESSAGES'
 };
-/** Where `trans.__` translates a template of a catalogue, not a literal. */
-const TRANSLATES_TEMPLATES = ['ui/present.ts'];
+/** Where `trans.__` translates a template of a catalogue or the settings schema, not a literal. */
+const TRANSLATES_TEMPLATES = ['ui/present.ts', 'lab/settings.ts'];
 
 function sourceFiles(dir) {
   const files = [];
@@ -63,7 +65,15 @@ function isBundle(node) {
   return name === 'trans' || name === '_trans';
 }
 
-/** Every translatable string of src/: `{ key, msgid, plural?, context?, files }` by catalogue key. */
+/** The schema's own title and description, and each setting's: what `translateSchema` translates. */
+function schemaStrings(schema) {
+  const nodes = [schema, ...Object.values(schema.properties ?? {})];
+  return nodes
+    .flatMap(node => [node.title, node.description])
+    .filter(text => typeof text === 'string' && text !== '');
+}
+
+/** Every translatable string of src/ and schema/: `{ key, msgid, plural?, context?, files }` by key. */
 function extract(srcDir = path.join(ROOT, 'src')) {
   const found = new Map();
   const problems = [];
@@ -140,6 +150,22 @@ function extract(srcDir = path.join(ROOT, 'src')) {
       ts.forEachChild(node, visit);
     };
     visit(source);
+  }
+  const schemaDir = path.join(path.dirname(srcDir), 'schema');
+  const schemas = fs.existsSync(schemaDir)
+    ? fs.readdirSync(schemaDir).filter(name => name.endsWith('.json'))
+    : [];
+  for (const name of schemas.sort()) {
+    const file = path.join(schemaDir, name);
+    const relative = path.relative(ROOT, file).split(path.sep).join('/');
+    const schema = JSON.parse(fs.readFileSync(file, 'utf8'));
+    // The page translates only the schemas it transforms; the others have no words to show.
+    if (!schema['jupyter.lab.transform']) {
+      continue;
+    }
+    for (const text of schemaStrings(schema)) {
+      add({ msgid: text }, relative);
+    }
   }
   return { entries: [...found.values()], problems };
 }

@@ -221,7 +221,13 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
    */
   private _watch(transport: IPlannerTransport): IPlannerTransport {
     return {
-      label: transport.label,
+      // Read through: a deferred transport names its choice once it is made.
+      get label() {
+        return transport.label;
+      },
+      get labelText() {
+        return transport.labelText;
+      },
       urlOf: path => transport.urlOf(path),
       send: async (request: IPlannerRequest) => {
         const id = ++this._sends;

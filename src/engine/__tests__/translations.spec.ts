@@ -28,6 +28,7 @@ describe('the translation catalogues', () => {
         'Run Workflow', // lab/commands.ts
         'The notebook was closed.', // notebook/
         'Paused: %1', // ui/present.ts
+        'Planner base URL', // schema/plugin.json
         '%1 action received, waiting to be applied' // a plural
       ])
     );
@@ -120,6 +121,43 @@ describe('the translation catalogues', () => {
         expect.stringMatching(/stale "Bye"/),
         expect.stringMatching(/fr\.json: not compiled from its \.po/)
       ]);
+    });
+
+    it('take the titles and descriptions of the schemas the page translates, and only those', () => {
+      const options = fixture(complete);
+      const schemas = path.join(dir, 'schema');
+      fs.mkdirSync(schemas);
+      fs.writeFileSync(
+        path.join(schemas, 'plugin.json'),
+        JSON.stringify({
+          'jupyter.lab.transform': true,
+          title: 'Runner',
+          description: 'How runs behave.',
+          properties: {
+            retries: { title: 'Retries', description: 'How often.' },
+            quiet: { type: 'boolean' }
+          }
+        })
+      );
+      fs.writeFileSync(
+        path.join(schemas, 'commands.json'),
+        JSON.stringify({ title: 'Commands', properties: {} })
+      );
+      const keys = extract(options.srcDir).entries.map(e => e.key);
+      expect(keys).toEqual(
+        expect.arrayContaining([
+          'Runner',
+          'How runs behave.',
+          'Retries',
+          'How often.'
+        ])
+      );
+      expect(keys).not.toContain('Commands');
+      expect(check(options)).toContainEqual(
+        expect.stringMatching(
+          /missing "How often\." \(from .*schema\/plugin\.json\)/
+        )
+      );
     });
 
     it("fails on a protocol message's template missing from the catalogue", () => {
