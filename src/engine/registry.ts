@@ -13,12 +13,9 @@ import type {
   WorkflowStep,
   WorkflowTemplate
 } from '../protocol';
-// The leaf modules, not the protocol's index: the registry loads at startup (docs/architecture.md#lazy-loading).
-import { PlannerError } from '../protocol/errors';
-import { textOf } from '../protocol/messages';
 import type { CellMap } from './cells';
 import type { CellRole, ICellProvenance, INotebookDriver } from './driver';
-import { type IMessage, type MessageParam, msg } from './messages';
+import { type IMessage, isMessageId, type MessageParam, msg } from './messages';
 import type { IRunSettings } from './settings';
 
 export type AnyAction = Action | UnknownAction;
@@ -133,9 +130,11 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** An error as a message parameter: a planner error's message id, so the UI translates it; else its English. */
+/** An error as a message parameter: the message id it carries (a `PlannerError`'s), so the view translates it; else its English. */
 export function errorText(error: unknown): MessageParam {
-  return error instanceof PlannerError ? textOf(error) : errorMessage(error);
+  const text =
+    error instanceof Error ? (error as { text?: IMessage }).text : undefined;
+  return text && isMessageId(text.id) ? text : errorMessage(error);
 }
 
 export class ActionRegistry {
