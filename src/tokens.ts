@@ -47,6 +47,7 @@ export namespace PluginIDs {
   export const actions = `${PLUGIN_PREFIX}:actions`;
   export const models = `${PLUGIN_PREFIX}:models`;
   export const sidebar = `${PLUGIN_PREFIX}:sidebar`;
+  /** The commands: its schema (`schema/commands.json`) holds the toolbar item and the shortcuts. */
   export const commands = `${PLUGIN_PREFIX}:commands`;
   export const statusbar = `${PLUGIN_PREFIX}:statusbar`;
   export const notifications = `${PLUGIN_PREFIX}:notifications`;

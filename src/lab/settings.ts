@@ -38,7 +38,7 @@ export class RunSettingsModel {
  * The plugin with its schema's titles and descriptions (its own and each setting's) translated: the
  * setting registry's `fetch` transform (`"jupyter.lab.transform": true` in `schema/plugin.json`), since
  * jupyterlab_server translates schemas only from the language packs' own catalogues
- * (docs/translations.md#settings). Everything else (toolbar items, shortcuts, defaults) is kept as it is.
+ * (docs/translations.md#settings). Everything else (types, defaults, bounds) is kept as it is.
  */
 export function translateSchema(
   plugin: ISettingRegistry.IPlugin,
