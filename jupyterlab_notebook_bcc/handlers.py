@@ -93,7 +93,8 @@ class RelayHandler(APIHandler):
 
     async def _relay(self, _decoded_path: str) -> None:
         path = self._raw_path()
-        if not path or any(unquote(part) in ("", ".", "..") for part in path.split("/")):
+        # The empty path is the planner's root, which the panel's "Test connection" asks.
+        if path and any(unquote(part) in ("", ".", "..") for part in path.split("/")):
             raise tornado.web.HTTPError(400, f"not a planner path: {path!r}")
         try:
             target = self.resolve()

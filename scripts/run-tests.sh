@@ -161,7 +161,7 @@ prefixes = sorted({m.group(0) for m in map(pattern.match, names) if m})
 if len(prefixes) != 1:
     sys.exit(f"expected one labextension folder in the wheel, found {prefixes}")
 prefix = prefixes[0]
-need = [prefix + "package.json", prefix + "install.json", prefix + "schemas/jupyterlab-notebook-bcc/plugin.json"]
+need = [prefix + "package.json", prefix + "install.json", prefix + "schemas/jupyterlab-notebook-bcc/plugin.json", prefix + "schemas/jupyterlab-notebook-bcc/commands.json"]
 missing = [n for n in need if n not in names]
 static = [n for n in names if n.startswith(prefix + "static/") and n.endswith(".js")]
 shipped = json.loads(wheel.read(prefix + "package.json"))["version"] if not missing else None

@@ -9,7 +9,10 @@
  *   node scripts/translations.js init xx_YY   starts a catalogue for a new language
  *
  * Strings are every literal argument of `trans.__`, `trans._n`, `trans._p` (and `this._trans.…`) in src/,
- * and every English template of the engine's messages (`MESSAGES` in src/engine/messages.ts).
+ * every English template of the message catalogues (`TEMPLATES` below: the protocol's and the
+ * engine's, which the UI translates by id), and the titles and descriptions of the settings schemas the
+ * page translates (schema/*.json with `"jupyter.lab.transform": true`; `translateSchema` in
+ * src/lab/settings.ts).
  * Catalogues live where jupyterlab_server looks for them (the `jupyterlab.locale` entry point):
  * jupyterlab_notebook_bcc/locale/<lang>/LC_MESSAGES/notebook_bcc.{po,json}.
  */
@@ -22,6 +25,13 @@ const ROOT = path.resolve(__dirname, '..');
 const DOMAIN = 'notebook_bcc';
 const LOCALE_DIR = path.join(ROOT, 'jupyterlab_notebook_bcc', 'locale');
 const CONTEXT_SEPARATOR = '\u0004';
+/** The message catalogues: the file (by its end) and the constant holding its English templates. */
+const TEMPLATES = {
+  'protocol/messages.ts': 'PROTOCOL_MESSAGES',
+  'engine/messages.ts': 'ENGINE_MESSAGES'
+};
+/** Where `trans.__` translates a template of a catalogue or the settings schema, not a literal. */
+const TRANSLATES_TEMPLATES = ['ui/present.ts', 'lab/settings.ts'];
 
 function sourceFiles(dir) {
   const files = [];
@@ -55,7 +65,15 @@ function isBundle(node) {
   return name === 'trans' || name === '_trans';
 }
 
-/** Every translatable string of src/: `{ key, msgid, plural?, context?, files }` by catalogue key. */
+/** The schema's own title and description, and each setting's: what `translateSchema` translates. */
+function schemaStrings(schema) {
+  const nodes = [schema, ...Object.values(schema.properties ?? {})];
+  return nodes
+    .flatMap(node => [node.title, node.description])
+    .filter(text => typeof text === 'string' && text !== '');
+}
+
+/** Every translatable string of src/ and schema/: `{ key, msgid, plural?, context?, files }` by key. */
 function extract(srcDir = path.join(ROOT, 'src')) {
   const found = new Map();
   const problems = [];
@@ -89,7 +107,7 @@ function extract(srcDir = path.join(ROOT, 'src')) {
         if (method === '__') {
           if (args[0] !== null) {
             add({ msgid: args[0] }, relative);
-          } else if (!relative.endsWith('ui/present.ts')) {
+          } else if (!TRANSLATES_TEMPLATES.some(f => relative.endsWith(f))) {
             problems.push(`${where}: trans.__ needs a string literal`);
           }
         } else if (method === '_n') {
@@ -106,10 +124,13 @@ function extract(srcDir = path.join(ROOT, 'src')) {
           }
         }
       }
+      const catalogue = Object.entries(TEMPLATES).find(([end]) =>
+        relative.endsWith(end)
+      )?.[1];
       if (
-        relative.endsWith('engine/messages.ts') &&
+        catalogue &&
         ts.isVariableDeclaration(node) &&
-        node.name.getText() === 'MESSAGES'
+        node.name.getText() === catalogue
       ) {
         let object = node.initializer;
         while (object && ts.isAsExpression(object)) {
@@ -119,7 +140,7 @@ function extract(srcDir = path.join(ROOT, 'src')) {
           const template = literal(property.initializer);
           if (template === null) {
             problems.push(
-              `${relative}: MESSAGES.${property.name.getText()} must be a string literal`
+              `${relative}: ${catalogue}.${property.name.getText()} must be a string literal`
             );
           } else {
             add({ msgid: template }, relative);
@@ -129,6 +150,22 @@ function extract(srcDir = path.join(ROOT, 'src')) {
       ts.forEachChild(node, visit);
     };
     visit(source);
+  }
+  const schemaDir = path.join(path.dirname(srcDir), 'schema');
+  const schemas = fs.existsSync(schemaDir)
+    ? fs.readdirSync(schemaDir).filter(name => name.endsWith('.json'))
+    : [];
+  for (const name of schemas.sort()) {
+    const file = path.join(schemaDir, name);
+    const relative = path.relative(ROOT, file).split(path.sep).join('/');
+    const schema = JSON.parse(fs.readFileSync(file, 'utf8'));
+    // The page translates only the schemas it transforms; the others have no words to show.
+    if (!schema['jupyter.lab.transform']) {
+      continue;
+    }
+    for (const text of schemaStrings(schema)) {
+      add({ msgid: text }, relative);
+    }
   }
   return { entries: [...found.values()], problems };
 }

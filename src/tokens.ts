@@ -12,6 +12,7 @@ import type {
   IConnectionCheck,
   UnknownAction
 } from './protocol';
+import type { IMessage } from './engine/messages';
 import type {
   ActionHandler,
   ActionPostHook,
@@ -46,6 +47,7 @@ export namespace PluginIDs {
   export const actions = `${PLUGIN_PREFIX}:actions`;
   export const models = `${PLUGIN_PREFIX}:models`;
   export const sidebar = `${PLUGIN_PREFIX}:sidebar`;
+  /** The commands: its schema (`schema/commands.json`) holds the toolbar item and the shortcuts. */
   export const commands = `${PLUGIN_PREFIX}:commands`;
   export const statusbar = `${PLUGIN_PREFIX}:statusbar`;
   export const notifications = `${PLUGIN_PREFIX}:notifications`;
@@ -110,8 +112,10 @@ export interface IRunHooks extends IRunnerHooks {
 
 /** Where a run's planner is, as the panel shows it. */
 export interface IPlannerLocation {
-  /** How requests leave: the transport's label (the relay, or the planner URL itself). */
+  /** How requests leave: the transport's label (the relay, or the planner URL itself), in English. */
   readonly via: string;
+  /** `via` as a message the panel translates, when it is words and not a URL. */
+  readonly viaText?: IMessage;
   /** The planner URL the Jupyter server's relay forwards to, when the server says. */
   readonly url?: string;
   /** Who chose that URL: `server` (the administrator), `user` (the settings) or `default`. */

@@ -230,6 +230,12 @@ class TestStatusPassThrough:
         health = await jp_fetch("notebook-bcc", "relay", "health")
         assert json.loads(health.body)["status"] == "ok"
 
+    async def test_the_planners_root_is_relayed_for_test_connection(self, jp_fetch: Fetch) -> None:
+        # The reference planner has no page at its root: its own 404, not the relay's 400.
+        root = await jp_fetch("notebook-bcc", "relay/", raise_error=False)
+        assert root.code == 404
+        assert "no such endpoint: /" in json.loads(root.body)["error"]
+
 
 class TestUnreachable:
     """No planner at all: a port nothing listens on."""
@@ -244,6 +250,11 @@ class TestUnreachable:
         assert json.loads(response.body) == {
             "message": f"Planner at {bcc_server_config['planner_url']} is unreachable: connection refused"
         }
+
+    async def test_test_connection_at_the_root_hears_it_too(self, jp_fetch: Fetch) -> None:
+        response = await jp_fetch("notebook-bcc", "relay/", raise_error=False)
+        assert response.code == 502
+        assert "is unreachable: connection refused" in json.loads(response.body)["message"]
 
 
 class TestBrokenAnswers:

@@ -20,7 +20,13 @@ import {
 import { replaceStageSteps, proposeWorkflow } from './contextUpdate';
 import type { ICellProvenance } from './driver';
 import { englishText, msg, reported, say } from './messages';
-import { AnyAction, errorMessage, IActionContext, INewCell } from './registry';
+import {
+  AnyAction,
+  errorMessage,
+  errorText,
+  IActionContext,
+  INewCell
+} from './registry';
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
 import type { IOpenBehavior } from './runState';
@@ -124,9 +130,9 @@ export async function runBehavior(
           }
         } else if (event.kind === 'notice') {
           // Shown and logged only: a heartbeat must not push real outputs out of the planner's view.
-          core.warn(event.message, 'planner');
+          core.warn(event.text ?? event.message, 'planner');
         } else {
-          core.warn(event.message, 'planner');
+          core.warn(event.text ?? event.message, 'planner');
           core.addEffect(`⚠️ WARN: ${event.message}`);
         }
         control.wake();
@@ -175,7 +181,7 @@ export async function runBehavior(
     return null;
   }
   control.throwIfStopped();
-  const failed = say('generatingFailed', errorMessage(failure));
+  const failed = say('generatingFailed', errorText(failure));
   const message = failed.message;
   const applied = openBehavior(core).actionIndex;
   if (applied === 0) {

@@ -1,10 +1,20 @@
 /**
  * What the engine and the notebook adapter tell the user (warnings, pause reasons, errors, how a run
- * ended), as message ids with parameters: the UI translates them (`translateMessage` in
- * `ui/present.ts`). Each English template is the msgid of the `notebook_bcc` catalogue, `%1`, `%2`…
- * standing for the parameters as in `trans.__`. The planner only ever reads the English text.
+ * ended), as message ids with parameters that the UI translates (`translateMessage` in `ui/present.ts`).
+ * The mechanism and the protocol's own templates live in `protocol/messages.ts`; a message of the engine
+ * may carry one of the protocol's as a parameter (`/planning failed: <the client's error>`). The planner
+ * only ever reads the English text.
  */
-export const MESSAGES = {
+import {
+  fillTemplate,
+  messageCatalogue,
+  PROTOCOL_MESSAGES
+} from '../protocol/messages';
+import type * as messages from '../protocol/messages';
+
+export { fillTemplate };
+
+export const ENGINE_MESSAGES = {
   pausedByUser: 'Paused by the user',
   pausedStepMode: 'Step mode: paused after one behavior',
   savedStateReadFailed: 'The saved run state could not be read: %1',
@@ -92,63 +102,13 @@ export const MESSAGES = {
     'The planner sent more than %1 actions in one behavior; the rest of its answer was not read (%2 actions kept).'
 } as const;
 
+/** Every template the UI translates: the protocol's and the engine's (their ids never collide). */
+export const MESSAGES = { ...PROTOCOL_MESSAGES, ...ENGINE_MESSAGES } as const;
+
 export type MessageId = keyof typeof MESSAGES;
+export type MessageParam = messages.MessageParam<MessageId>;
+export type IMessage = messages.IMessage<MessageId>;
+export type IMessageText = messages.IMessageText<MessageId>;
 
-/** A parameter: a value shown as it is, or a message translated in turn. */
-export type MessageParam = string | number | IMessage;
-
-/** A user-visible message: the UI translates `MESSAGES[id]` and fills in `params`. */
-export interface IMessage {
-  id: MessageId;
-  params: MessageParam[];
-}
-
-/** The message text carried by warnings, pause reasons, errors and ends of a run. */
-export interface IMessageText {
-  /** In English: for logs, the trace and other extensions. */
-  message: string;
-  /** What the UI translates; absent when the text comes from elsewhere (the planner, a run saved before). */
-  text?: IMessage;
-}
-
-export function msg(id: MessageId, ...params: MessageParam[]): IMessage {
-  return { id, params };
-}
-
-export function isMessageId(id: unknown): id is MessageId {
-  return typeof id === 'string' && Object.hasOwn(MESSAGES, id);
-}
-
-/** `template` with `%1`, `%2`… replaced by `params`, the way `trans.__` does. */
-export function fillTemplate(
-  template: string,
-  params: readonly (string | number)[]
-): string {
-  return template.replace(/%(\d+)/g, (whole, index: string) => {
-    const value = params[Number(index) - 1];
-    return value === undefined ? whole : String(value);
-  });
-}
-
-export function englishText(message: IMessage): string {
-  return fillTemplate(
-    MESSAGES[message.id],
-    message.params.map(p => (typeof p === 'object' ? englishText(p) : p))
-  );
-}
-
-/** A report's message fields: `{ ...say('runStopped') }`. */
-export function say(
-  id: MessageId,
-  ...params: MessageParam[]
-): Required<IMessageText> {
-  const text = msg(id, ...params);
-  return { message: englishText(text), text };
-}
-
-/** The message fields of a report for a message or a text from elsewhere (shown as it is). */
-export function reported(message: string | IMessage): IMessageText {
-  return typeof message === 'string'
-    ? { message }
-    : say(message.id, ...message.params);
-}
+export const { isMessageId, msg, englishText, say, reported } =
+  messageCatalogue(MESSAGES);

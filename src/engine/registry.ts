@@ -15,7 +15,7 @@ import type {
 } from '../protocol';
 import type { CellMap } from './cells';
 import type { CellRole, ICellProvenance, INotebookDriver } from './driver';
-import { type IMessage, msg } from './messages';
+import { type IMessage, isMessageId, type MessageParam, msg } from './messages';
 import type { IRunSettings } from './settings';
 
 export type AnyAction = Action | UnknownAction;
@@ -128,6 +128,13 @@ export function unknownActionMessage(type: string): string {
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** An error as a message parameter: the message id it carries (a `PlannerError`'s), so the view translates it; else its English. */
+export function errorText(error: unknown): MessageParam {
+  const text =
+    error instanceof Error ? (error as { text?: IMessage }).text : undefined;
+  return text && isMessageId(text.id) ? text : errorMessage(error);
 }
 
 export class ActionRegistry {

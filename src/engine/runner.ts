@@ -27,7 +27,12 @@ import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowStateMachine } from './fsm';
 import { type IMessage, msg, say } from './messages';
-import { ActionRegistry, errorMessage, IDisposableLike } from './registry';
+import {
+  ActionRegistry,
+  errorMessage,
+  errorText,
+  IDisposableLike
+} from './registry';
 import { RunCore } from './runCore';
 import { RunControl, RunStopped } from './runControl';
 import type {
@@ -398,7 +403,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       } else {
         finished = await this._core.fail({
           endpoint: 'engine',
-          ...say('runFailed', errorMessage(error)),
+          ...say('runFailed', errorText(error)),
           retryable: true
         });
       }
@@ -444,15 +449,16 @@ export class WorkflowRunner implements IWorkflowRunner {
       response = await this._control.untilStopped(
         this._client.planning(body, {
           signal: this._control.signal,
-          onWarning: message => reportPlanningProblem(this._core, message)
+          onWarning: warning =>
+            reportPlanningProblem(this._core, warning.text ?? warning.message)
         })
       );
     } catch (error) {
       this._control.throwIfStopped();
       this._core.observeDialect();
       state.planningFailures++;
-      const detail = errorMessage(error);
-      const message = `/planning failed: ${detail}`;
+      const detail = errorText(error);
+      const message = `/planning failed: ${errorMessage(error)}`;
       // An answer the service rejects as out of place would be just as wrong blind: the user decides.
       if (error instanceof PlannerError && error.kind === 'invalid') {
         state.retry = { endpoint: 'planning', body };

@@ -15,7 +15,7 @@ import type {
 import type { CellRole, ICellProvenance } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowState } from './fsm';
-import type { IMessage } from './messages';
+import type { IMessage, IMessageText } from './messages';
 import type { IProgressState } from './progress';
 import type { ActionRegistry, IActionResult } from './registry';
 import type {
@@ -46,7 +46,8 @@ export interface IPlannerService {
     request: PlanningRequestInput,
     options?: {
       signal?: AbortSignal;
-      onWarning?: (message: string) => void;
+      /** A warning of the planner client during this request (a retry…). */
+      onWarning?: (warning: IMessageText) => void;
     }
   ): Promise<PlanningResponse>;
   generating(

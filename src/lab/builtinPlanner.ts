@@ -4,9 +4,10 @@
  * page that never runs the demo never downloads it.
  */
 import type { IPlannerRequest, IPlannerTransport } from '../protocol';
+import { say } from '../protocol/messages';
 
 /** Shown where the planner's URL would be. */
-export const BUILTIN_LABEL = 'Demo planner (built in)';
+export const BUILTIN_LABEL = say('builtinLabel');
 
 let loading: Promise<IPlannerTransport> | null = null;
 
@@ -28,7 +29,7 @@ export function loadBuiltinPlanner(): Promise<IPlannerTransport> {
  */
 export function deferredTransport(
   choose: () => Promise<IPlannerTransport>,
-  initial: { label: string; urlOf: (path: string) => string }
+  initial: Pick<IPlannerTransport, 'label' | 'labelText' | 'urlOf'>
 ): IPlannerTransport {
   let chosen: Promise<IPlannerTransport> | null = null;
   let settled: IPlannerTransport | null = null;
@@ -40,8 +41,11 @@ export function deferredTransport(
     return chosen;
   };
   return {
-    get label(): string {
-      return settled?.label ?? initial.label;
+    get label() {
+      return (settled ?? initial).label;
+    },
+    get labelText() {
+      return (settled ?? initial).labelText;
     },
     urlOf: path => (settled ?? initial).urlOf(path),
     send: async (request: IPlannerRequest) => (await pick()).send(request)

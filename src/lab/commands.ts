@@ -40,7 +40,7 @@ import {
 } from '../tokens';
 import { showRewindDialog } from '../ui/rewindDialog';
 import { bccIcon } from '../ui/icons';
-import { commandAvailability } from '../ui/present';
+import { commandAvailability, translateMessage } from '../ui/present';
 import { tracePath } from '../ui/trace';
 import { showRunDialog, showStopDialog } from './lazy';
 
@@ -380,7 +380,10 @@ export function addCommands(
         return;
       }
       const check = await planner.checkConnection();
-      const message = trans.__('Test connection: %1', check.message);
+      const message = trans.__(
+        'Test connection: %1',
+        translateMessage(check, trans)
+      );
       if (check.ok) {
         Notification.success(message, { autoClose: 5000 });
       } else {

@@ -28,6 +28,7 @@ import {
   createPlannerService,
   DialectPlannerService,
   IDialectPlannerService,
+  IPlanningOptions,
   normalizePlannerBaseUrl
 } from '../protocol/dialects';
 import type { IRunSettings } from '../engine/settings';
@@ -74,7 +75,10 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
     const facade = this._ensureFacade();
     if (this._located !== facade.key) {
       this._located = facade.key;
-      this._location = { via: facade.transport.label };
+      this._location = {
+        via: facade.transport.label,
+        viaText: facade.transport.labelText
+      };
       void this._describe(facade);
     }
     return this._location;
@@ -99,10 +103,7 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
   /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
   async planning(
     request: PlanningRequestInput,
-    options: {
-      signal?: AbortSignal;
-      onWarning?: (message: string) => void;
-    } = {}
+    options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
     return this._ensureFacade().service.planning(request, options);
   }
@@ -150,7 +151,7 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
         this._client().planning(request, {
           signal: options.signal,
           observer: {
-            onWarning: (_, message) => options.onWarning?.(message)
+            onWarning: (_, warning) => options.onWarning?.(warning)
           }
         }),
       generating: (request, options) =>
@@ -196,7 +197,8 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
         observer: [
           ...(this._options.observer ? [this._options.observer] : []),
           {
-            onWarning: (_, message) => console.warn(`Notebook-BCC: ${message}`),
+            onWarning: (_, warning) =>
+              console.warn(`Notebook-BCC: ${warning.message}`),
             onWaiting: (_, since) => {
               this._clientSince = since;
               this._changed.emit();
@@ -219,7 +221,13 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
    */
   private _watch(transport: IPlannerTransport): IPlannerTransport {
     return {
-      label: transport.label,
+      // Read through: a deferred transport names its choice once it is made.
+      get label() {
+        return transport.label;
+      },
+      get labelText() {
+        return transport.labelText;
+      },
       urlOf: path => transport.urlOf(path),
       send: async (request: IPlannerRequest) => {
         const id = ++this._sends;
@@ -251,7 +259,11 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
     try {
       const found = await where(this._options.settings());
       if (found && this._located === facade.key) {
-        this._location = { via: facade.transport.label, ...found };
+        this._location = {
+          via: facade.transport.label,
+          viaText: facade.transport.labelText,
+          ...found
+        };
         this._changed.emit();
       }
     } catch (reason) {

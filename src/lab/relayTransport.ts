@@ -21,6 +21,7 @@ import {
   PlannerError
 } from '../protocol';
 import { normalizePlannerBaseUrl } from '../protocol/dialects';
+import { say } from '../protocol/messages';
 import {
   BUILTIN_LABEL,
   deferredTransport,
@@ -80,7 +81,7 @@ async function unreachable(
     kind: 'network',
     url,
     status: response.status,
-    message: `${request.method} ${url} failed: the Jupyter server could not reach the planner: ${body.message}`
+    ...say('relayUnreachable', `${request.method} ${url}`, body.message)
   });
 }
 
@@ -89,8 +90,10 @@ export function createServerTransport(
 ): IPlannerTransport {
   const root = URLExt.join(serverSettings.baseUrl, RELAY_ROUTE);
   const urlOf = (path: string) => `${root}/${path.replace(/^\/+/, '')}`;
+  const label = say('relayLabel', root);
   return {
-    label: `the Jupyter server's relay (${root})`,
+    label: label.message,
+    labelText: label.text,
     urlOf,
     async send(request: IPlannerRequest): Promise<Response> {
       const url = urlOf(request.path);
@@ -138,7 +141,8 @@ export function createPlannerTransport(
 ): IPlannerTransport {
   const builtin = options.builtin ?? loadBuiltinPlanner;
   const demo = {
-    label: BUILTIN_LABEL,
+    label: BUILTIN_LABEL.message,
+    labelText: BUILTIN_LABEL.text,
     urlOf: (path: string) => `builtin://demo-planner/${path}`
   };
   if (settings.transport === 'browser') {

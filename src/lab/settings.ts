@@ -1,8 +1,10 @@
 /**
  * The user's settings as the engine reads them. JupyterLab's composite settings are mapped onto
  * `IRunSettings` on every change, and runners read `current` through a getter, so a change applies to
- * the next request without a reload.
+ * the next request without a reload. And the settings' schema in the user's language.
  */
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 import {
@@ -30,4 +32,28 @@ export class RunSettingsModel {
 
   private _current: IRunSettings = { ...DEFAULT_SETTINGS };
   private _changed = new Signal<this, IRunSettings>(this);
+}
+
+/**
+ * The plugin with its schema's titles and descriptions (its own and each setting's) translated: the
+ * setting registry's `fetch` transform (`"jupyter.lab.transform": true` in `schema/plugin.json`), since
+ * jupyterlab_server translates schemas only from the language packs' own catalogues
+ * (docs/translations.md#settings). Everything else (types, defaults, bounds) is kept as it is.
+ */
+export function translateSchema(
+  plugin: ISettingRegistry.IPlugin,
+  trans: TranslationBundle
+): ISettingRegistry.IPlugin {
+  const translated = <T extends ISettingRegistry.IProperty>(node: T): T => ({
+    ...node,
+    ...(node.title ? { title: trans.__(node.title) } : {}),
+    ...(node.description ? { description: trans.__(node.description) } : {})
+  });
+  const properties = Object.fromEntries(
+    Object.entries(plugin.schema.properties ?? {}).map(([key, property]) => [
+      key,
+      translated(property)
+    ])
+  );
+  return { ...plugin, schema: { ...translated(plugin.schema), properties } };
 }

@@ -5,6 +5,7 @@
  *
  * Load it lazily (`await import('../planner/transport')`): importing it has no side effects.
  */
+import { say } from '../protocol/messages';
 import type { IPlannerRequest, IPlannerTransport } from '../protocol/transport';
 import {
   actionLine,
@@ -24,7 +25,8 @@ import { SessionStore } from './session';
 
 export { DEMO_PACE_MS };
 
-export const BUILTIN_PLANNER_LABEL = 'Demo planner (built in)';
+const LABEL = say('builtinLabel');
+export const BUILTIN_PLANNER_LABEL = LABEL.message;
 
 /** Not fetched: names the built-in planner in messages and traces. */
 export const BUILTIN_PLANNER_URL = 'builtin://demo-planner';
@@ -57,7 +59,8 @@ class BuiltinPlannerTransport implements IPlannerTransport {
     });
   }
 
-  readonly label = BUILTIN_PLANNER_LABEL;
+  readonly label = LABEL.message;
+  readonly labelText = LABEL.text;
 
   urlOf(path: string): string {
     return `${BUILTIN_PLANNER_URL}/${path.replace(/^\/+/, '')}`;

@@ -16,7 +16,7 @@ import {
 } from '../tokens';
 import { TRANSLATION_DOMAIN } from '../translation';
 
-/** The toolbar item name, also used in `schema/plugin.json`. */
+/** The toolbar item name, also used in `schema/commands.json` (with the keyboard shortcuts). */
 const TOOLBAR_ITEM = 'bcc-run-workflow';
 
 /** The run commands, in the palette and the notebook toolbar. */

@@ -15,7 +15,7 @@ import { RunHooks } from '../lab/hooks';
 import { LazyRun } from '../lab/lazy';
 import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
-import { RunSettingsModel } from '../lab/settings';
+import { RunSettingsModel, translateSchema } from '../lab/settings';
 import {
   IRunModelRegistry,
   IWorkflowActionRegistry,
@@ -46,6 +46,10 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const settings = new RunSettingsModel();
+    // Before the first load: the registry does not load a schema marked for transform without it.
+    settingRegistry.transform(PluginIDs.plugin, {
+      fetch: plugin => translateSchema(plugin, trans)
+    });
     Promise.all([app.restored, settingRegistry.load(PluginIDs.plugin)])
       .then(([, setting]) => {
         settings.update(setting.composite);

@@ -5,6 +5,13 @@
  */
 import { describeCause, excerpt } from './errors';
 import { isRecord } from './fields';
+import {
+  type IMessage,
+  type MessageParam,
+  msg,
+  type ProtocolMessageId,
+  say
+} from './messages';
 import { isBuiltInActionName, normalizeAction } from './normalize';
 import {
   Action,
@@ -25,13 +32,18 @@ export type GeneratingEvent =
        */
       typeOnly?: boolean;
     }
-  /** Shown to the user and sent to the planner as an effect. */
-  | { kind: 'warning'; message: string; line?: string }
+  /** Shown to the user and sent to the planner as an effect (`message`, in English). */
+  | IStreamWarning<'warning'>
   /** Shown to the user and logged, never an effect (docs/protocol.md#generating-answer). */
-  | { kind: 'notice'; message: string; line?: string };
+  | IStreamWarning<'notice'>;
 
-/** Why `actionsInMessage` found no action in a message that is not an error. */
-export const IGNORED_WITHOUT_ACTION = 'ignored line without action';
+/** A warning or a notice of a stream: its English `message`, and its `text` the UI translates. */
+export interface IStreamWarning<Kind extends 'warning' | 'notice'> {
+  kind: Kind;
+  message: string;
+  text?: IMessage<ProtocolMessageId>;
+  line?: string;
+}
 
 /** Longest NDJSON line read, in characters: a longer one is dropped (docs/protocol.md#limits). */
 export const MAX_LINE_CHARS = 4 * 1024 * 1024;
@@ -135,15 +147,33 @@ function isLine(item: string | IOverlongLine): item is string {
   return typeof item === 'string';
 }
 
-/** The warning for a line dropped for its length. */
-export function overlongLineMessage(item: IOverlongLine): string {
-  return `line of ${item.overlong.toLocaleString('en-US')} characters dropped (the limit is ${MAX_LINE_CHARS.toLocaleString('en-US')})`;
+/** The warning of `request` (`POST <url>`) for a line dropped for its length; `head` names the line. */
+export function overlongLineWarning(
+  request: string,
+  item: IOverlongLine,
+  head: string
+): IStreamWarning<'warning'> {
+  return {
+    kind: 'warning',
+    ...say(
+      'lineProblem',
+      request,
+      msg(
+        'lineTooLong',
+        item.overlong.toLocaleString('en-US'),
+        MAX_LINE_CHARS.toLocaleString('en-US')
+      ),
+      head
+    )
+  };
 }
 
 /** What one parsed NDJSON message (or a whole JSON body) holds: raw actions, or why it holds none. */
 export function actionsInMessage(
   message: unknown
-): { actions: unknown[] } | { ignored: string; notice?: boolean } {
+):
+  | { actions: unknown[] }
+  | { ignored: IMessage<ProtocolMessageId>; notice?: boolean } {
   const unwrap = (item: unknown) => {
     const wrapped = GeneratingLineSchema.safeParse(item);
     return wrapped.success ? wrapped.data.action : item;
@@ -152,7 +182,7 @@ export function actionsInMessage(
     return { actions: message.map(unwrap) };
   }
   if (!isRecord(message)) {
-    return { ignored: 'ignored line that is not a JSON object' };
+    return { ignored: msg('lineNotAnObject') };
   }
   const line = GeneratingLineSchema.safeParse(message);
   if (line.success) {
@@ -174,17 +204,17 @@ export function actionsInMessage(
       typeof message.error === 'string'
         ? message.error
         : JSON.stringify(message.error);
-    return { ignored: `the planner reported an error: ${excerpt(error)}` };
+    return { ignored: msg('plannerReportedError', excerpt(error)) };
   }
   // A custom action keyed `type`: its registered handler may claim it.
   if (typeof message.type === 'string' && message.type.trim()) {
     return { actions: [message] };
   }
   if (message.action !== undefined) {
-    return { ignored: IGNORED_WITHOUT_ACTION };
+    return { ignored: msg('lineWithoutAction') };
   }
   // A heartbeat or a status line must not push real outputs out of the planner's view.
-  return { ignored: IGNORED_WITHOUT_ACTION, notice: true };
+  return { ignored: msg('lineWithoutAction'), notice: true };
 }
 
 /** A raw action that names a type that is not built in under `type` only (see `typeOnly`). */
@@ -240,10 +270,7 @@ export class ActionLineParser {
         return [];
       }
       return [
-        this._warning(
-          `malformed JSON line ignored (${describeCause(error)})`,
-          line
-        )
+        this._warning(msg('malformedJsonLine', describeCause(error)), line)
       ];
     }
     this._wholeBody ??= false;
@@ -259,7 +286,9 @@ export class ActionLineParser {
     for (const raw of found.actions) {
       const normalized = normalizeAction(raw);
       if (!normalized.ok) {
-        events.push(this._warning(`action ignored: ${normalized.error}`, line));
+        events.push(
+          this._warning(msg('actionIgnored', normalized.error), line)
+        );
         continue;
       }
       for (const warning of normalized.warnings) {
@@ -279,14 +308,15 @@ export class ActionLineParser {
     return events;
   }
 
+  /** `problem`: a message of ours, or a normaliser's report (in English). */
   private _warning(
-    problem: string,
+    problem: MessageParam<ProtocolMessageId>,
     line: string,
     notice = false
   ): GeneratingEvent {
     return {
       kind: notice ? 'notice' : 'warning',
-      message: `${this._request}: ${problem}: ${excerpt(line)}`,
+      ...say('lineProblem', this._request, problem, excerpt(line)),
       line
     };
   }
@@ -314,12 +344,7 @@ export async function* actionEvents(
   const take = (item: string | IOverlongLine): GeneratingEvent[] =>
     typeof item === 'string'
       ? parse(item)
-      : [
-          {
-            kind: 'warning',
-            message: `${request}: ${overlongLineMessage(item)}: ${excerpt(item.head)}`
-          }
-        ];
+      : [overlongLineWarning(request, item, excerpt(item.head))];
   for await (const chunk of chunks) {
     for (const item of splitter.pushItems(chunk)) {
       yield* take(item);

@@ -23,6 +23,12 @@ import {
   SleepLike,
   withRetries
 } from './exchange';
+import {
+  type IMessageText,
+  type ProtocolMessageId,
+  say,
+  textOf
+} from './messages';
 import { normalizePlanningResponse } from './normalizeResponse';
 import {
   GeneratingRequestInput,
@@ -47,7 +53,7 @@ export interface IPlannerObserver {
   onLine?(endpoint: string, line: string): void;
   onEnd?(endpoint: string, error?: PlannerError): void;
   /** Something the user should know that does not stop the request: a retry, an ignored line. */
-  onWarning?(endpoint: string, message: string): void;
+  onWarning?(endpoint: string, warning: IMessageText<ProtocolMessageId>): void;
   /**
    * A call waits for the planner's first byte since `since` (ms since the epoch, kept across retries),
    * or no longer (`null`: bytes arrived, or the call ended). A view shows "Waiting for the planner… 1 min 12 s".
@@ -55,12 +61,11 @@ export interface IPlannerObserver {
   onWaiting?(endpoint: string, since: number | null): void;
 }
 
-/** What `checkConnection` found, with a message a user can act on. */
-export interface IConnectionCheck {
+/** What `checkConnection` found, with a message a user can act on (`text`: translated by the UI). */
+export interface IConnectionCheck extends IMessageText<ProtocolMessageId> {
   ok: boolean;
   /** The HTTP status, when the planner (or the relay) answered. */
   status?: number;
-  message: string;
 }
 
 /** One observer or several, each told everything. */
@@ -107,11 +112,9 @@ export const PLANNING_RETRIES = 3;
 
 const ACCEPT_STREAM = 'application/x-ndjson, application/json';
 const CONNECTION_CHECK_TIMEOUT_MS = 10_000;
-const FIX_CONNECTION =
-  'Start the planner, or set its URL in Settings > Notebook-BCC.';
 
 interface ITeller {
-  warning(endpoint: string, message: string): void;
+  warning(endpoint: string, warning: IMessageText<ProtocolMessageId>): void;
   each(call: (observer: IPlannerObserver) => void): void;
 }
 
@@ -211,7 +214,7 @@ export class PlannerClient {
           request: `POST ${url}`,
           url,
           signal: options.signal,
-          onRetry: message => tell.warning(url, message)
+          onRetry: warning => tell.warning(url, warning)
         }
       );
     } finally {
@@ -239,9 +242,9 @@ export class PlannerClient {
         throw error;
       }
       const fallback = this._transport.urlOf('generate');
-      const notice = `POST ${primary} answered 404; trying ${fallback}`;
+      const notice = say('generatingNotFound', `POST ${primary}`, fallback);
       tell.warning(primary, notice);
-      yield { kind: 'warning', message: notice };
+      yield { kind: 'warning', ...notice };
       try {
         opened = await this._openGenerating('generate', request, options, wait);
       } catch (error) {
@@ -259,7 +262,7 @@ export class PlannerClient {
       );
       for await (const event of events) {
         if (event.kind === 'warning') {
-          tell.warning(exchange.url, event.message);
+          tell.warning(exchange.url, event);
         }
         yield event;
       }
@@ -281,7 +284,7 @@ export class PlannerClient {
   async checkConnection(
     options: { signal?: AbortSignal; timeoutMs?: number } = {}
   ): Promise<IConnectionCheck> {
-    const where = `The planner (${this._transport.label})`;
+    const where = this._transport.labelText ?? this._transport.label;
     const exchange = new Exchange({
       method: 'GET',
       url: this._transport.urlOf(''),
@@ -307,27 +310,19 @@ export class PlannerClient {
         return {
           ok: false,
           status,
-          message: `${where} refused the request (${detail}). Check the token in Settings > Notebook-BCC.`
+          ...say('connectionRefused', where, detail)
         };
       }
       if (status >= 500) {
-        return {
-          ok: false,
-          status,
-          message: `${where} answered with an error (${detail}). ${FIX_CONNECTION}`
-        };
+        return { ok: false, status, ...say('connectionError', where, detail) };
       }
-      return {
-        ok: true,
-        status,
-        message: `${where} answers (HTTP ${status}).`
-      };
+      return { ok: true, status, ...say('connectionOk', where, status) };
     } catch (error) {
       const failure = exchange.mapError(error);
       return {
         ok: false,
         status: failure.status,
-        message: `${where} cannot be reached: ${failure.message}. ${FIX_CONNECTION}`
+        ...say('connectionUnreachable', where, textOf(failure))
       };
     } finally {
       exchange.dispose();
@@ -419,7 +414,7 @@ export class PlannerClient {
         );
       }
       for (const warning of normalized.warnings) {
-        tell.warning(url, `${exchange.request}: ${warning}`);
+        tell.warning(url, say('requestProblem', exchange.request, warning));
       }
       tell.each(o => o.onEnd?.(url));
       return normalized.response;
@@ -486,14 +481,17 @@ export class PlannerClient {
         fallback(`planner client observer failed: ${describeCause(error)}`);
       }
     };
-    const warning = (endpoint: string, message: string) => {
+    const warning = (
+      endpoint: string,
+      report: IMessageText<ProtocolMessageId>
+    ) => {
       const hearing = observers.filter(o => o.onWarning);
       if (hearing.length === 0) {
-        console.warn(message);
+        console.warn(report.message);
       }
       for (const observer of hearing) {
         shielded(
-          () => observer.onWarning?.(endpoint, message),
+          () => observer.onWarning?.(endpoint, report),
           text => console.warn(text)
         );
       }
@@ -504,7 +502,7 @@ export class PlannerClient {
         for (const observer of observers) {
           shielded(
             () => call(observer),
-            text => warning('', text)
+            text => warning('', { message: text })
           );
         }
       }

@@ -1,7 +1,9 @@
 /**
  * How a planner request fails. Every failure the client reports is a `PlannerError` whose message names
- * the request (`POST <url>`) and the cause, so a user can act on it without opening the console.
+ * the request (`POST <url>`) and the cause, so a user can act on it without opening the console; its
+ * `text` is the same as a message id the UI translates.
  */
+import { type IMessage, type ProtocolMessageId, say } from './messages';
 
 export type PlannerErrorKind =
   'network' | 'http' | 'timeout' | 'abort' | 'invalid';
@@ -11,6 +13,8 @@ export class PlannerError extends Error {
     kind: PlannerErrorKind;
     url: string;
     message: string;
+    /** The message as an id with parameters (`say(…)` gives both). */
+    text?: IMessage<ProtocolMessageId>;
     status?: number;
     bodyExcerpt?: string;
     retryAfterMs?: number;
@@ -20,6 +24,7 @@ export class PlannerError extends Error {
     this.name = 'PlannerError';
     this.kind = options.kind;
     this.url = options.url;
+    this.text = options.text;
     this.status = options.status;
     this.bodyExcerpt = options.bodyExcerpt;
     this.retryAfterMs = options.retryAfterMs;
@@ -27,6 +32,7 @@ export class PlannerError extends Error {
 
   readonly kind: PlannerErrorKind;
   readonly url: string;
+  readonly text?: IMessage<ProtocolMessageId>;
   readonly status?: number;
   /** At most 200 characters of the response body, whitespace collapsed. */
   readonly bodyExcerpt?: string;
@@ -58,7 +64,7 @@ export function abortError(request: string, url: string, cause?: unknown) {
   return new PlannerError({
     kind: 'abort',
     url,
-    message: `${request} aborted`,
+    ...say('requestAborted', request),
     cause
   });
 }
@@ -72,7 +78,7 @@ export function networkError(
   return new PlannerError({
     kind: 'network',
     url,
-    message: `${request} failed: ${describeCause(error)}`,
+    ...say('requestFailed', request, describeCause(error)),
     cause: error
   });
 }

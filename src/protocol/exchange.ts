@@ -3,6 +3,7 @@
  * (exponential backoff, `Retry-After`) of the requests that may be repeated.
  */
 import { abortError, excerpt, networkError, PlannerError } from './errors';
+import { type ProtocolText, say, textOf } from './messages';
 
 /** Default time from sending a request to the first byte of its answer: an LLM planner thinks for minutes. */
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 300_000;
@@ -104,8 +105,9 @@ export function parseRetryAfter(
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-export function formatSeconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(3))} s`;
+/** Milliseconds as the seconds of a message (`%1 s`): `1500` → `1.5`. */
+export function seconds(ms: number): number {
+  return Number((ms / 1000).toFixed(3));
 }
 
 export const defaultSleep: SleepLike = (ms, signal) =>
@@ -140,7 +142,11 @@ export function httpError(
     status: response.status,
     bodyExcerpt,
     retryAfterMs: parseRetryAfter(response.headers.get('Retry-After')),
-    message: `${request} failed: ${status}${bodyExcerpt ? `: ${bodyExcerpt}` : ''}`
+    ...say(
+      'requestFailed',
+      request,
+      `${status}${bodyExcerpt ? `: ${bodyExcerpt}` : ''}`
+    )
   });
 }
 
@@ -158,9 +164,9 @@ export function invalidResponse(
     url,
     status,
     bodyExcerpt,
-    message: `${request} answered HTTP ${status} with an invalid response: ${problem}${
-      bodyExcerpt ? `: ${bodyExcerpt}` : ''
-    }`
+    ...(bodyExcerpt
+      ? say('invalidResponseWithBody', request, status, problem, bodyExcerpt)
+      : say('invalidResponse', request, status, problem))
   });
 }
 
@@ -308,16 +314,20 @@ export class Exchange {
   }
 
   private _timeoutError(firstByte: boolean): PlannerError {
-    const ms = firstByte
-      ? this._options.firstByteTimeoutMs
-      : this._options.stallTimeoutMs;
-    const detail = firstByte
-      ? 'after the request was sent'
-      : 'since the last chunk (stream stalled)';
     return new PlannerError({
       kind: 'timeout',
       url: this.url,
-      message: `${this.request} timed out: no data from the planner for ${formatSeconds(ms)} ${detail}`
+      ...(firstByte
+        ? say(
+            'firstByteTimeout',
+            this.request,
+            seconds(this._options.firstByteTimeoutMs)
+          )
+        : say(
+            'stallTimeout',
+            this.request,
+            seconds(this._options.stallTimeoutMs)
+          ))
     });
   }
 
@@ -360,7 +370,7 @@ export async function withRetries<T>(
     request: string;
     url: string;
     signal?: AbortSignal;
-    onRetry: (message: string) => void;
+    onRetry: (warning: ProtocolText) => void;
   }
 ): Promise<T> {
   for (let retry = 0; ; retry++) {
@@ -379,7 +389,13 @@ export async function withRetries<T>(
         policy.maxDelayMs
       );
       context.onRetry(
-        `${failure.message}; retrying in ${formatSeconds(delay)} (retry ${retry + 1} of ${policy.retries})`
+        say(
+          'retrying',
+          textOf(failure),
+          seconds(delay),
+          retry + 1,
+          policy.retries
+        )
       );
       try {
         await policy.sleep(delay, context.signal);

@@ -4,6 +4,7 @@
  * (`browser`) or through the Jupyter server's relay (`server`), which adds the admin's token itself.
  */
 import { describeCause, PlannerError } from './errors';
+import { type IMessage, type ProtocolMessageId, say } from './messages';
 
 /** One HTTP request to the planner. */
 export interface IPlannerRequest {
@@ -20,6 +21,8 @@ export interface IPlannerRequest {
 export interface IPlannerTransport {
   /** Where requests go, for messages: the planner URL, or the relay's URL and the planner it serves. */
   readonly label: string;
+  /** The label as a message the UI translates, when it is words and not a URL. */
+  readonly labelText?: IMessage<ProtocolMessageId>;
   /** The URL a path is sent to, for messages and the trace. */
   urlOf(path: string): string;
   /**
@@ -69,7 +72,11 @@ export function jsonBody(
     throw new PlannerError({
       kind: 'invalid',
       url,
-      message: `${request.method} ${url} not sent: the request cannot be serialized (${describeCause(error)})`,
+      ...say(
+        'notSerializable',
+        `${request.method} ${url}`,
+        describeCause(error)
+      ),
       cause: error
     });
   }

@@ -10,6 +10,7 @@ import { FileDialog } from '@jupyterlab/filebrowser';
 import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import type { IConnectionCheck, WorkflowTemplate } from '../protocol';
+import { translateMessage } from './present';
 import type {
   BehaviorDecision,
   IBehaviorApproval,
@@ -215,7 +216,7 @@ export async function showRunDialog(options: {
     if (check && !check.ok) {
       state.plannerError = trans.__(
         'The planner is not ready. %1',
-        check.message
+        translateMessage(check, trans)
       );
       continue;
     }

@@ -37,6 +37,17 @@ export function translateMessage(
     : report.message;
 }
 
+/** How a planner's requests leave (the transport's label), in the user's language. */
+export function translateVia(
+  location: { via: string; viaText?: IMessage },
+  trans: TranslationBundle
+): string {
+  return translateMessage(
+    { message: location.via, text: location.viaText },
+    trans
+  );
+}
+
 function isTranslatable(text: IMessage): boolean {
   return (
     isMessageId(text.id) &&
@@ -482,6 +493,7 @@ export function describePlanner(
   dialect: string | null,
   location: {
     via: string;
+    viaText?: IMessage;
     url?: string;
     source?: string;
     builtin?: boolean;
@@ -503,7 +515,7 @@ export function describePlanner(
     };
   }
   if (!location.url) {
-    return { dialect: name, where: location.via };
+    return { dialect: name, where: translateVia(location, trans) };
   }
   switch (location.source) {
     case 'server':

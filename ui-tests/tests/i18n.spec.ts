@@ -1,18 +1,22 @@
 /**
  * JupyterLab in Simplified Chinese (the zh_CN language pack installed, the locale selected in the
  * settings): the panel, the Run dialog and the notifications speak Chinese through the extension's own
- * catalogue (jupyterlab_notebook_bcc/locale/zh_CN), the engine's messages too. The planner's words (stage
- * names, goals) stay as the planner wrote them.
+ * catalogue (jupyterlab_notebook_bcc/locale/zh_CN), the engine's and the planner client's messages too,
+ * and so do the extension's settings in the Settings Editor. The planner's words (stage names, goals) and
+ * what the system said (a cause, a URL) stay as they were written.
  */
+import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import * as path from 'path';
 import {
   capturePanel,
   cellSources,
   expect,
   panel,
+  PLUGIN,
   reloadPage,
   SCREENSHOTS,
   settingsFor,
+  startRun,
   stateLine,
   test,
   uploadHousing
@@ -25,6 +29,20 @@ test.use({
   viewport: { width: 1400, height: 900 }
 });
 
+/**
+ * The user's choice in Settings > Language, through the settings API. Galata serves that API from the
+ * test's own values (mockSettings), so the locale ends with this test: other specs stay English.
+ */
+async function speakChinese(page: IJupyterLabPageFixture): Promise<void> {
+  await page.evaluate(
+    ([id, raw]) => window.jupyterapp.serviceManager.settings.save(id, raw),
+    [TRANSLATION_PLUGIN, JSON.stringify({ locale: 'zh_CN' })]
+  );
+  await reloadPage(page);
+  // JupyterLab itself is in Chinese: the language pack is used.
+  await expect(page.locator('#jp-menu-panel')).toContainText('文件');
+}
+
 test.describe('Simplified Chinese', () => {
   test.setTimeout(300 * 1000);
 
@@ -33,15 +51,7 @@ test.describe('Simplified Chinese', () => {
     tmpPath
   }, testInfo) => {
     await uploadHousing(page, tmpPath);
-    // The user's choice in Settings > Language, through the settings API. Galata serves that API from
-    // the test's own values (mockSettings), so the locale ends with this test: other specs stay English.
-    await page.evaluate(
-      ([id, raw]) => window.jupyterapp.serviceManager.settings.save(id, raw),
-      [TRANSLATION_PLUGIN, JSON.stringify({ locale: 'zh_CN' })]
-    );
-    await reloadPage(page);
-    // JupyterLab itself is in Chinese: the language pack is used.
-    await expect(page.locator('#jp-menu-panel')).toContainText('文件');
+    await speakChinese(page);
 
     await page.evaluate(
       async cwd =>
@@ -149,5 +159,97 @@ test.describe('Simplified Chinese', () => {
 
     const status = page.locator('.jp-bcc-status-button');
     await expect(status).toContainText('已完成');
+  });
+});
+
+test.describe('Simplified Chinese, with no planner at the configured URL', () => {
+  // Nothing listens on port 9: the relay cannot reach the planner.
+  test.use({
+    mockSettings: settingsFor('normal', { baseUrl: 'http://127.0.0.1:9' })
+  });
+
+  test("the settings, the toolbar button and a shortcut; the planner client's messages in Chinese", async ({
+    page,
+    tmpPath
+  }, testInfo) => {
+    await speakChinese(page);
+
+    // The settings' titles and descriptions, translated in the page (docs/translations.md#settings).
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('settingeditor:open', {
+        query: 'Notebook-BCC'
+      })
+    );
+    await page.locator(`.jp-PluginList-entry[data-id="${PLUGIN}"]`).click();
+    const form = page.locator('.jp-SettingsPanel');
+    await expect(form).toContainText(
+      'Notebook-BCC 工作流运行器的设置：规划器服务在哪里，以及运行如何进行。'
+    );
+    await expect(form).toContainText('规划器基础 URL');
+    await expect(form).toContainText('等待规划器开始响应（秒）');
+    await expect(form).toContainText('规划器是 LLM 服务，可能要先思考几分钟');
+    for (const english of ['Planner base URL', 'Interactive mode']) {
+      await expect(form).not.toContainText(english);
+    }
+    await form.screenshot({
+      path: path.join(SCREENSHOTS, 'zh-settings.png')
+    });
+
+    // The toolbar button and the keyboard shortcuts still come from the extension's schemas.
+    await page.evaluate(
+      async cwd =>
+        window.jupyterapp.commands.execute('notebook:create-new', {
+          cwd,
+          kernelName: 'python3'
+        }),
+      tmpPath
+    );
+    await expect(
+      page.locator(
+        '.jp-NotebookPanel-toolbar [data-command="notebook-bcc:run"]'
+      )
+    ).toBeVisible();
+    await page.keyboard.press('Control+Alt+B');
+    await expect(panel(page)).toBeVisible();
+    await expect(stateLine(page)).toHaveText('未开始');
+
+    // Test connection: the planner client's sentences in Chinese, the relay's cause as it said it.
+    // JupyterLab shows at most 140 characters of a notification, so only its start is read here; the Run
+    // dialog below and the panel show the whole message.
+    await panel(page).getByRole('button', { name: '测试连接' }).click();
+    const toast = page.locator(
+      '.jp-Notification-Toast-error, .Toastify__toast--error'
+    );
+    await expect(toast).toContainText(
+      /^测试连接：无法连接到规划器（Jupyter 服务器的中继（http:\/\/\S+\/notebook-bcc\/relay））：GET \S+ 失败：Jupyter 服务器无法连接到规划器/
+    );
+
+    // The Run dialog's planner check, whole.
+    await page
+      .locator('.jp-NotebookPanel-toolbar [data-command="notebook-bcc:run"]')
+      .click();
+    const dialog = page.locator('.jp-Dialog');
+    await dialog.locator('textarea').fill('房价受哪些因素影响？');
+    await dialog.getByRole('button', { name: '运行', exact: true }).click();
+    await expect(dialog.locator('.jp-bcc-planner-error')).toHaveText(
+      /^规划器尚未就绪。无法连接到规划器（Jupyter 服务器的中继（http:\/\/\S+\/notebook-bcc\/relay））：GET \S+ 失败：Jupyter 服务器无法连接到规划器：Planner at http:\/\/127\.0\.0\.1:9 is unreachable: .+。请启动规划器，或在“设置 > Notebook-BCC”中设置其 URL。$/
+    );
+    await dialog.getByRole('button', { name: '取消' }).click();
+
+    // A run started anyway: the client's retries are warnings, its failure is inside the run's error.
+    await startRun(page, '房价受哪些因素影响？', { dataFiles: [] });
+    await expect(panel(page).locator('.jp-bcc-error-message')).toHaveText(
+      /^\/generating 请求失败：POST \S+ 失败：Jupyter 服务器无法连接到规划器：Planner at http:\/\/127\.0\.0\.1:9 is unreachable: .+$/,
+      { timeout: 60000 }
+    );
+    await expect(panel(page).locator('.jp-bcc-warning-list')).toContainText(
+      '；1 秒后重试（第 1 次，共 3 次）'
+    );
+    // The notifications (Test connection, the failed run) would cover the panel.
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('apputils:dismiss-notification', {})
+    );
+    await expect(toast).toHaveCount(0);
+    await capturePanel(page, testInfo, 'zh-panel-planner-unreachable');
   });
 });

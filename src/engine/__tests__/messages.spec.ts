@@ -1,4 +1,7 @@
+import { PROTOCOL_MESSAGES } from '../../protocol/messages';
+import * as protocol from '../../protocol/messages';
 import {
+  ENGINE_MESSAGES,
   englishText,
   fillTemplate,
   isMessageId,
@@ -35,6 +38,26 @@ describe('engine messages', () => {
     );
     // A text from elsewhere (the planner's own words) is shown as it is.
     expect(reported('heartbeat')).toEqual({ message: 'heartbeat' });
+  });
+
+  it("take the protocol's messages as their own: one catalogue, ids that never collide", () => {
+    expect(
+      Object.keys(ENGINE_MESSAGES).filter(id =>
+        Object.hasOwn(PROTOCOL_MESSAGES, id)
+      )
+    ).toEqual([]);
+    expect(isMessageId('requestFailed')).toBe(true);
+    // The planner client's error, kept as its id inside the engine's message.
+    const failure = protocol.say('requestFailed', 'POST /planning', 'HTTP 502');
+    expect(say('planningFailed', failure.text)).toEqual({
+      message: '/planning failed: POST /planning failed: HTTP 502',
+      text: {
+        id: 'planningFailed',
+        params: [
+          { id: 'requestFailed', params: ['POST /planning', 'HTTP 502'] }
+        ]
+      }
+    });
   });
 
   it('know their ids (a saved run may carry one a later version dropped)', () => {

@@ -1,4 +1,7 @@
+import { PlannerError } from '../../protocol';
+import * as protocol from '../../protocol/messages';
 import type { IKernelVariables } from '../driver';
+import { msg } from '../messages';
 import { abortInterruptsKernel } from '../runControl';
 import { ActionStream, FakeNotebookDriver } from '../testing';
 import {
@@ -98,6 +101,41 @@ describe('WorkflowRunner failures, pause and stop', () => {
     await expect(s.runner.retry()).rejects.toThrow(
       'There is no failed request to retry.'
     );
+  });
+
+  it("carries the planner client's message ids in its own errors and warnings, the English unchanged", async () => {
+    const url = 'http://planner.test/generating';
+    const timeout = new PlannerError({
+      kind: 'timeout',
+      url,
+      ...protocol.say('firstByteTimeout', `POST ${url}`, 300)
+    });
+    const stream = new ActionStream();
+    const s = setup({
+      planning: [withTemplate(false), plan(false)],
+      generating: [stream, timeout]
+    });
+    const run = s.runner.start({ task: 't' });
+    const malformed = protocol.say(
+      'lineProblem',
+      `POST ${url}`,
+      protocol.msg('malformedLine'),
+      '{oops'
+    );
+    stream.pushEvents({ kind: 'warning', ...malformed, line: '{oops' });
+    stream.push(text('one'));
+    stream.end();
+    const failed = await run;
+
+    expect(s.warnings).toContainEqual({ ...malformed, source: 'planner' });
+    expect(effectsOf(s.client.planningRequests[1])).toContain(
+      `⚠️ WARN: POST ${url}: malformed line ignored: {oops`
+    );
+    expect(failed).toEqual({
+      reason: 'error',
+      message: `/generating failed: POST ${url} timed out: no data from the planner for 300 s after the request was sent`,
+      text: msg('generatingFailed', timeout.text!)
+    });
   });
 
   it('keeps what a stream applied before it broke and asks /planning on retry, not replaying it', async () => {

@@ -15,11 +15,13 @@ class WarningPlanner extends FakePlannerService {
     request: PlanningRequestInput,
     options: {
       signal?: AbortSignal;
-      onWarning?: (message: string) => void;
+      onWarning?: (warning: { message: string }) => void;
     } = {}
   ): Promise<PlanningResponse> {
     if (this.planningRequests.length === 0) {
-      options.onWarning?.('progress_update was dropped: level is missing');
+      options.onWarning?.({
+        message: 'progress_update was dropped: level is missing'
+      });
     }
     return super.planning(request, options);
   }

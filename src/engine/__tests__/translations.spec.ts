@@ -8,6 +8,7 @@ import {
   extract,
   parsePo
 } from '../../../scripts/translations';
+import { PROTOCOL_MESSAGES } from '../../protocol/messages';
 import { MESSAGES } from '../messages';
 
 describe('the translation catalogues', () => {
@@ -16,14 +17,18 @@ describe('the translation catalogues', () => {
     expect(check()).toEqual([]);
   });
 
-  it("take the engine's message templates and the trans calls of every room", () => {
+  it("take the protocol's and the engine's message templates and the trans calls of every room", () => {
     const keys = extract().entries.map(e => e.key);
     expect(keys).toEqual(expect.arrayContaining(Object.values(MESSAGES)));
+    expect(keys).toEqual(
+      expect.arrayContaining(Object.values(PROTOCOL_MESSAGES))
+    );
     expect(keys).toEqual(
       expect.arrayContaining([
         'Run Workflow', // lab/commands.ts
         'The notebook was closed.', // notebook/
         'Paused: %1', // ui/present.ts
+        'Planner base URL', // schema/plugin.json
         '%1 action received, waiting to be applied' // a plural
       ])
     );
@@ -35,6 +40,7 @@ describe('the translation catalogues', () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcc-i18n-'));
       const src = path.join(dir, 'src');
       fs.mkdirSync(path.join(src, 'engine'), { recursive: true });
+      fs.mkdirSync(path.join(src, 'protocol'), { recursive: true });
       fs.writeFileSync(
         path.join(src, 'view.ts'),
         [
@@ -45,7 +51,14 @@ describe('the translation catalogues', () => {
       );
       fs.writeFileSync(
         path.join(src, 'engine', 'messages.ts'),
-        "export const MESSAGES = { gone: 'The cell is gone' } as const;"
+        [
+          "export const ENGINE_MESSAGES = { gone: 'The cell is gone' } as const;",
+          'export const MESSAGES = { ...PROTOCOL_MESSAGES, ...ENGINE_MESSAGES };'
+        ].join('\n')
+      );
+      fs.writeFileSync(
+        path.join(src, 'protocol', 'messages.ts'),
+        "export const PROTOCOL_MESSAGES = { refused: 'The planner refused: %1' } as const;"
       );
       const poFile = path.join(dir, 'fr.po');
       fs.writeFileSync(poFile, po);
@@ -75,6 +88,9 @@ describe('the translation catalogues', () => {
       '',
       'msgid "The cell is gone"',
       'msgstr "La cellule a disparu"',
+      '',
+      'msgid "The planner refused: %1"',
+      'msgstr "Le planificateur a refusé : %1"',
       ''
     ].join('\n');
 
@@ -105,6 +121,59 @@ describe('the translation catalogues', () => {
         expect.stringMatching(/stale "Bye"/),
         expect.stringMatching(/fr\.json: not compiled from its \.po/)
       ]);
+    });
+
+    it('take the titles and descriptions of the schemas the page translates, and only those', () => {
+      const options = fixture(complete);
+      const schemas = path.join(dir, 'schema');
+      fs.mkdirSync(schemas);
+      fs.writeFileSync(
+        path.join(schemas, 'plugin.json'),
+        JSON.stringify({
+          'jupyter.lab.transform': true,
+          title: 'Runner',
+          description: 'How runs behave.',
+          properties: {
+            retries: { title: 'Retries', description: 'How often.' },
+            quiet: { type: 'boolean' }
+          }
+        })
+      );
+      fs.writeFileSync(
+        path.join(schemas, 'commands.json'),
+        JSON.stringify({ title: 'Commands', properties: {} })
+      );
+      const keys = extract(options.srcDir).entries.map(e => e.key);
+      expect(keys).toEqual(
+        expect.arrayContaining([
+          'Runner',
+          'How runs behave.',
+          'Retries',
+          'How often.'
+        ])
+      );
+      expect(keys).not.toContain('Commands');
+      expect(check(options)).toContainEqual(
+        expect.stringMatching(
+          /missing "How often\." \(from .*schema\/plugin\.json\)/
+        )
+      );
+    });
+
+    it("fails on a protocol message's template missing from the catalogue", () => {
+      const errors = check(
+        fixture(
+          complete.replace(
+            'msgid "The planner refused: %1"\nmsgstr "Le planificateur a refusé : %1"\n',
+            ''
+          )
+        )
+      );
+      expect(errors).toContainEqual(
+        expect.stringMatching(
+          /missing "The planner refused: %1" \(from .*protocol\/messages\.ts\)/
+        )
+      );
     });
 
     it('fails on a translation that drops a placeholder', () => {

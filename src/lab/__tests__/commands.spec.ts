@@ -7,6 +7,8 @@ import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import type { IRunSnapshot, IWorkflowRunner } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
+import { msg, say } from '../../protocol/messages';
+import { markingTrans } from '../../ui/__tests__/markingTranslator';
 import {
   CommandIDs,
   ICurrentRun,
@@ -65,7 +67,7 @@ function fakeModel(availability: Partial<ICommandAvailability> = {}) {
   };
 }
 
-function setup() {
+function setup(trans = nullTranslator.load('notebook_bcc')) {
   const first = panel('nb-1', 'work/first.ipynb');
   const second = panel('nb-2', 'second.ipynb');
   const runners = new Map([
@@ -102,7 +104,7 @@ function setup() {
         return {} as Contents.IModel;
       }
     },
-    trans: nullTranslator.load('notebook_bcc')
+    trans
   });
   return {
     commands,
@@ -306,6 +308,24 @@ describe('addCommands', () => {
 
     modelOf(first).planner = null;
     expect(commands.isEnabled(CommandIDs.testConnection)).toBe(false);
+  });
+
+  it('tells the connection check in the user language, the cause as the system said it', async () => {
+    const { commands, first, modelOf } = setup(markingTrans);
+    const error = jest.spyOn(Notification, 'error');
+    modelOf(first).planner!.checkConnection.mockResolvedValueOnce({
+      ok: false,
+      ...say(
+        'connectionUnreachable',
+        msg('builtinLabel'),
+        msg('requestFailed', 'GET builtin://demo-planner/', 'chunk failed')
+      )
+    });
+    expect(await commands.execute(CommandIDs.testConnection)).toBe(false);
+    expect(error).toHaveBeenCalledWith(
+      '⟦Test connection: ⟦The planner (⟦Demo planner (built in)⟧) cannot be reached: ⟦GET builtin://demo-planner/ failed: chunk failed⟧. Start the planner, or set its URL in Settings > Notebook-BCC.⟧⟧',
+      { autoClose: false }
+    );
   });
 
   it('starts a run only with the run lock, and lets the lock go when the run ends', async () => {

@@ -1,4 +1,5 @@
 import { DEFAULT_SETTINGS, IRunSettings } from '../../engine/settings';
+import { msg, say } from '../../protocol/messages';
 import { SettingsPlannerService } from '../planner';
 import { toRunSettings } from '../settings';
 
@@ -64,7 +65,7 @@ describe('SettingsPlannerService', () => {
     answers = [respond(429, { 'Retry-After': '0' }), respond(200)];
     const warnings: string[] = [];
     const answer = await service.planning(request, {
-      onWarning: message => warnings.push(message)
+      onWarning: warning => warnings.push(warning.message)
     });
     expect(answer.targetAchieved).toBe(true);
     expect(calls).toHaveLength(2);
@@ -188,6 +189,36 @@ describe('SettingsPlannerService: what the views see', () => {
     expect(check.ok).toBe(false);
     expect(check.message).toContain(
       'Start the planner, or set its URL in Settings > Notebook-BCC'
+    );
+  });
+
+  it('names the relay as a message the panel translates, in its location and in the connection check', async () => {
+    const label = say('relayLabel', 'http://lab.test/notebook-bcc/relay');
+    const service = new SettingsPlannerService({
+      settings: () => DEFAULT_SETTINGS,
+      notebookId: () => 'a.ipynb',
+      transport: () => ({
+        label: label.message,
+        labelText: label.text,
+        urlOf: path => `http://lab.test/notebook-bcc/relay/${path}`,
+        send: () => Promise.reject(new TypeError('Failed to fetch'))
+      })
+    });
+    expect(service.location).toMatchObject({
+      via: label.message,
+      viaText: label.text
+    });
+    const check = await service.checkConnection();
+    expect(check.text).toEqual(
+      msg(
+        'connectionUnreachable',
+        label.text,
+        msg(
+          'requestFailed',
+          'GET http://lab.test/notebook-bcc/relay/',
+          'Failed to fetch'
+        )
+      )
     );
   });
 

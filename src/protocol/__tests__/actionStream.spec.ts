@@ -5,6 +5,7 @@ import {
   MAX_LINE_CHARS,
   NdjsonLineSplitter
 } from '..';
+import { msg } from '../messages';
 
 const LINES = [
   '{"action": {"action": "new_chapter", "content": "数据分析 📊"}}',
@@ -207,13 +208,13 @@ describe('actionsInMessage', () => {
 
   it('says why a message holds no action', () => {
     expect(actionsInMessage('text')).toEqual({
-      ignored: 'ignored line that is not a JSON object'
+      ignored: msg('lineNotAnObject')
     });
     expect(actionsInMessage({ error: 'overloaded' })).toEqual({
-      ignored: 'the planner reported an error: overloaded'
+      ignored: msg('plannerReportedError', 'overloaded')
     });
     expect(actionsInMessage({ action: ['add'] })).toEqual({
-      ignored: 'ignored line without action'
+      ignored: msg('lineWithoutAction')
     });
   });
 });
@@ -243,10 +244,17 @@ describe('actionEvents', () => {
       2,
       'notice'
     ]);
+    // The English text for logs and the planner, and the same as an id the UI translates.
     expect(events[3]).toEqual({
       kind: 'notice',
       message:
         'POST http://planner.test/generating: ignored line without action: {"note": 1}',
+      text: msg(
+        'lineProblem',
+        'POST http://planner.test/generating',
+        msg('lineWithoutAction'),
+        '{"note": 1}'
+      ),
       line: '{"note": 1}'
     });
   });

@@ -12,6 +12,7 @@ import {
   warningsOf,
   failureOf
 } from './clientFixtures';
+import { msg } from '../messages';
 
 describe('PlannerClient.generating', () => {
   it('yields the first action before the stream ends', async () => {
@@ -127,7 +128,7 @@ describe('PlannerClient.generating', () => {
     );
     const { client } = makeClient(fetch);
     const events = await collect(client.generating(REQUEST));
-    expect(events[0]).toEqual({
+    expect(events[0]).toMatchObject({
       kind: 'notice',
       message: `POST ${BASE}/generating: ignored line without action: {"status": "thinking"}`,
       line: '{"status": "thinking"}'
@@ -227,7 +228,12 @@ describe('PlannerClient.generating', () => {
     expect(events).toEqual([
       {
         kind: 'warning',
-        message: `POST ${BASE}/generating answered 404; trying ${BASE}/generate`
+        message: `POST ${BASE}/generating answered 404; trying ${BASE}/generate`,
+        text: msg(
+          'generatingNotFound',
+          `POST ${BASE}/generating`,
+          `${BASE}/generate`
+        )
       },
       expect.objectContaining({
         kind: 'action',
@@ -243,6 +249,9 @@ describe('PlannerClient.generating', () => {
     const { client } = makeClient(fetch);
     const error = await failureOf(collect(client.generating(REQUEST)));
     expect(error.message).toBe(`POST ${BASE}/generate failed: HTTP 404: nope`);
+    expect(error.text).toEqual(
+      msg('requestFailed', `POST ${BASE}/generate`, 'HTTP 404: nope')
+    );
     expect(calls).toHaveLength(2);
 
     const failing = fakeFetch(
@@ -272,6 +281,9 @@ describe('PlannerClient.generating', () => {
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe(
       `POST ${BASE}/generating timed out: no data from the planner for 0.03 s after the request was sent`
+    );
+    expect(error.text).toEqual(
+      msg('firstByteTimeout', `POST ${BASE}/generating`, 0.03)
     );
   });
 

@@ -5,6 +5,7 @@ import {
   PlannerClient,
   PlannerError
 } from '..';
+import type { IMessageText } from '../messages';
 
 export const BASE = 'http://planner.test';
 export const REQUEST = {
@@ -84,6 +85,8 @@ export function makeClient(
   options: IPlannerClientOptions = {}
 ) {
   const warnings: string[] = [];
+  /** The warnings as told: English and the message id. */
+  const reports: IMessageText[] = [];
   const sleeps: number[] = [];
   const client = new PlannerClient({
     baseUrl: `${BASE}/`,
@@ -95,10 +98,15 @@ export function makeClient(
     ...options,
     observer: [
       ...(options.observer ? [options.observer].flat() : []),
-      { onWarning: (_endpoint, message) => warnings.push(message) }
+      {
+        onWarning: (_endpoint, warning) => {
+          warnings.push(warning.message);
+          reports.push(warning);
+        }
+      }
     ]
   });
-  return { client, warnings, sleeps };
+  return { client, warnings, reports, sleeps };
 }
 
 export async function collect(

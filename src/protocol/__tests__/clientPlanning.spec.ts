@@ -3,6 +3,7 @@ import {
   MAX_PLANNING_BODY_CHARS,
   parseRetryAfter
 } from '..';
+import { msg } from '../messages';
 import {
   BASE,
   REQUEST,
@@ -42,7 +43,9 @@ describe('PlannerClient.planning', () => {
     const { client, warnings } = makeClient(fetch);
     const seen: string[] = [];
     const response = await client.planning(REQUEST, {
-      observer: { onWarning: (_endpoint, message) => seen.push(message) }
+      observer: {
+        onWarning: (_endpoint, warning) => seen.push(warning.message)
+      }
     });
     expect(response.targetAchieved).toBe(false);
     const expected = [
@@ -61,13 +64,27 @@ describe('PlannerClient.planning', () => {
           })
         : jsonResponse({ targetAchieved: false })
     );
-    const { client, sleeps, warnings } = makeClient(fetch);
+    const { client, sleeps, warnings, reports } = makeClient(fetch);
     const response = await client.planning(REQUEST);
     expect(response.targetAchieved).toBe(false);
     expect(calls).toHaveLength(3);
     expect(sleeps).toEqual([10, 20]);
     expect(warnings[0]).toBe(
       `POST ${BASE}/planning failed: HTTP 500 Internal Server Error: {"error":"boom"}; retrying in 0.01 s (retry 1 of 3)`
+    );
+    // The same words as ids for the UI: the retry around the failure, each translated in turn.
+    expect(reports[0].text).toEqual(
+      msg(
+        'retrying',
+        msg(
+          'requestFailed',
+          `POST ${BASE}/planning`,
+          'HTTP 500 Internal Server Error: {"error":"boom"}'
+        ),
+        0.01,
+        1,
+        3
+      )
     );
   });
 
@@ -326,7 +343,8 @@ describe('PlannerClient.checkConnection', () => {
     expect(await client.checkConnection()).toEqual({
       ok: true,
       status: 200,
-      message: `The planner (${BASE}) answers (HTTP 200).`
+      message: `The planner (${BASE}) answers (HTTP 200).`,
+      text: msg('connectionOk', BASE, 200)
     });
     expect(calls[0].url).toBe(`${BASE}/`);
     expect(calls[0].init.method).toBe('GET');
@@ -354,6 +372,18 @@ describe('PlannerClient.checkConnection', () => {
     expect(check.message).toBe(
       `The planner (${BASE}) cannot be reached: GET ${BASE}/ failed: fetch failed (connect ECONNREFUSED 127.0.0.1:28600). Start the planner, or set its URL in Settings > Notebook-BCC.`
     );
+    // The cause stays as the system said it; the sentences around it are ids.
+    expect(check.text).toEqual(
+      msg(
+        'connectionUnreachable',
+        BASE,
+        msg(
+          'requestFailed',
+          `GET ${BASE}/`,
+          'fetch failed (connect ECONNREFUSED 127.0.0.1:28600)'
+        )
+      )
+    );
   });
 
   it('times out a planner that never answers', async () => {
@@ -380,7 +410,12 @@ describe('PlannerClient.checkConnection', () => {
     expect(await client.checkConnection()).toEqual({
       ok: false,
       status: 401,
-      message: `The planner (${BASE}) refused the request (HTTP 401: missing or wrong bearer token). Check the token in Settings > Notebook-BCC.`
+      message: `The planner (${BASE}) refused the request (HTTP 401: missing or wrong bearer token). Check the token in Settings > Notebook-BCC.`,
+      text: msg(
+        'connectionRefused',
+        BASE,
+        'HTTP 401: missing or wrong bearer token'
+      )
     });
   });
 

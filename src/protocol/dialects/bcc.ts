@@ -5,8 +5,9 @@
  * reflection (docs/dialects.md#bcc). The adapter owns the plan and the FSM state it sends.
  */
 import { PlannerError } from '../errors';
-import { overlongLineMessage } from '../actionStream';
+import { overlongLineWarning } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
+import { msg, type ProtocolText, say } from '../messages';
 import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
 import {
@@ -55,9 +56,9 @@ export class BccPlannerService
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
     this._observation = request.observation;
-    const warn = (message: string) => {
-      this._log(message);
-      options.onWarning?.(message);
+    const warn = (warning: ProtocolText) => {
+      this._log(warning.message);
+      options.onWarning?.(warning);
     };
     const update: ContextUpdate = {};
     const response: PlanningResponse = { targetAchieved: false };
@@ -113,7 +114,12 @@ export class BccPlannerService
       if (!parsed.ok) {
         return [
           this._warning(
-            `POST ${url}: malformed line ignored: ${line.slice(0, 200)}`
+            say(
+              'lineProblem',
+              `POST ${url}`,
+              msg('malformedLine'),
+              line.slice(0, 200)
+            )
           )
         ];
       }
@@ -121,9 +127,9 @@ export class BccPlannerService
     };
     for await (const line of readLines(response, options.signal)) {
       if (typeof line !== 'string') {
-        yield this._warning(
-          `POST ${url}: ${overlongLineMessage(line)}: ${line.head}`
-        );
+        const warning = overlongLineWarning(`POST ${url}`, line, line.head);
+        this._log(warning.message);
+        yield warning;
         continue;
       }
       if (buffered) {
@@ -184,7 +190,7 @@ export class BccPlannerService
 
   private async _stepStart(
     update: ContextUpdate,
-    warn: (message: string) => void,
+    warn: (warning: ProtocolText) => void,
     signal?: AbortSignal
   ): Promise<void> {
     const plan = this._plan;
@@ -224,7 +230,7 @@ export class BccPlannerService
 
   private _startWorkflow(
     answer: Extract<PlanningAnswer, { kind: 'stages' }>,
-    warn: (message: string) => void
+    warn: (warning: ProtocolText) => void
   ): void {
     const plan = emptyPlan();
     plan.variables = this._plan.variables;
@@ -233,7 +239,7 @@ export class BccPlannerService
       throw new PlannerError({
         kind: 'invalid',
         url: this._transport.urlOf('planning'),
-        message: 'The planner answered <stages> without any stage'
+        ...say('bccNoStages')
       });
     }
     plan.title = answer.title;
@@ -262,7 +268,7 @@ export class BccPlannerService
   private _startStep(
     answer: Extract<PlanningAnswer, { kind: 'steps' }>,
     update: ContextUpdate,
-    warn: (message: string) => void
+    warn: (warning: ProtocolText) => void
   ): void {
     const plan = this._plan;
     const stage = plan.stages.current;
@@ -271,7 +277,7 @@ export class BccPlannerService
       throw new PlannerError({
         kind: 'invalid',
         url: this._transport.urlOf('planning'),
-        message: `The planner answered <steps> without any step for stage ${stage?.stage_id ?? '(none)'}`
+        ...say('bccNoSteps', stage?.stage_id ?? '(none)')
       });
     }
     const wanted = this._observation?.location?.current?.step_id;
@@ -344,7 +350,7 @@ export class BccPlannerService
   private async _afterBehavior(
     update: ContextUpdate,
     response: PlanningResponse,
-    warn: (message: string) => void,
+    warn: (warning: ProtocolText) => void,
     signal?: AbortSignal
   ): Promise<boolean> {
     const plan = this._plan;
@@ -462,13 +468,14 @@ export class BccPlannerService
   }
 
   /** The engine moved to another stage on its own (resume, user choice): follow it. */
-  private _moveToStage(stageId: string, warn: (message: string) => void): void {
+  private _moveToStage(
+    stageId: string,
+    warn: (warning: ProtocolText) => void
+  ): void {
     const plan = this._plan;
     const target = plan.stages.remaining.find(s => s.stage_id === stageId);
     if (!target) {
-      warn(
-        `bcc: the run is at stage ${stageId}, which the plan does not list; the plan's stage is kept.`
-      );
+      warn(say('bccUnknownStage', stageId));
       return;
     }
     plan.stages.remaining = [
@@ -478,13 +485,14 @@ export class BccPlannerService
     this._completeStage();
   }
 
-  private _moveToStep(stepId: string, warn: (message: string) => void): void {
+  private _moveToStep(
+    stepId: string,
+    warn: (warning: ProtocolText) => void
+  ): void {
     const plan = this._plan;
     const target = plan.steps.remaining.find(s => s.step_id === stepId);
     if (!target) {
-      warn(
-        `bcc: the run is at step ${stepId}, which the plan does not list; the plan's step is kept.`
-      );
+      warn(say('bccUnknownStep', stepId));
       return;
     }
     if (plan.steps.current) {
@@ -506,7 +514,7 @@ export class BccPlannerService
   private _applyReflection(
     reflection: IReflection,
     update: ContextUpdate,
-    warn: (message: string) => void
+    warn: (warning: ProtocolText) => void
   ): void {
     const plan = this._plan;
     if (reflection.conflict) {
@@ -567,9 +575,7 @@ export class BccPlannerService
       update.workflow_update = { workflowTemplate: this._template() };
     }
     if (reflection.needsMoreSteps) {
-      warn(
-        'bcc: the planner wants more steps in this stage; bcc cannot insert steps.'
-      );
+      warn(say('bccNeedsMoreSteps'));
     }
   }
 }

@@ -5,6 +5,7 @@
 import { PlannerError } from '../errors';
 import type { GeneratingEvent } from '../actionStream';
 import { isRecord, JsonObject, omit } from '../fields';
+import { msg, type ProtocolText, say } from '../messages';
 import { normalizeAction } from '../normalize';
 import type {
   ContextUpdate,
@@ -120,7 +121,7 @@ export abstract class BccRequests {
 
   protected async _reflect(
     state: 'BEHAVIOR_COMPLETED' | 'STEP_COMPLETED',
-    warn: (message: string) => void,
+    warn: (warning: ProtocolText) => void,
     signal?: AbortSignal
   ): Promise<IReflection> {
     this._transition(
@@ -155,9 +156,7 @@ export abstract class BccRequests {
         state
       );
     }
-    warn(
-      'bcc: the planner answers no reflection; the client decides (the step is complete).'
-    );
+    warn(say('bccNoReflection'));
     const local: IReflection = {
       kind: state === 'STEP_COMPLETED' ? 'stage_reflection' : 'reflection',
       stepComplete: true,
@@ -290,9 +289,14 @@ export abstract class BccRequests {
         !isRecord(raw) ||
         (typeof raw.type !== 'string' && typeof raw.action !== 'string')
       ) {
-        const message = `POST ${url}: line without action ignored: ${line.slice(0, 200)}`;
-        this._log(message);
-        events.push({ kind: 'notice', message });
+        const notice = say(
+          'lineProblem',
+          `POST ${url}`,
+          msg('lineWithoutActionIgnored'),
+          line.slice(0, 200)
+        );
+        this._log(notice.message);
+        events.push({ kind: 'notice', ...notice });
         continue;
       }
       events.push(...this._events(raw, url));
@@ -349,12 +353,20 @@ export abstract class BccRequests {
     const normalized = normalizeAction(fields);
     if (!normalized.ok) {
       return [
-        this._warning(`POST ${url}: action ignored: ${normalized.error}`)
+        this._warning(
+          say(
+            'requestProblem',
+            `POST ${url}`,
+            msg('actionIgnored', normalized.error)
+          )
+        )
       ];
     }
     const line = JSON.stringify(raw).slice(0, 500);
     return [
-      ...normalized.warnings.map(w => this._warning(`POST ${url}: ${w}`)),
+      ...normalized.warnings.map(w =>
+        this._warning(say('requestProblem', `POST ${url}`, w))
+      ),
       ...normalized.actions.map(action => ({
         kind: 'action' as const,
         action,
@@ -425,7 +437,7 @@ export abstract class BccRequests {
 
   protected _checkRequired(
     required: INamed[],
-    warn: (message: string) => void
+    warn: (warning: ProtocolText) => void
   ): void {
     const known = {
       ...this._plan.variables,
@@ -441,7 +453,7 @@ export abstract class BccRequests {
           name !== 'user_submit_files'
       );
     if (missing.length > 0) {
-      warn(`bcc: required variables not found: ${missing.join(', ')}`);
+      warn(say('bccRequiredVariables', missing.join(', ')));
     }
   }
 
@@ -464,7 +476,7 @@ export abstract class BccRequests {
     return new PlannerError({
       kind: 'invalid',
       url: this._transport.urlOf('planning'),
-      message: `The planner answered <${kind}> to FSM state ${state}, which does not fit`
+      ...say('bccUnexpectedAnswer', kind, state)
     });
   }
 
@@ -477,9 +489,9 @@ export abstract class BccRequests {
     fsm.last_transition = event;
   }
 
-  protected _warning(message: string): GeneratingEvent {
-    this._log(message);
-    return { kind: 'warning', message };
+  protected _warning(warning: ProtocolText): GeneratingEvent {
+    this._log(warning.message);
+    return { kind: 'warning', ...warning };
   }
 
   protected readonly _transport: IPlannerTransport;

@@ -15,6 +15,12 @@ import type { GeneratingEvent } from '../actionStream';
 import { unwrapCodeFence } from '../codeFence';
 import { isRecord } from '../fields';
 import { IOverlongLine, NdjsonLineSplitter } from '../actionStream';
+import {
+  type IMessageText,
+  type ProtocolMessageId,
+  type ProtocolText,
+  say
+} from '../messages';
 import type {
   GeneratingRequestInput,
   PlanningRequestInput,
@@ -25,10 +31,13 @@ import type { IPlannerTransport } from '../transport';
 export const DIALECTS = ['dslc', 'bcc', 'v1'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
+/** What a planner service warns about during a request, in English and as a message id. */
+export type PlannerWarning = (warning: IMessageText<ProtocolMessageId>) => void;
+
 /** Per-call options of the engine's planner service: its own warning channel for this request. */
 export interface IPlanningOptions {
   signal?: AbortSignal;
-  onWarning?: (message: string) => void;
+  onWarning?: PlannerWarning;
 }
 
 /** The planner service the engine drives, with the optional members a dialect adapter adds. */
@@ -101,7 +110,7 @@ export function httpError(
   url: string,
   status: number,
   body: string,
-  message?: string
+  message?: ProtocolText
 ): PlannerError {
   const bodyExcerpt = excerpt(body) || undefined;
   const options = {
@@ -109,9 +118,12 @@ export function httpError(
     url,
     status,
     bodyExcerpt,
-    message:
-      message ??
-      `${method} ${url} failed: HTTP ${status}${bodyExcerpt ? `: ${bodyExcerpt}` : ''}`
+    ...(message ??
+      say(
+        'requestFailed',
+        `${method} ${url}`,
+        `HTTP ${status}${bodyExcerpt ? `: ${bodyExcerpt}` : ''}`
+      ))
   };
   return isRouteMissingBody(status, body)
     ? new RouteMissingError(options)
@@ -141,7 +153,7 @@ export async function send(
     throw new PlannerError({
       kind: 'abort',
       url,
-      message: `${method} ${url} aborted`
+      ...say('requestAborted', `${method} ${url}`)
     });
   }
   try {
@@ -155,9 +167,13 @@ export async function send(
       new PlannerError({
         kind: aborted ? 'abort' : 'network',
         url,
-        message: aborted
-          ? `${method} ${url} aborted`
-          : `${method} ${url} failed: ${error instanceof Error ? error.message : String(error)}`,
+        ...(aborted
+          ? say('requestAborted', `${method} ${url}`)
+          : say(
+              'requestFailed',
+              `${method} ${url}`,
+              error instanceof Error ? error.message : String(error)
+            )),
         cause: error
       })
     );
@@ -199,7 +215,7 @@ export async function* readLines(
       throw new PlannerError({
         kind: 'abort',
         url: response.url,
-        message: `reading ${response.url || 'the answer'} aborted`
+        ...say('readingAborted', response.url || 'the answer')
       });
     }
     yield* splitter.pushItems(chunk);

@@ -12,8 +12,9 @@ import {
   withRetries
 } from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
-import type { IPlanningOptions } from './common';
+import type { IPlanningOptions, PlannerWarning } from './common';
 import { isRecord, JsonObject } from '../fields';
+import { say } from '../messages';
 import { normalizePlanningResponse } from '../normalizeResponse';
 import type {
   GeneratingRequestInput,
@@ -92,7 +93,7 @@ export async function detectDialect(options: {
   signal?: AbortSignal;
   /** The `/planning` probe is the run's first planning request: it gets the same timeout and retries. */
   timing?: IProbeTiming;
-  onWarning?: (message: string) => void;
+  onWarning?: PlannerWarning;
 }): Promise<DetectionResult> {
   const { transport, signal } = options;
   const probes: string[] = [];
@@ -134,7 +135,7 @@ export async function detectDialect(options: {
         request: `POST ${url}`,
         url,
         signal,
-        onRetry: message => options.onWarning?.(message)
+        onRetry: warning => options.onWarning?.(warning)
       }
     );
     probes.push(`POST ${url} → ${statusText(response)}`);
@@ -162,7 +163,12 @@ export async function detectDialect(options: {
         kind: 'invalid',
         url,
         status: response.status,
-        message: `POST ${url} answered ${statusText(response)} with something no DSLC dialect sends: ${text.slice(0, 200)}`
+        ...say(
+          'noDialectAnswer',
+          `POST ${url}`,
+          response.status,
+          text.slice(0, 200)
+        )
       });
     }
     if (response.status !== 404 && response.status !== 405) {
@@ -170,7 +176,11 @@ export async function detectDialect(options: {
         kind: 'http',
         url,
         status: response.status,
-        message: `POST ${url} failed: ${statusText(response)}${text ? `: ${text.slice(0, 200)}` : ''}`
+        ...say(
+          'requestFailed',
+          `POST ${url}`,
+          `${statusText(response)}${text ? `: ${text.slice(0, 200)}` : ''}`
+        )
       });
     }
   }
@@ -228,7 +238,7 @@ export async function detectDialect(options: {
   throw new PlannerError({
     kind: 'invalid',
     url: root,
-    message: `no known DSLC dialect at ${root} (${probes.join('; ')})`
+    ...say('noKnownDialect', root, probes.join('; '))
   });
 }
 
@@ -388,7 +398,7 @@ export class DialectPlannerService implements IDialectPlannerService {
   private async _choose(
     request: PlanningRequestInput,
     signal?: AbortSignal,
-    onWarning?: (message: string) => void
+    onWarning?: PlannerWarning
   ): Promise<PlanningResponse | null> {
     if (this._dialect) {
       return null;

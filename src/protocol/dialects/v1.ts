@@ -4,8 +4,9 @@
  * the client stores and sends back (docs/dialects.md#v1).
  */
 import { PlannerError } from '../errors';
-import { overlongLineMessage } from '../actionStream';
+import { overlongLineWarning } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
+import { msg, type ProtocolText, say } from '../messages';
 import type { IPlanningOptions } from './common';
 import { isRecord, JsonObject, omit } from '../fields';
 import { normalizeAction, normalizeWorkflowTemplate } from '../normalize';
@@ -93,7 +94,7 @@ export class V1PlannerService implements IDialectPlannerService {
       throw new PlannerError({
         kind: 'invalid',
         url,
-        message: `POST ${url} not sent: the run has no current stage and step`
+        ...say('notSentWithoutStep', `POST ${url}`)
       });
     }
     this._adoptTaskVariables(request.observation);
@@ -126,15 +127,20 @@ export class V1PlannerService implements IDialectPlannerService {
     let sawAction = false;
     for await (const line of readLines(response, options.signal)) {
       if (typeof line !== 'string') {
-        yield this._warning(
-          `POST ${url}: ${overlongLineMessage(line)}: ${line.head}`
-        );
+        const warning = overlongLineWarning(`POST ${url}`, line, line.head);
+        this._log(warning.message);
+        yield warning;
         continue;
       }
       const parsed = parseJson(line);
       if (!parsed.ok || !isRecord(parsed.value)) {
         yield this._warning(
-          `POST ${url}: malformed line ignored: ${line.slice(0, 200)}`
+          say(
+            'lineProblem',
+            `POST ${url}`,
+            msg('malformedLine'),
+            line.slice(0, 200)
+          )
         );
         continue;
       }
@@ -148,7 +154,12 @@ export class V1PlannerService implements IDialectPlannerService {
       }
       if (!isRecord(message.action)) {
         yield this._notice(
-          `POST ${url}: line without action ignored: ${line.slice(0, 200)}`
+          say(
+            'lineProblem',
+            `POST ${url}`,
+            msg('lineWithoutActionIgnored'),
+            line.slice(0, 200)
+          )
         );
         continue;
       }
@@ -178,7 +189,7 @@ export class V1PlannerService implements IDialectPlannerService {
         kind: 'invalid',
         url,
         status: response.status,
-        message: `The planner did not run step ${section}: variables missing: ${names.join(', ')}. Set them (e.g. in the task) and retry.`
+        ...say('v1VariablesMissing', section, names.join(', '))
       });
     }
   }
@@ -255,15 +266,11 @@ export class V1PlannerService implements IDialectPlannerService {
           }
         };
       }
-      options.onWarning?.(
-        `v1: stage ${where.stageId} has no steps and the server named no next step; moving on.`
-      );
+      options.onWarning?.(say('v1StageWithoutSteps', where.stageId));
       return { targetAchieved: true };
     }
     if (this._restored && !this._streamComplete) {
-      options.onWarning?.(
-        `v1: the last answer of step ${where.stepId} was cut off; the step restarts and some cells may repeat.`
-      );
+      options.onWarning?.(say('v1AnswerCutOff', where.stepId));
     }
     this._restored = false;
     this._enterStep(where.stageId, where.stepId);
@@ -298,12 +305,12 @@ export class V1PlannerService implements IDialectPlannerService {
       throw new PlannerError({
         kind: 'invalid',
         url,
-        message: `POST ${url} not sent: the run has no current stage and step`
+        ...say('notSentWithoutStep', `POST ${url}`)
       });
     }
     if (this._missing) {
       options.onWarning?.(
-        `v1: step ${where.stepId} did not run (missing ${this._missing.join(', ')}); it starts again.`
+        say('v1StepRestarts', where.stepId, this._missing.join(', '))
       );
       this._enterStep(where.stageId, where.stepId);
       return this._continue(where.stepId);
@@ -321,7 +328,11 @@ export class V1PlannerService implements IDialectPlannerService {
         url,
         response.status,
         text,
-        `POST ${url} failed: HTTP ${response.status}: ${detailOf(text) || '(no details)'}`
+        say(
+          'requestFailed',
+          `POST ${url}`,
+          `HTTP ${response.status}: ${detailOf(text) || '(no details)'}`
+        )
       );
     }
     const parsed = parseJson(text);
@@ -473,7 +484,15 @@ export class V1PlannerService implements IDialectPlannerService {
           asString(fields.error_message) ??
           asString(fields.content) ??
           'the planner reported an error';
-        return [this._warning(`POST ${url}: planner error: ${text}`)];
+        return [
+          this._warning(
+            say(
+              'requestProblem',
+              `POST ${url}`,
+              msg('plannerErrorAction', text)
+            )
+          )
+        ];
       }
       case 'text':
         this._log(`v1 text: ${asString(fields.content) ?? ''}`);
@@ -498,12 +517,20 @@ export class V1PlannerService implements IDialectPlannerService {
       const normalized = normalizeAction(action);
       if (!normalized.ok) {
         events.push(
-          this._warning(`POST ${url}: action ignored: ${normalized.error}`)
+          this._warning(
+            say(
+              'requestProblem',
+              `POST ${url}`,
+              msg('actionIgnored', normalized.error)
+            )
+          )
         );
         continue;
       }
       for (const warning of normalized.warnings) {
-        events.push(this._warning(`POST ${url}: ${warning}`));
+        events.push(
+          this._warning(say('requestProblem', `POST ${url}`, warning))
+        );
       }
       for (const item of normalized.actions) {
         events.push({ kind: 'action', action: item, index: 0, line });
@@ -539,28 +566,37 @@ export class V1PlannerService implements IDialectPlannerService {
   ): PlannerError {
     const detail = detailOf(text);
     const sequence = /^Sequence for section (.+) not found/.exec(detail);
-    let message: string;
+    let message: ProtocolText;
     if (status === 404 && sequence) {
-      message = `planner failed in step ${sequence[1]} (no details returned)`;
+      message = say('v1StepFailed', sequence[1]);
     } else if (status === 404 && /^Stage .+ not found/.test(detail)) {
-      message = `POST ${url}: the planner does not know stage ${stageId} (HTTP 404: ${detail})`;
+      message = say('v1UnknownStage', `POST ${url}`, stageId, detail);
     } else if (status === 400 && /not found in stage/.test(detail)) {
-      message = `POST ${url}: the planner does not know step ${sectionOf(stageId, stepId)} (HTTP 400: ${detail})`;
+      message = say(
+        'v1UnknownStep',
+        `POST ${url}`,
+        sectionOf(stageId, stepId),
+        detail
+      );
     } else {
-      message = `POST ${url} failed: HTTP ${status}: ${detail || '(no details)'}`;
+      message = say(
+        'requestFailed',
+        `POST ${url}`,
+        `HTTP ${status}: ${detail || '(no details)'}`
+      );
     }
     return httpError('POST', url, status, text, message);
   }
 
-  private _warning(message: string): GeneratingEvent {
-    this._log(message);
-    return { kind: 'warning', message };
+  private _warning(warning: ProtocolText): GeneratingEvent {
+    this._log(warning.message);
+    return { kind: 'warning', ...warning };
   }
 
   /** Shown and logged, never an effect: `effect.current[0]` stays the exec output. */
-  private _notice(message: string): GeneratingEvent {
-    this._log(message);
-    return { kind: 'notice', message };
+  private _notice(notice: ProtocolText): GeneratingEvent {
+    this._log(notice.message);
+    return { kind: 'notice', ...notice };
   }
 
   private readonly _transport: IPlannerTransport;

@@ -6,7 +6,9 @@ import {
 import { nullTranslator } from '@jupyterlab/translation';
 import type { IBehaviorApproval } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
+import { msg, say } from '../../protocol/messages';
 import { showApprovalDialog, showRunDialog } from '../dialogs';
+import { markingTrans } from './markingTranslator';
 
 const trans = nullTranslator.load('notebook_bcc');
 const DOWN: IConnectionCheck = {
@@ -15,12 +17,12 @@ const DOWN: IConnectionCheck = {
     "The planner (the Jupyter server's relay) cannot be reached: connection refused. Start the planner, or set its URL in Settings > Notebook-BCC."
 };
 
-function open(checkPlanner: () => Promise<IConnectionCheck>) {
+function open(checkPlanner: () => Promise<IConnectionCheck>, bundle = trans) {
   return showRunDialog({
     notebookPath: 'work/analysis.ipynb',
     docManager: null,
     translator: nullTranslator,
-    trans,
+    trans: bundle,
     label: 'analysis.ipynb',
     checkPlanner
   });
@@ -78,6 +80,32 @@ describe('showRunDialog: the planner check', () => {
     await acceptDialog();
     expect((await result)?.task).toBe('What drives prices?');
     expect(check).toHaveBeenCalledTimes(2);
+  });
+
+  it("says why in the user's language: the check's sentences translated, the cause as it is", async () => {
+    const relay = 'http://lab.test/notebook-bcc/relay';
+    const result = open(
+      async () => ({
+        ok: false,
+        ...say(
+          'connectionUnreachable',
+          msg('relayLabel', relay),
+          msg('relayUnreachable', `GET ${relay}/`, 'Connection refused')
+        )
+      }),
+      markingTrans
+    );
+    await typeTask('What drives prices?');
+    await acceptDialog();
+    await waitForDialog();
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(
+      document.querySelector('.jp-Dialog .jp-bcc-planner-error')?.textContent
+    ).toBe(
+      `⟦The planner is not ready. ⟦The planner (⟦the Jupyter server's relay (${relay})⟧) cannot be reached: ⟦GET ${relay}/ failed: the Jupyter server could not reach the planner: Connection refused⟧. Start the planner, or set its URL in Settings > Notebook-BCC.⟧⟧`
+    );
+    await dismissDialog();
+    expect(await result).toBeNull();
   });
 
   it('can be cancelled while the planner is down', async () => {

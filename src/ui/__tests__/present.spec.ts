@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { WORKFLOW_STATES } from '../../engine/fsm';
 import { msg, say } from '../../engine/messages';
+import * as protocol from '../../protocol/messages';
 import type { IPauseReason } from '../../engine/types';
 import {
   buildTree,
@@ -13,7 +14,8 @@ import {
   formatDuration,
   formatElapsed,
   trackOutputs,
-  translateMessage
+  translateMessage,
+  translateVia
 } from '../present';
 import {
   progressInImputeStep,
@@ -404,6 +406,36 @@ describe('translateMessage: the engine speaks ids, the view the user language', 
     expect(
       translateMessage(say('kernelUnusableDetail', msg('kernelDead')), zh)
     ).toBe('内核不可用：内核已终止。请重启内核，然后继续运行。');
+  });
+
+  it("translates the planner client's messages, inside the engine's too, and leaves their causes as they are", () => {
+    const url = 'http://planner.test/generating';
+    const timeout = protocol.say('firstByteTimeout', `POST ${url}`, 300);
+    expect(translateMessage(timeout, zh)).toBe(
+      `POST ${url} 超时：请求发出后 300 秒内未收到规划器的任何数据`
+    );
+    expect(translateMessage(say('generatingFailed', timeout.text), zh)).toBe(
+      `/generating 请求失败：POST ${url} 超时：请求发出后 300 秒内未收到规划器的任何数据`
+    );
+    const retry = protocol.say(
+      'retrying',
+      protocol.msg('requestFailed', 'POST /planning', 'HTTP 503'),
+      2,
+      1,
+      3
+    );
+    expect(translateMessage(retry, zh)).toBe(
+      'POST /planning 失败：HTTP 503；2 秒后重试（第 1 次，共 3 次）'
+    );
+    expect(translateMessage(retry, trans)).toBe(retry.message);
+    const relay = protocol.say('relayLabel', 'http://lab.test/relay');
+    expect(translateVia({ via: relay.message, viaText: relay.text }, zh)).toBe(
+      'Jupyter 服务器的中继（http://lab.test/relay）'
+    );
+    expect(
+      describePlanner(null, { via: relay.message, viaText: relay.text }, zh)
+        .where
+    ).toBe('Jupyter 服务器的中继（http://lab.test/relay）');
   });
 
   it("shows a text without an id (the planner's own words, an older saved run) as it is", () => {

@@ -2,7 +2,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import { CommandIDs, IPlannerLocation } from '../../tokens';
-import { describePlanner } from '../present';
+import { describePlanner, translateVia } from '../present';
 
 export interface IPlannerLineProps {
   /** The dialect the planner speaks, once known (`IRunSnapshot.plannerDialect`). */
@@ -24,7 +24,9 @@ export function PlannerLine(props: IPlannerLineProps): JSX.Element {
       {text.where ? (
         <span
           className="jp-bcc-planner-where"
-          title={props.location?.via ?? undefined}
+          title={
+            props.location ? translateVia(props.location, trans) : undefined
+          }
         >
           {text.where}
         </span>

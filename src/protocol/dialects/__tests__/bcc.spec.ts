@@ -136,7 +136,7 @@ describe('bcc adapter', () => {
       log: m => logs.push(m),
       now: () => new Date(0)
     });
-    const onWarning = (m: string) => warnings.push(m);
+    const onWarning = (w: { message: string }) => warnings.push(w.message);
 
     const start = await service.planning(engineRequest(null, null), {
       onWarning
@@ -376,7 +376,7 @@ describe('bcc adapter', () => {
     planningServesReflections = false;
     await service.planning(engineRequest('s1', 'b'));
     const local = await service.planning(engineRequest('s1', 'b', true), {
-      onWarning: m => warnings.push(m)
+      onWarning: w => warnings.push(w.message)
     });
     expect(local.targetAchieved).toBe(true);
     expect(local.transition?.next_stage_id).toBeUndefined();

@@ -360,7 +360,7 @@ describe('the detection probe under the first-byte timeout', () => {
       }
     });
     const answer = await service.planning(request, {
-      onWarning: message => warnings.push(message)
+      onWarning: warning => warnings.push(warning.message)
     });
     expect(answer.targetAchieved).toBe(false);
     expect(service.dialect).toBe('dslc');

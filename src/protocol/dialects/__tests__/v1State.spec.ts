@@ -191,7 +191,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     third.restoreState(partial);
     const warned: string[] = [];
     await third.planning(request(STAGE, STEP), {
-      onWarning: m => warned.push(m)
+      onWarning: w => warned.push(w.message)
     });
     expect(warned[0]).toMatch(/cells may repeat/);
     await collect(third.generating(request(STAGE, STEP)));
