@@ -1,16 +1,17 @@
 /**
  * Save coordination: the run's changes are saved shortly after they happen, at most once per save
- * interval, one save at a time and never over a save the driver did not start; the run state lives in
- * the notebook's metadata. Under real-time collaboration the server saves the shared document and the
- * driver never does.
+ * interval; every save of the notebook, the run's and the user's, waits for the one before it; the run
+ * state lives in the notebook's metadata. Under real-time collaboration the server saves the shared
+ * document and the driver never does.
  */
+import type { DocumentRegistry } from '@jupyterlab/docregistry';
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
-import { JSONExt, PartialJSONValue, PromiseDelegate } from '@lumino/coreutils';
+import { JSONExt, PartialJSONValue } from '@lumino/coreutils';
 import { settleWithin, toJSON } from './json';
 import { RUN_STATE_METADATA_KEY } from './metadata';
 
-/** How long a save waits for a save it did not start (the user's, the autosave) to end, in ms. */
+/** How long a save of the notebook waits for the one before it to end, in ms. */
 const OTHER_SAVE_WAIT_MS = 20000;
 
 /**
@@ -29,7 +30,7 @@ export class NotebookSaver {
     private _saveDelayMs: number,
     private _saveIntervalMs = DEFAULT_SAVE_INTERVAL_MS
   ) {
-    _panel.context.saveState.connect(this._onSaveState, this);
+    queueSaves(_panel.context);
     _panel.disposed.connect(() => {
       clearTimeout(this._saveTimer);
       this._saveTimer = undefined;
@@ -63,60 +64,45 @@ export class NotebookSaver {
     }, wait);
   }
 
-  /**
-   * Saves the notebook, one save at a time and never while another save (the user's or
-   * JupyterLab's autosave) is under way: the second of two overlapping saves would find the file
-   * changed on disk and ask the user about a conflict.
-   */
-  save(): Promise<void> {
+  /** Saves the notebook, after any save of it under way (see `queueSaves`). */
+  async save(): Promise<void> {
     clearTimeout(this._saveTimer);
     this._saveTimer = undefined;
-    if (isCollaborative(this._panel)) {
-      return Promise.resolve();
-    }
-    const save = async () => {
-      if (this._othersSaving) {
-        // A save cancelled in a dialog never says it ended: do not wait for it for ever.
-        await settleWithin(this._othersSaving.promise, OTHER_SAVE_WAIT_MS);
-        this._othersSaving = null;
-      }
-      if (this._panel.isDisposed) {
-        return;
-      }
-      this._ownSave = true;
-      this._lastSaveAt = Date.now();
-      try {
-        await this._panel.context.save();
-      } finally {
-        this._ownSave = false;
-      }
-    };
-    const next = this._saving.then(save, save);
-    this._saving = next.catch(() => undefined);
-    return next;
-  }
-
-  /** Tracks saves that the driver did not start. */
-  private _onSaveState(
-    _: unknown,
-    state: 'started' | 'completed' | 'failed'
-  ): void {
-    if (this._ownSave) {
+    if (isCollaborative(this._panel) || this._panel.isDisposed) {
       return;
     }
-    if (state === 'started') {
-      this._othersSaving ??= new PromiseDelegate<void>();
-    } else if (this._othersSaving) {
-      this._othersSaving.resolve();
-      this._othersSaving = null;
-    }
+    this._lastSaveAt = Date.now();
+    await this._panel.context.save();
   }
 
   private _saveTimer: ReturnType<typeof setTimeout> | undefined;
   private _lastSaveAt = -Infinity;
-  private _saving: Promise<void> = Promise.resolve();
-  private _ownSave = false;
-  private _othersSaving: PromiseDelegate<void> | null = null;
+}
+
+type SavingContext = Pick<DocumentRegistry.IContext<INotebookModel>, 'save'>;
+
+/** The contexts whose saves are queued already. */
+const queued = new WeakSet<SavingContext>();
+
+/**
+ * JupyterLab's document context runs two saves at once, and the later one then finds the earlier one's
+ * write on disk and asks the user about a conflict ("File Changed"): a run saves every few seconds, so
+ * the user's Ctrl+S or JupyterLab's autosave would meet it sooner or later. The context's saves go one
+ * after the other instead, whoever starts them; a save waits at most `OTHER_SAVE_WAIT_MS` for the one
+ * before (one held by a dialog never ends on its own).
+ */
+export function queueSaves(context: SavingContext): void {
+  if (queued.has(context)) {
+    return;
+  }
+  queued.add(context);
+  const save = context.save.bind(context);
+  let last: Promise<void> = Promise.resolve();
+  context.save = () => {
+    const next = settleWithin(last, OTHER_SAVE_WAIT_MS).then(save);
+    last = next.catch(() => undefined);
+    return next;
+  };
 }
 
 /** A jupyter-collaboration document: its server saves it; a save from the page meets a false "File Changed" conflict. */

@@ -1,3 +1,4 @@
+import { Dialog } from '@jupyterlab/apputils';
 import { MarkdownCell } from '@jupyterlab/cells';
 import type { ICellProvenance } from '../../engine/driver';
 import { NotebookDriver } from '../notebookDriver';
@@ -442,6 +443,42 @@ describe('NotebookDriver cells', () => {
     // Overlapping saves would read started, started: the second one risks a false conflict.
     expect(states).toEqual(['started', 'completed', 'started', 'completed']);
   });
+
+  it("makes the user's save (Ctrl+S, the autosave) wait for the run's save, so it never meets a false File Changed", async () => {
+    const states: string[] = [];
+    notebook.panel.context.saveState.connect((_, state) => {
+      states.push(state);
+    });
+    const conflicts = jest.spyOn(console, 'warn');
+    await driver.addCell({
+      kind: 'code',
+      source: 'z',
+      role: 'code',
+      provenance
+    });
+    // The user saves just as the run's save has written the file, before the page knows its new hash.
+    let user: Promise<void> | null = null;
+    const onWritten = () => {
+      services().contents.fileChanged.disconnect(onWritten);
+      user = notebook.panel.context.save();
+    };
+    services().contents.fileChanged.connect(onWritten);
+    await driver.saveRunState({ step: 'two' });
+    expect(user).not.toBeNull();
+    // A false conflict leaves the user's save waiting on JupyterLab's "File Changed" dialog.
+    const settled = await Promise.race([
+      user!.then(() => 'saved'),
+      new Promise(resolve => setTimeout(() => resolve('waiting'), 10000))
+    ]);
+    const dialog = document.querySelector('.jp-Dialog')?.textContent ?? null;
+    Dialog.flush();
+    expect(dialog).toBeNull();
+    expect(settled).toBe('saved');
+    expect(states).toEqual(['started', 'completed', 'started', 'completed']);
+    expect(conflicts).not.toHaveBeenCalledWith(
+      expect.stringContaining('Different hash found')
+    );
+  }, 30000);
 
   it('never saves a collaborative notebook, which its server saves, and still writes the run state', async () => {
     // jupyter-collaboration's drive: a shared model factory that says it is collaborative.
