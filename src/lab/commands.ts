@@ -3,7 +3,7 @@
  * button) or else on the active notebook; enabled and visible states follow that notebook's run model.
  */
 import type { IDocumentManager } from '@jupyterlab/docmanager';
-import { Notification } from '@jupyterlab/apputils';
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
 import {
@@ -387,7 +387,30 @@ export function addCommands(
       if (check.ok) {
         Notification.success(message, { autoClose: 5000 });
       } else {
-        Notification.error(message, { autoClose: false });
+        // A notification shows 140 characters; the cause and the fix are often past them.
+        Notification.error(message, {
+          autoClose: false,
+          actions: [
+            {
+              label: trans.__('Details'),
+              callback: () => {
+                void showDialog({
+                  title: trans.__('Test Planner Connection'),
+                  body: message,
+                  buttons: [Dialog.okButton({ label: trans.__('Close') })]
+                });
+              }
+            },
+            {
+              label: trans.__('Open Settings'),
+              callback: () => {
+                void commands.execute('settingeditor:open', {
+                  query: 'Notebook-BCC'
+                });
+              }
+            }
+          ]
+        });
       }
       return check.ok;
     }

@@ -4,6 +4,7 @@ import { NotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
+import { dismissDialog, waitForDialog } from '@jupyterlab/testing';
 import { Signal } from '@lumino/signaling';
 import type { IRunSnapshot, IWorkflowRunner } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
@@ -301,10 +302,26 @@ describe('addCommands', () => {
         'The planner cannot be reached. Start the planner, or set its URL in Settings > Notebook-BCC.'
     });
     expect(await commands.execute(CommandIDs.testConnection)).toBe(false);
+    const full =
+      'Test connection: The planner cannot be reached. Start the planner, or set its URL in Settings > Notebook-BCC.';
     expect(error).toHaveBeenCalledWith(
-      'Test connection: The planner cannot be reached. Start the planner, or set its URL in Settings > Notebook-BCC.',
-      { autoClose: false }
+      full,
+      expect.objectContaining({ autoClose: false })
     );
+    // The notification shows 140 characters: Details shows all of it, Open Settings goes to the fix.
+    const actions = error.mock.calls[0][1]!.actions!;
+    expect(actions.map(action => action.label)).toEqual([
+      'Details',
+      'Open Settings'
+    ]);
+    actions[0].callback(new MouseEvent('click'));
+    await waitForDialog();
+    expect(document.querySelector('.jp-Dialog-body')?.textContent).toBe(full);
+    await dismissDialog();
+    const opened = jest.fn();
+    commands.addCommand('settingeditor:open', { execute: opened });
+    actions[1].callback(new MouseEvent('click'));
+    expect(opened).toHaveBeenCalledWith({ query: 'Notebook-BCC' });
 
     modelOf(first).planner = null;
     expect(commands.isEnabled(CommandIDs.testConnection)).toBe(false);
@@ -324,7 +341,7 @@ describe('addCommands', () => {
     expect(await commands.execute(CommandIDs.testConnection)).toBe(false);
     expect(error).toHaveBeenCalledWith(
       '⟦Test connection: ⟦The planner (⟦Demo planner (built in)⟧) cannot be reached: ⟦GET builtin://demo-planner/ failed: chunk failed⟧. Start the planner, or set its URL in Settings > Notebook-BCC.⟧⟧',
-      { autoClose: false }
+      expect.objectContaining({ autoClose: false })
     );
   });
 
