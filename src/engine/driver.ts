@@ -130,6 +130,11 @@ export interface INotebookDriver {
     state: unknown,
     options?: { checkpoint?: boolean }
   ): Promise<void>;
+  /**
+   * While held, nothing is written to the notebook by saving it (`saveRunState` keeps the state in the
+   * notebook's metadata only, and no save is scheduled): another window runs it now.
+   */
+  holdSaves(held: boolean): void;
   /** The run state saved by `saveRunState`, or null. */
   loadRunState(): Promise<unknown | null>;
   /** Interrupt the kernel (used by Stop when asked). */

@@ -317,9 +317,9 @@ export function journalingDriver(
     if (!latest || state.cells.createdSince(latest.cells).includes(cellId)) {
       return;
     }
-    const cell = driver.listCells().find(c => c.id === cellId);
-    if (cell) {
-      state.rewind.rewriting(cellId, cell.source);
+    const source = driver.cellSource(cellId);
+    if (source !== null) {
+      state.rewind.rewriting(cellId, source);
     }
   };
   const overrides: Partial<INotebookDriver> = {

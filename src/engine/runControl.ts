@@ -26,6 +26,11 @@ export class RunControl {
     return this._stopRequested;
   }
 
+  /** The run was stopped to leave the notebook to another window (`IStopOptions.leaveNotebook`). */
+  get leavingNotebook(): boolean {
+    return this._leavingNotebook;
+  }
+
   /** Aborted when the run is stopped; a new one per launch. */
   get signal(): AbortSignal {
     return this._abort.signal;
@@ -50,6 +55,7 @@ export class RunControl {
   /** A new loop starts: nothing is stopped. */
   launch(): void {
     this._stopRequested = false;
+    this._leavingNotebook = false;
     this._abort = new AbortController();
   }
 
@@ -57,8 +63,11 @@ export class RunControl {
    * Aborts the request in flight and wakes the loop so that it ends. Without `interruptKernel`, a
    * running cell is left to finish (the signal's reason says so).
    */
-  stop(options: { interruptKernel?: boolean } = {}): void {
+  stop(
+    options: { interruptKernel?: boolean; leaveNotebook?: boolean } = {}
+  ): void {
     this._stopRequested = true;
+    this._leavingNotebook ||= options.leaveNotebook === true;
     this._abort.abort(new RunStopped(options.interruptKernel === true));
     for (const listener of [...this._stopListeners]) {
       listener();
@@ -153,6 +162,7 @@ export class RunControl {
   }
 
   private _abort = new AbortController();
+  private _leavingNotebook = false;
   private _stopRequested = false;
   private _stopListeners = new Set<() => void>();
   private _pauseRequested = false;

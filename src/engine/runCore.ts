@@ -209,7 +209,12 @@ export class RunCore {
   /** Leaves a consistent, saved, resumable state: the current step is planned again on resume. */
   async settle(finished: IRunFinished): Promise<IRunFinished> {
     const state = this.state;
-    await this.closeThinking();
+    const leaving = this.control.leavingNotebook;
+    if (leaving) {
+      this.driver.holdSaves(true);
+    } else {
+      await this.closeThinking();
+    }
     if (state.behavior) {
       closeInterruptedBehavior(
         this,
@@ -225,7 +230,9 @@ export class RunCore {
     if (state.fsm.can('CANCEL')) {
       state.fsm.dispatch('CANCEL');
     }
-    await this.saveState();
+    if (!leaving) {
+      await this.saveState();
+    }
     return finished;
   }
 

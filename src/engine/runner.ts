@@ -274,7 +274,10 @@ export class WorkflowRunner implements IWorkflowRunner {
   async stop(options: IStopOptions = {}): Promise<void> {
     const loop = this._loop;
     if (loop) {
-      this._control.stop({ interruptKernel: options.interruptKernel === true });
+      this._control.stop({
+        interruptKernel: options.interruptKernel === true,
+        leaveNotebook: options.leaveNotebook === true
+      });
       if (options.interruptKernel) {
         try {
           await this._driver.interruptKernel();
@@ -385,6 +388,7 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   private _launch(): Promise<IRunFinished> {
     this._control.launch();
+    this._driver.holdSaves(false);
     const loop = this._drive();
     this._loop = loop;
     return loop;

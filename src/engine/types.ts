@@ -68,6 +68,12 @@ export interface IStartOptions {
 export interface IStopOptions {
   /** Also interrupt the kernel (the running cell stops). */
   interruptKernel?: boolean;
+  /**
+   * Another window runs the notebook now (it took the run lock over): the run ends without writing to
+   * the notebook (the thinking cell is left as it is, nothing is saved), so it cannot overwrite that
+   * window's work; the driver holds its saves until a run starts here again.
+   */
+  leaveNotebook?: boolean;
 }
 
 /** A cell already in the notebook that a behavior runs, with the code it holds now. */

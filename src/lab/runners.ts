@@ -163,9 +163,9 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
     runner.finished.connect(() => void lock.release(), this);
     lock.lost.connect(() => {
       console.warn(
-        'Notebook-BCC: another window took over this run (its lock expired here); the run here stops.'
+        'Notebook-BCC: another window took over this run (its lock expired here); the run here stops, leaving the notebook to it.'
       );
-      void runner.stop();
+      void runner.stop({ leaveNotebook: true });
     }, this);
   }
 

@@ -140,6 +140,10 @@ export class NotebookDriver implements INotebookDriver {
     await this._saver.save();
   }
 
+  holdSaves(held: boolean): void {
+    this._saver.held = held;
+  }
+
   async loadRunState(): Promise<unknown | null> {
     return readRunState(this._cells.model().sharedModel);
   }

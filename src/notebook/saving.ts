@@ -43,6 +43,7 @@ export class NotebookSaver {
    */
   scheduleSave(): void {
     if (
+      this.held ||
       this._saveDelayMs < 0 ||
       this._saveTimer !== undefined ||
       isCollaborative(this._panel)
@@ -64,11 +65,26 @@ export class NotebookSaver {
     }, wait);
   }
 
+  /**
+   * Another window runs the notebook now: the driver saves nothing (a scheduled save is dropped), so
+   * this page's older copy cannot overwrite that window's work.
+   */
+  get held(): boolean {
+    return this._held;
+  }
+  set held(held: boolean) {
+    this._held = held;
+    if (held) {
+      clearTimeout(this._saveTimer);
+      this._saveTimer = undefined;
+    }
+  }
+
   /** Saves the notebook, after any save of it under way (see `queueSaves`). */
   async save(): Promise<void> {
     clearTimeout(this._saveTimer);
     this._saveTimer = undefined;
-    if (isCollaborative(this._panel) || this._panel.isDisposed) {
+    if (this._held || isCollaborative(this._panel) || this._panel.isDisposed) {
       return;
     }
     this._lastSaveAt = Date.now();
@@ -77,6 +93,7 @@ export class NotebookSaver {
 
   private _saveTimer: ReturnType<typeof setTimeout> | undefined;
   private _lastSaveAt = -Infinity;
+  private _held = false;
 }
 
 type SavingContext = Pick<DocumentRegistry.IContext<INotebookModel>, 'save'>;

@@ -1,6 +1,7 @@
 import { PlannerError } from '../../protocol';
 import * as protocol from '../../protocol/messages';
 import type { IKernelVariables } from '../driver';
+import type { AnyAction } from '../registry';
 import { msg } from '../messages';
 import { abortInterruptsKernel } from '../runControl';
 import { ActionStream, FakeNotebookDriver } from '../testing';
@@ -363,6 +364,37 @@ describe('WorkflowRunner failures, pause and stop', () => {
     });
     expect(later.client.planningRequests).toHaveLength(3);
     expect(later.runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
+  });
+
+  it('stops without writing to a notebook another window now runs: no save, no closing of the thinking cell', async () => {
+    const stream = new ActionStream();
+    const driver = new FakeNotebookDriver();
+    const s = setup(
+      {
+        planning: [withTemplate(false, TEMPLATE), plan(true)],
+        generating: [stream, [text('later')]]
+      },
+      {},
+      {},
+      driver
+    );
+    const run = s.runner.start({ task: 't' });
+    stream.push(code('z = 3'), {
+      action: 'is_thinking',
+      text_array: ['Looking'],
+      agent_name: 'Planner'
+    } as AnyAction);
+    await when(s.runner.actionApplied, a => a.index === 1);
+    const saves = driver.saveCount;
+    const cells = driver.cells.map(c => ({ ...c }));
+    await s.runner.stop({ leaveNotebook: true });
+    expect((await run).reason).toBe('stopped');
+    expect(driver.saveCount).toBe(saves);
+    expect(driver.cells).toEqual(cells);
+    expect(driver.savesHeld).toBe(true);
+    // A later run here (after Take over) saves again.
+    await s.runner.start({ task: 't' });
+    expect(driver.savesHeld).toBe(false);
   });
 
   it('stops even when the kernel never answers the variable inspection', async () => {

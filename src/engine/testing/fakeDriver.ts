@@ -244,6 +244,9 @@ export class FakeNotebookDriver implements INotebookDriver {
     };
   }
 
+  /** `holdSaves`: another window runs the notebook. */
+  savesHeld = false;
+
   async saveRunState(
     state: unknown,
     options: { checkpoint?: boolean } = {}
@@ -253,6 +256,10 @@ export class FakeNotebookDriver implements INotebookDriver {
     if (!options.checkpoint) {
       this.immediateSaveCount++;
     }
+  }
+
+  holdSaves(held: boolean): void {
+    this.savesHeld = held;
   }
 
   async loadRunState(): Promise<unknown | null> {

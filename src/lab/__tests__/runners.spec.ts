@@ -178,4 +178,12 @@ describe('RunnerRegistry: a notebook closing mid-run', () => {
     runner.isRunning = false;
     await notebook.dispose();
   }, 30000);
+
+  it('stops a run whose lock another window took over, leaving the notebook to that window', async () => {
+    const notebook = await openNotebook(manager(), { kernel: false });
+    const { runner, lock } = await registryFor(notebook.panel);
+    lock.lost.emit();
+    expect(runner.stop).toHaveBeenCalledWith({ leaveNotebook: true });
+    await notebook.dispose();
+  }, 30000);
 });

@@ -444,6 +444,28 @@ describe('NotebookDriver cells', () => {
     expect(states).toEqual(['started', 'completed', 'started', 'completed']);
   });
 
+  it('saves nothing while its saves are held (another window runs the notebook), then saves again', async () => {
+    const quick = new NotebookDriver({
+      panel: notebook.panel,
+      saveDelayMs: 10
+    });
+    const states: string[] = [];
+    notebook.panel.context.saveState.connect((_, state) => {
+      states.push(state);
+    });
+    const add = (source: string) =>
+      quick.addCell({ kind: 'code', source, role: 'code', provenance });
+    await add('scheduled = 1');
+    quick.holdSaves(true);
+    await add('held = 2');
+    await quick.saveRunState({ step: 'held' });
+    await new Promise(resolve => setTimeout(resolve, 300));
+    expect(states).toEqual([]);
+    quick.holdSaves(false);
+    await quick.saveRunState({ step: 'free' });
+    expect(states).toEqual(['started', 'completed']);
+  });
+
   it("makes the user's save (Ctrl+S, the autosave) wait for the run's save, so it never meets a false File Changed", async () => {
     const states: string[] = [];
     notebook.panel.context.saveState.connect((_, state) => {
