@@ -1,43 +1,78 @@
-"""Kernel websockets to a Kernel or Enterprise Gateway that do not outlive the browser's.
+"""Kernel websockets to a Kernel or Enterprise Gateway that never leave a stale one on the gateway.
 
-jupyter_server's ``GatewayWebSocketConnection`` opens its own websocket to the gateway for each browser
-websocket. When the browser closes its websocket while that one is still connecting, jupyter_server
-cancels the connect future, which does not stop tornado's handshake: the gateway websocket opens anyway
-and is never closed. JupyterLab does this each time a notebook connects to a kernel through a gateway
-(its first websocket asks for a subprotocol that jupyter_server's gateway proxy does not select, so the
-browser drops it and connects again without one). The gateway is then left with a second connection
-under the notebook's session id, whose ZMQ sockets share the notebook's identity; after a restart, the
-kernel often answers that stale connection instead of the notebook's, and the notebook runs nothing.
+jupyter_server's ``GatewayWebSocketConnection`` opens its own websocket to the gateway as soon as a
+browser websocket opens. Each time a notebook connects to a kernel, JupyterLab's first websocket asks
+for a subprotocol that this proxy does not select: the browser drops it at once and connects again
+without one. By then the proxy's websocket to the gateway is connecting; cancelling its future does not
+stop tornado's handshake, so it opens and is never closed. The gateway then holds two connections under
+the notebook's session id, whose ZMQ sockets to the kernel share one identity; the kernel hands that
+identity to whichever connected last (ROUTER_HANDOVER), and the other one's requests go unanswered for
+good: after a restart, often the notebook's.
 
-Enable with ``--ServerApp.kernel_websocket_connection_class=jupyterlab_notebook_bcc.gateway.GatewayWebSocketConnection``
+This proxy opens its websocket to the gateway only once the browser's has shown it stays: with its first
+message (JupyterLab sends one at once), or after ``OPEN_AFTER_S`` without it closing. Enable it with
+``--ServerApp.kernel_websocket_connection_class=jupyterlab_notebook_bcc.gateway.GatewayWebSocketConnection``
 (see the README, "Remote kernels").
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from jupyter_server.gateway.connections import GatewayWebSocketConnection as ServerGatewayWebSocketConnection
 
+#: How long a browser websocket that sends nothing waits for its gateway websocket, in seconds.
+OPEN_AFTER_S = 1.0
+
 
 class GatewayWebSocketConnection(ServerGatewayWebSocketConnection):
-    """jupyter_server's proxy to a gateway kernel, which closes a gateway websocket that opens after the
-    browser's has gone."""
+    """jupyter_server's proxy to a gateway kernel, which opens its gateway websocket once the browser's
+    has sent a message or stayed open for a second, and closes one that opens after the browser left."""
+
+    _opening: asyncio.TimerHandle | None = None
+    _early: list[str]
+
+    async def connect(self) -> None:
+        self._early = []
+        self._opening = asyncio.get_running_loop().call_later(OPEN_AFTER_S, self._open)
+
+    def _open(self) -> None:
+        if self._opening is None:
+            return
+        self._opening.cancel()
+        self._opening = None
+        if not self.disconnected:
+            asyncio.ensure_future(self._connect_now())
+
+    async def _connect_now(self) -> None:
+        if self.disconnected:
+            return
+        await super().connect()
+        early, self._early = self._early, []
+        for message in early:
+            super().handle_incoming_message(message)
+
+    def handle_incoming_message(self, message: str) -> None:
+        if self.disconnected:
+            # A message that waited for the gateway websocket goes with the browser's.
+            return
+        if self.ws_future is None:
+            self._early.append(message)
+            self._open()
+            return
+        super().handle_incoming_message(message)
 
     def disconnect(self) -> None:
-        pending = self.ws is None and self.ws_future is not None and not self.ws_future.done()
-        if pending:
+        if self._opening is not None:
+            self._opening.cancel()
+            self._opening = None
+        if self.ws is None and self.ws_future is not None and not self.ws_future.done():
             # Cancelling the future would leave the handshake going on: close the websocket it opens.
             self.disconnected = True
             self.ws_future.add_done_callback(_close_opened)
-            self.log.debug("Kernel %s: the gateway websocket will be closed once open", self.kernel_id)
             return
         super().disconnect()
-
-    def handle_incoming_message(self, message: str) -> None:
-        # A message the browser sent before it left waits for the connection: it is dropped with it.
-        if not self.disconnected:
-            super().handle_incoming_message(message)
 
 
 def _close_opened(future: Any) -> None:

@@ -5,7 +5,7 @@ starts)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +17,10 @@ from tornado.netutil import bind_sockets
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
+from jupyterlab_notebook_bcc import gateway as module
 from jupyterlab_notebook_bcc.gateway import GatewayWebSocketConnection
+
+SHELL = '{"channel": "shell", "n": %d}'
 
 
 class StandInGateway:
@@ -53,7 +56,8 @@ class KernelManager(LoggingConfigurable):
 
 
 @pytest.fixture
-def gateway(io_loop: Any) -> Iterator[StandInGateway]:
+def gateway(io_loop: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandInGateway]:
+    monkeypatch.setattr(module, "OPEN_AFTER_S", 0.3)
     stand_in = StandInGateway()
     app = web.Application([(r"/api/kernels/[^/]+/channels", Channels, {"gateway": stand_in})])
     sockets = bind_sockets(0, "127.0.0.1")
@@ -68,7 +72,7 @@ def gateway(io_loop: Any) -> Iterator[StandInGateway]:
     GatewayClient.clear_instance()
 
 
-async def until(condition: Any, seconds: float = 5.0) -> bool:
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
     for _ in range(int(seconds / 0.05)):
         if condition():
             return True
@@ -76,45 +80,71 @@ async def until(condition: Any, seconds: float = 5.0) -> bool:
     return condition()
 
 
-def connection(cls: type[ServerGatewayWebSocketConnection]) -> ServerGatewayWebSocketConnection:
-    proxy = cls(parent=KernelManager())
-    proxy.session.session = "the-notebooks-session"
-    return proxy
+def proxy(cls: type[ServerGatewayWebSocketConnection]) -> ServerGatewayWebSocketConnection:
+    connection = cls(parent=KernelManager())
+    connection.session.session = "the-notebooks-session"
+    return connection
 
 
-async def test_jupyter_servers_proxy_leaves_the_gateway_websocket_open(gateway: StandInGateway) -> None:
-    """The cause: the browser leaves while the proxy connects, and the gateway's websocket stays open."""
-    proxy = connection(ServerGatewayWebSocketConnection)
-    await proxy.connect()
-    proxy.disconnect()
+async def test_jupyter_servers_proxy_leaves_a_gateway_websocket_open_when_the_browser_leaves_at_once(
+    gateway: StandInGateway,
+) -> None:
+    """The cause: the browser drops its websocket at once, and the gateway's stays open."""
+    connection = proxy(ServerGatewayWebSocketConnection)
+    await connection.connect()
+    connection.disconnect()
     gateway.release.set()
     assert await until(lambda: gateway.opened == 1)
     await asyncio.sleep(1)
     assert gateway.closed == 0
 
 
-async def test_the_gateway_websocket_opened_after_the_browser_left_is_closed(gateway: StandInGateway) -> None:
-    proxy = connection(GatewayWebSocketConnection)
-    await proxy.connect()
-    # The browser's first message waits for the gateway websocket; it goes with the browser.
-    proxy.handle_incoming_message('{"channel": "shell"}')
-    proxy.disconnect()
+async def test_a_browser_websocket_dropped_at_once_opens_none_on_the_gateway(gateway: StandInGateway) -> None:
+    gateway.release.set()
+    connection = proxy(GatewayWebSocketConnection)
+    await connection.connect()
+    connection.disconnect()
+    await asyncio.sleep(1)
+    assert gateway.opened == 0
+    assert connection.ws is None
+
+
+async def test_the_first_message_opens_the_gateway_websocket_and_goes_through_in_order(
+    gateway: StandInGateway,
+) -> None:
+    gateway.release.set()
+    connection = proxy(GatewayWebSocketConnection)
+    await connection.connect()
+    for n in range(3):
+        connection.handle_incoming_message(SHELL % n)
+    assert await until(lambda: len(gateway.received) == 3)
+    assert gateway.received == [SHELL % n for n in range(3)]
+    assert gateway.opened == 1
+    connection.disconnect()
+    assert await until(lambda: gateway.closed == 1)
+
+
+async def test_a_browser_that_sends_nothing_gets_its_gateway_websocket_after_a_while(
+    gateway: StandInGateway,
+) -> None:
+    gateway.release.set()
+    connection = proxy(GatewayWebSocketConnection)
+    await connection.connect()
+    assert await until(lambda: gateway.opened == 1)
+    assert await until(lambda: connection.ws is not None)
+    connection.handle_incoming_message(SHELL % 0)
+    assert await until(lambda: gateway.received == [SHELL % 0])
+
+
+async def test_a_gateway_websocket_that_opens_after_the_browser_left_is_closed(gateway: StandInGateway) -> None:
+    connection = proxy(GatewayWebSocketConnection)
+    await connection.connect()
+    # The browser's message waits for the gateway's handshake, held by the gateway; then the browser leaves.
+    connection.handle_incoming_message(SHELL % 0)
+    assert await until(lambda: connection.ws_future is not None)
+    connection.disconnect()
     gateway.release.set()
     assert await until(lambda: gateway.opened == 1)
     assert await until(lambda: gateway.closed == 1)
     await asyncio.sleep(0.2)
     assert gateway.received == []
-    assert proxy.ws is None
-
-
-async def test_an_open_gateway_websocket_carries_messages_and_closes_with_the_browser(
-    gateway: StandInGateway,
-) -> None:
-    gateway.release.set()
-    proxy = connection(GatewayWebSocketConnection)
-    await proxy.connect()
-    assert await until(lambda: proxy.ws is not None)
-    proxy.handle_incoming_message('{"channel": "shell"}')
-    assert await until(lambda: gateway.received == ['{"channel": "shell"}'])
-    proxy.disconnect()
-    assert await until(lambda: gateway.closed == 1)
