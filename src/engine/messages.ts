@@ -87,6 +87,8 @@ export const ENGINE_MESSAGES = {
   kernelStartFailed: 'The kernel could not be started: %1',
   noKernel: 'The notebook has no kernel.',
   kernelDead: 'The kernel is dead. Restart it, then resume the run.',
+  kernelNotAnswering:
+    'The kernel did not answer for %1 s, even after reconnecting to it. Wait for it or use Kernel > Reconnect to Kernel, then resume the run.',
   variableNotFound: "⚠️ WARN: Variable '%1' requested but not found",
   summarizedVariableNotFound:
     "⚠️ WARN: Variable '%1' to summarize (%2) requested but not found",

@@ -277,7 +277,12 @@ async function rerunKeptCells(
   core: RunCore
 ): Promise<{ rerun: number; rerunError: string | null }> {
   const { driver } = core;
-  await driver.restartKernel();
+  try {
+    await driver.restartKernel();
+  } catch (error) {
+    // The cells are already rewound: the rewind is recorded, and the run's next execution asks again.
+    return { rerun: 0, rerunError: errorMessage(error) };
+  }
   let rerun = 0;
   for (const cell of driver.listCells()) {
     if (cell.kind !== 'code' || cell.source.trim() === '') {

@@ -8,6 +8,7 @@ import type { Kernel } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IKernelVariables, SummarizeRequest } from '../engine/driver';
 import { englishText, type IMessage, msg } from '../engine/messages';
+import { ConnectionCheck } from './connectionCheck';
 import {
   COLLECT_EXPRESSION,
   KERNEL_HELPERS,
@@ -15,12 +16,18 @@ import {
 } from './kernelCode';
 
 export class NotebookKernel {
-  /** `inspectTimeoutMs`: how long a silent variable inspection may wait for the kernel's reply. */
+  /**
+   * `inspectTimeoutMs`: how long a silent variable inspection may wait for the kernel's reply;
+   * `connection`: how long a (re)connected kernel may take to answer, and how often it is reconnected.
+   */
   constructor(
     private _panel: NotebookPanel,
     private _trans: TranslationBundle,
-    private _inspectTimeoutMs: number
-  ) {}
+    private _inspectTimeoutMs: number,
+    connection: Partial<ConnectionCheck.IOptions> = {}
+  ) {
+    this._connection = new ConnectionCheck(_panel.sessionContext, connection);
+  }
 
   get sessionContext(): ISessionContext {
     return this._panel.sessionContext;
@@ -30,13 +37,20 @@ export class NotebookKernel {
     await this.sessionContext.session?.kernel?.interrupt();
   }
 
-  /** Restarts the kernel without asking (the user chose it in the rewind dialog); starts one if none. */
+  /**
+   * Restarts the kernel without asking (the user chose it in the rewind dialog); starts one if none.
+   * Resolves once the restarted kernel answers.
+   */
   async restart(): Promise<void> {
     const kernel = await this.ensure();
     if ('params' in kernel) {
       throw new Error(englishText(kernel));
     }
     await kernel.restart();
+    const notAnswering = await this._answering(kernel);
+    if (notAnswering) {
+      throw new Error(englishText(notAnswering));
+    }
   }
 
   /** The notebook's kernel, started (the notebook's preferred or the default kernel) if there is none; or why not. */
@@ -74,7 +88,7 @@ export class NotebookKernel {
     if (kernel.status === 'dead') {
       return msg('kernelDead');
     }
-    return kernel;
+    return (await this._answering(kernel)) ?? kernel;
   }
 
   async collectVariables(): Promise<IKernelVariables> {
@@ -109,6 +123,20 @@ export class NotebookKernel {
     return unavailable;
   }
 
+  /** Null once the kernel answers this connection; otherwise why not. */
+  private async _answering(
+    kernel: Kernel.IKernelConnection
+  ): Promise<IMessage | null> {
+    const started = Date.now();
+    if (await this._connection.answering(kernel)) {
+      return null;
+    }
+    // The kernel may have died meanwhile.
+    return kernel.status === 'dead'
+      ? msg('kernelDead')
+      : msg('kernelNotAnswering', Math.round((Date.now() - started) / 1000));
+  }
+
   /**
    * Runs the helpers silently and evaluates one of them as a user expression. Null when there is no
    * Python kernel; throws when the kernel reports an error.
@@ -121,6 +149,15 @@ export class NotebookKernel {
       : this.sessionContext.session?.kernel;
     if (!kernel || kernel.status === 'dead') {
       return null;
+    }
+    const checking = Date.now();
+    if (!(await this._connection.answering(kernel))) {
+      throw new Error(
+        this._trans.__(
+          'The kernel did not answer the variable inspection within %1 s.',
+          Math.round((Date.now() - checking) / 1000)
+        )
+      );
     }
     const info = await kernel.info;
     if (info.language_info.name !== 'python') {
@@ -177,6 +214,8 @@ export class NotebookKernel {
     }
     return JSON.parse(result.data['text/plain'] ?? '{}');
   }
+
+  private _connection: ConnectionCheck;
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -23,6 +23,7 @@ import type {
 } from '../engine/driver';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { NotebookCells } from './cells';
+import type { ConnectionCheck } from './connectionCheck';
 import { CellExecution } from './execution';
 import { CellFollower } from './following';
 import { asObject } from './json';
@@ -52,7 +53,8 @@ export class NotebookDriver implements INotebookDriver {
     this._kernel = new NotebookKernel(
       panel,
       trans,
-      options.inspectTimeoutMs ?? 30000
+      options.inspectTimeoutMs ?? 30000,
+      options.kernelConnection
     );
     this._execution = new CellExecution({
       panel,
@@ -189,6 +191,11 @@ export namespace NotebookDriver {
     interruptGraceMs?: number;
     /** How long a silent variable inspection may wait for the kernel's reply, in ms. Default 30 s. */
     inspectTimeoutMs?: number;
+    /**
+     * How long a (re)connected kernel may take to answer before its connection is reopened, in ms, and
+     * how many times it is. Default 10 s, 3 times.
+     */
+    kernelConnection?: Partial<ConnectionCheck.IOptions>;
     /**
      * How long after the run changes the notebook it is saved, in ms; negative turns this off (the
      * notebook is then saved only with the run state, after each behavior). Default 1 s.

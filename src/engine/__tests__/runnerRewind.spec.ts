@@ -256,6 +256,36 @@ describe('WorkflowRunner rewind', () => {
     expect(s.runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
   });
 
+  it('records a redo whose kernel does not answer after its restart; the run goes on', async () => {
+    const driver = new FakeNotebookDriver();
+    const s = setup(threeSteps(), {}, {}, driver);
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    driver.restartFailure = 'The kernel did not answer for 40 s.';
+    const executedBefore = driver.executed.length;
+    s.client.planningScript.push(plan(false), plan(true));
+    s.client.generatingScript.push([code('c = 30'), exec()]);
+    const record = await s.runner.rewind(
+      { kind: 'step', stageId: 's2', stepId: 'q1' },
+      { restartKernel: true }
+    );
+    expect(record).toMatchObject({
+      kind: 'redo_from_step',
+      removed: 1,
+      kernelRestarted: true,
+      rerun: 0,
+      rerunError: 'The kernel did not answer for 40 s.'
+    });
+    expect(record.effect).toContain(
+      'After a kernel restart, re-running the kept cells stopped: The kernel did not answer for 40 s.'
+    );
+    // No kept cell ran; the redone step's own cell does, in the run that goes on.
+    const end = await when(s.runner.finished, () => true);
+    expect(end.reason).toBe('completed');
+    expect(driver.executed.slice(executedBefore)).toEqual([
+      driver.cells.find(c => c.source === 'c = 30')!.id
+    ]);
+  });
+
   it('rewinds a run saved in the notebook, after a reload', async () => {
     const s = setup(threeSteps());
     await s.runner.start({ task: 't' });

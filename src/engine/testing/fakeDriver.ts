@@ -78,6 +78,8 @@ export class FakeNotebookDriver implements INotebookDriver {
   /** Every `rewindCells` edit, in order. */
   rewindEdits: IRewindEdit[] = [];
   restartCount = 0;
+  /** When set, `restartKernel` fails with this message (a kernel that does not answer after it). */
+  restartFailure: string | null = null;
 
   async addCell(request: IAddCellRequest): Promise<string> {
     const id = `cell-${++this._nextId}`;
@@ -309,6 +311,9 @@ export class FakeNotebookDriver implements INotebookDriver {
   }
 
   async restartKernel(): Promise<void> {
+    if (this.restartFailure !== null) {
+      throw new Error(this.restartFailure);
+    }
     this.variables = {};
     this.restartCount++;
   }
