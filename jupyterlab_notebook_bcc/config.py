@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import json5
 from jupyter_core.paths import jupyter_config_dir
-from traitlets import Float, Unicode, default
+from traitlets import Bool, Float, Unicode, default
 from traitlets.config import Configurable
 
 DEFAULT_PLANNER_URL = "http://localhost:28600"
@@ -45,6 +45,16 @@ class NotebookBCC(Configurable):
     connect_timeout = Float(
         30.0,
         help="Seconds to wait for a TCP (and TLS) connection to the planner. Answers have no time limit.",
+    ).tag(config=True)
+
+    gateway_websockets = Bool(
+        True,
+        help=(
+            "With a Kernel or Enterprise Gateway (--gateway-url), proxy kernel websockets with "
+            "jupyterlab_notebook_bcc.gateway.GatewayWebSocketConnection, which leaves no stale websocket "
+            "on the gateway (with jupyter_server's own, a kernel often stops answering the notebook "
+            "after a restart). Only when kernel_websocket_connection_class is jupyter_server's default."
+        ),
     ).tag(config=True)
 
     @default("planner_url")

@@ -22,6 +22,21 @@ def user_settings_dir(serverapp: Any) -> str:
     return default_user_settings_dir()
 
 
+def use_gateway_websockets(serverapp: Any) -> None:
+    """Kernel websockets through a gateway leave no stale websocket on it (``gateway.py``), unless the
+    administrator chose another class than jupyter_server's default."""
+    from jupyter_server.gateway.connections import GatewayWebSocketConnection as ServerDefault
+
+    from .gateway import GatewayWebSocketConnection
+
+    settings = serverapp.web_app.settings
+    if settings.get("kernel_websocket_connection_class") is not ServerDefault:
+        return
+    settings["kernel_websocket_connection_class"] = GatewayWebSocketConnection
+    serverapp.kernel_websocket_connection_class = GatewayWebSocketConnection
+    serverapp.log.info("Notebook-BCC: kernel websockets to the gateway go through %s", GatewayWebSocketConnection.__module__)
+
+
 def load(serverapp: Any) -> None:
     config = NotebookBCC(parent=serverapp)
 
@@ -34,6 +49,8 @@ def load(serverapp: Any) -> None:
     serverapp.web_app.settings["notebook_bcc_locks"] = locks
     setup_handlers(serverapp.web_app, config, resolve, locks)
     follow_renames(serverapp, locks)
+    if config.gateway_websockets:
+        use_gateway_websockets(serverapp)
     if config.planner_url or config.planner_token:
         serverapp.log.info(
             "Notebook-BCC relay at %s%s/relay/ serves the planner at %s (server config, token %s)",

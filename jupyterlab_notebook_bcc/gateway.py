@@ -10,9 +10,9 @@ identity to whichever connected last (ROUTER_HANDOVER), and the other one's requ
 good: after a restart, often the notebook's.
 
 This proxy opens its websocket to the gateway only once the browser's has shown it stays: with its first
-message (JupyterLab sends one at once), or after ``OPEN_AFTER_S`` without it closing. Enable it with
-``--ServerApp.kernel_websocket_connection_class=jupyterlab_notebook_bcc.gateway.GatewayWebSocketConnection``
-(see the README, "Remote kernels").
+message (JupyterLab sends one at once), or after ``OPEN_AFTER_S`` without it closing. The server extension
+uses it whenever a gateway is configured and jupyter_server's default class is in place
+(``extension.use_gateway_websockets``; ``c.NotebookBCC.gateway_websockets = False`` turns it off).
 """
 
 from __future__ import annotations
