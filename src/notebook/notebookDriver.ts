@@ -134,12 +134,20 @@ export class NotebookDriver implements INotebookDriver {
   }
 
   /**
-   * Written at once, checkpoints too: a deferred checkpoint left a run with a 10 MB output unsaved
-   * (the fault suite's case). Saves between checkpoints, after each cell change, stay throttled.
+   * A checkpoint (after a behavior or a step) goes with the next throttled save, as a cell change does:
+   * saved at once, a run of 100 behaviors with figures wrote its whole notebook 100 times (1 GB for a
+   * 20 MB file). Everything else (pause, stop, errors, the end) is saved at once.
    */
-  async saveRunState(state: unknown): Promise<void> {
+  async saveRunState(
+    state: unknown,
+    options: { checkpoint?: boolean } = {}
+  ): Promise<void> {
     writeRunState(this._cells.model().sharedModel, state);
-    await this._saver.save();
+    if (options.checkpoint) {
+      this._saver.scheduleSave();
+    } else {
+      await this._saver.save();
+    }
   }
 
   holdSaves(held: boolean): void {

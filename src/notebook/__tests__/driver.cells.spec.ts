@@ -2,7 +2,7 @@ import { Dialog } from '@jupyterlab/apputils';
 import { MarkdownCell } from '@jupyterlab/cells';
 import type { ICellProvenance } from '../../engine/driver';
 import { NotebookDriver } from '../notebookDriver';
-import { CELL_METADATA_KEY } from '../metadata';
+import { CELL_METADATA_KEY, RUN_STATE_METADATA_KEY } from '../metadata';
 import { sourceHash } from '../../engine/rewind';
 import {
   IOpenNotebook,
@@ -442,6 +442,30 @@ describe('NotebookDriver cells', () => {
     await Promise.all([user, driver.saveRunState({ step: 'one' })]);
     // Overlapping saves would read started, started: the second one risks a false conflict.
     expect(states).toEqual(['started', 'completed', 'started', 'completed']);
+  });
+
+  it('saves a checkpoint with the next throttled save, and any other run state at once', async () => {
+    const quick = new NotebookDriver({
+      panel: notebook.panel,
+      saveDelayMs: 50
+    });
+    const states: string[] = [];
+    notebook.panel.context.saveState.connect((_, state) => {
+      states.push(state);
+    });
+    await quick.saveRunState({ step: 'one' }, { checkpoint: true });
+    expect(states).toEqual([]);
+    await waitUntil(() => states.includes('completed'));
+    // Within the save interval, a second checkpoint waits; a stop or an end does not.
+    await quick.saveRunState({ step: 'two' }, { checkpoint: true });
+    await new Promise(resolve => setTimeout(resolve, 300));
+    expect(states).toEqual(['started', 'completed']);
+    await quick.saveRunState({ step: 'end' });
+    expect(states).toEqual(['started', 'completed', 'started', 'completed']);
+    const file = await services().contents.get(notebook.panel.context.path);
+    const metadata = (file.content as { metadata: Record<string, unknown> })
+      .metadata;
+    expect(metadata[RUN_STATE_METADATA_KEY]).toEqual({ step: 'end' });
   });
 
   it('saves nothing while its saves are held (another window runs the notebook), then saves again', async () => {
