@@ -134,9 +134,8 @@ export class NotebookDriver implements INotebookDriver {
   }
 
   /**
-   * A checkpoint (after a behavior or a step) goes with the next throttled save, as a cell change does:
-   * saved at once, a run of 100 behaviors with figures wrote its whole notebook 100 times (1 GB for a
-   * 20 MB file). Everything else (pause, stop, errors, the end) is saved at once.
+   * A checkpoint (after a behavior or a step) is saved at most once per save interval
+   * (`NotebookSaver.saveCheckpoint`); everything else (pause, stop, errors, the end) at once.
    */
   async saveRunState(
     state: unknown,
@@ -144,7 +143,7 @@ export class NotebookDriver implements INotebookDriver {
   ): Promise<void> {
     writeRunState(this._cells.model().sharedModel, state);
     if (options.checkpoint) {
-      this._saver.scheduleSave();
+      await this._saver.saveCheckpoint();
     } else {
       await this._saver.save();
     }

@@ -66,6 +66,20 @@ export class NotebookSaver {
   }
 
   /**
+   * A checkpoint of the run (the end of a behavior or a step): saved now when the last save is older
+   * than the save interval, else with the next save, when the interval is up. Saved only later, the
+   * first checkpoint could wait behind a cell that floods the page (a 10 MB output) and leave nothing of
+   * the run on disk; saved each time, 100 behaviors wrote a 20 MB notebook 100 times.
+   */
+  async saveCheckpoint(): Promise<void> {
+    if (Date.now() - this._lastSaveAt >= this._saveIntervalMs) {
+      await this.save();
+    } else {
+      this.scheduleSave();
+    }
+  }
+
+  /**
    * Another window runs the notebook now: the driver saves nothing (a scheduled save is dropped), so
    * this page's older copy cannot overwrite that window's work.
    */

@@ -941,16 +941,37 @@ export interface ISavedNotebook {
   cells: Array<{ id?: string; cell_type: string; source: string | string[] }>;
 }
 
-/** The notebook as saved on the server (the file, not the page's model). */
+/**
+ * The notebook as saved on the server (the file, not the page's model), read from the server's disk.
+ * Not through the contents API: a GET that lands while the server writes a large notebook finds half a
+ * file and "recovers" it from the server's backup copy, which breaks the save under way (jupyter_server's
+ * atomic writing), so a test polling the file would change what it measures. A file read mid-write is
+ * read again until it parses, for up to 10 s.
+ */
 export async function savedNotebook(
   page: Page,
-  path: string
+  notebookPath: string
 ): Promise<ISavedNotebook> {
-  const response = await page.request.get(
-    `api/contents/${encodeURI(path)}?content=1&type=notebook`
-  );
-  expect(response.ok()).toBe(true);
-  return ((await response.json()) as { content: ISavedNotebook }).content;
+  const root = await page.evaluate(() => {
+    const data = document.getElementById('jupyter-config-data');
+    return (JSON.parse(data?.textContent ?? '{}') as { serverRoot?: string })
+      .serverRoot;
+  });
+  if (!root) {
+    throw new Error('savedNotebook: the page does not say its server root');
+  }
+  const file = path.join(root, notebookPath);
+  const deadline = Date.now() + 10000;
+  for (;;) {
+    try {
+      return JSON.parse(fs.readFileSync(file, 'utf-8')) as ISavedNotebook;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw new Error(`savedNotebook: ${file} unreadable: ${error}`);
+      }
+      await new Promise(resolve => setTimeout(resolve, 200));
+    }
+  }
 }
 
 /** The cells of a saved notebook, as `ICellContent`. */

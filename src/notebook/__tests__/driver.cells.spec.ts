@@ -444,7 +444,7 @@ describe('NotebookDriver cells', () => {
     expect(states).toEqual(['started', 'completed', 'started', 'completed']);
   });
 
-  it('saves a checkpoint with the next throttled save, and any other run state at once', async () => {
+  it('saves a checkpoint at once at most once per save interval, and any other run state at once', async () => {
     const quick = new NotebookDriver({
       panel: notebook.panel,
       saveDelayMs: 50
@@ -454,8 +454,7 @@ describe('NotebookDriver cells', () => {
       states.push(state);
     });
     await quick.saveRunState({ step: 'one' }, { checkpoint: true });
-    expect(states).toEqual([]);
-    await waitUntil(() => states.includes('completed'));
+    expect(states).toEqual(['started', 'completed']);
     // Within the save interval, a second checkpoint waits; a stop or an end does not.
     await quick.saveRunState({ step: 'two' }, { checkpoint: true });
     await new Promise(resolve => setTimeout(resolve, 300));
