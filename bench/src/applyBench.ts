@@ -230,33 +230,61 @@ async function collectProbe(
   }, timeoutMs);
 }
 
+/**
+ * BCC_BENCH_PROFILE=<folder>: a Chrome CPU profile of each side's rounds, to open in DevTools:
+ * `<folder>/direct.cpuprofile` and `<folder>/extension.cpuprofile` (the last round of each).
+ */
+async function profiled<T>(
+  page: Page,
+  side: 'direct' | 'extension',
+  measure: () => Promise<T>
+): Promise<T> {
+  const folder = process.env.BCC_BENCH_PROFILE;
+  if (!folder) {
+    return measure();
+  }
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.start');
+  const result = await measure();
+  const { profile } = await cdp.send('Profiler.stop');
+  writeFileSync(
+    path.join(folder, `${side}.cpuprofile`),
+    JSON.stringify(profile)
+  );
+  await cdp.detach();
+  return result;
+}
+
 async function measureDirect(
   page: Page,
   key: string,
   cells: ICellSpec[]
 ): Promise<ITimings> {
   await observeCells(page, key, cells.length);
-  const start = await page.evaluate(
-    async ({ key, cells }) => {
-      const w = window as unknown as IBenchWindow;
-      const shared = w.bench.notebooks[key].panel.content.model?.sharedModel;
-      if (!shared) {
-        throw new Error('no notebook model');
-      }
-      const start = performance.now();
-      for (const cell of cells) {
-        shared.insertCell(shared.cells.length, {
-          cell_type: cell.kind,
-          source: cell.source,
-          metadata: {}
-        });
-        await Promise.resolve();
-      }
-      return start;
-    },
-    { key, cells }
-  );
-  const { domTimes, end } = await collectProbe(page);
+  const { start, domTimes, end } = await profiled(page, 'direct', async () => {
+    const start = await page.evaluate(
+      async ({ key, cells }) => {
+        const w = window as unknown as IBenchWindow;
+        const shared = w.bench.notebooks[key].panel.content.model?.sharedModel;
+        if (!shared) {
+          throw new Error('no notebook model');
+        }
+        const start = performance.now();
+        for (const cell of cells) {
+          shared.insertCell(shared.cells.length, {
+            cell_type: cell.kind,
+            source: cell.source,
+            metadata: {}
+          });
+          await Promise.resolve();
+        }
+        return start;
+      },
+      { key, cells }
+    );
+    return { start, ...(await collectProbe(page)) };
+  });
   return { totalMs: end - start, latencies: [], cells: domTimes.length };
 }
 
@@ -280,20 +308,14 @@ async function measureExtension(
       onLine.call(trace, url, line);
     };
   }, key);
-  // BCC_BENCH_PROFILE=<file>: a Chrome CPU profile of the extension's run, to open in DevTools.
-  const profileFile = process.env.BCC_BENCH_PROFILE;
-  const cdp = profileFile ? await page.context().newCDPSession(page) : null;
-  if (cdp) {
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.start');
-  }
-  await startRun(page, key, 'Apply benchmark');
-  const { domTimes, lineTimes, end } = await collectProbe(page);
-  if (cdp && profileFile) {
-    const { profile } = await cdp.send('Profiler.stop');
-    writeFileSync(profileFile, JSON.stringify(profile));
-    await cdp.detach();
-  }
+  const { domTimes, lineTimes, end } = await profiled(
+    page,
+    'extension',
+    async () => {
+      await startRun(page, key, 'Apply benchmark');
+      return collectProbe(page);
+    }
+  );
   const finished = await waitFinished(page, key);
   if (finished.reason !== 'completed') {
     throw new Error(
