@@ -1,5 +1,6 @@
 import { Dialog } from '@jupyterlab/apputils';
 import { MarkdownCell } from '@jupyterlab/cells';
+import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { ICellProvenance } from '../../engine/driver';
 import { NotebookDriver } from '../notebookDriver';
 import { CELL_METADATA_KEY, RUN_STATE_METADATA_KEY } from '../metadata';
@@ -30,6 +31,15 @@ async function waitUntil(condition: () => boolean, ms = 10000): Promise<void> {
 }
 
 const services = useJupyterServer();
+
+/** The save states (`started`, `completed`, ...) a notebook's context reports from now on. */
+function recordSaves(panel: NotebookPanel): string[] {
+  const states: string[] = [];
+  panel.context.saveState.connect((_, state) => {
+    states.push(state);
+  });
+  return states;
+}
 
 const provenance: ICellProvenance = {
   stage_id: 'data_cleaning',
@@ -386,10 +396,7 @@ describe('NotebookDriver cells', () => {
       panel: notebook.panel,
       saveDelayMs: 100
     });
-    const states: string[] = [];
-    notebook.panel.context.saveState.connect((_, state) => {
-      states.push(state);
-    });
+    const states = recordSaves(notebook.panel);
     for (const source of ['first = 1', 'second = 2', 'third = 3']) {
       await saving.addCell({ kind: 'code', source, role: 'code', provenance });
     }
@@ -411,10 +418,7 @@ describe('NotebookDriver cells', () => {
       panel: notebook.panel,
       saveDelayMs: -1
     });
-    const states: string[] = [];
-    notebook.panel.context.saveState.connect((_, state) => {
-      states.push(state);
-    });
+    const states = recordSaves(notebook.panel);
     await manual.addCell({
       kind: 'code',
       source: 'x',
@@ -427,10 +431,7 @@ describe('NotebookDriver cells', () => {
   });
 
   it("waits for the user's save to end before saving the run state", async () => {
-    const states: string[] = [];
-    notebook.panel.context.saveState.connect((_, state) => {
-      states.push(state);
-    });
+    const states = recordSaves(notebook.panel);
     await driver.addCell({
       kind: 'code',
       source: 'y',
@@ -449,10 +450,7 @@ describe('NotebookDriver cells', () => {
       panel: notebook.panel,
       saveDelayMs: 50
     });
-    const states: string[] = [];
-    notebook.panel.context.saveState.connect((_, state) => {
-      states.push(state);
-    });
+    const states = recordSaves(notebook.panel);
     await quick.saveRunState({ step: 'one' }, { checkpoint: true });
     expect(states).toEqual(['started', 'completed']);
     // Within the save interval, a second checkpoint waits; a stop or an end does not.
@@ -472,10 +470,7 @@ describe('NotebookDriver cells', () => {
       panel: notebook.panel,
       saveDelayMs: 10
     });
-    const states: string[] = [];
-    notebook.panel.context.saveState.connect((_, state) => {
-      states.push(state);
-    });
+    const states = recordSaves(notebook.panel);
     const add = (source: string) =>
       quick.addCell({ kind: 'code', source, role: 'code', provenance });
     await add('scheduled = 1');
@@ -490,10 +485,7 @@ describe('NotebookDriver cells', () => {
   });
 
   it("makes the user's save (Ctrl+S, the autosave) wait for the run's save, so it never meets a false File Changed", async () => {
-    const states: string[] = [];
-    notebook.panel.context.saveState.connect((_, state) => {
-      states.push(state);
-    });
+    const states = recordSaves(notebook.panel);
     const conflicts = jest.spyOn(console, 'warn');
     await driver.addCell({
       kind: 'code',
@@ -539,10 +531,7 @@ describe('NotebookDriver cells', () => {
         panel: shared.panel,
         saveDelayMs: 50
       });
-      const states: string[] = [];
-      shared.panel.context.saveState.connect((_, state) => {
-        states.push(state);
-      });
+      const states = recordSaves(shared.panel);
       await collaborative.addCell({
         kind: 'code',
         source: 'z = 1',
