@@ -105,6 +105,12 @@ if want unit; then
       if (skipped > 0) why.push(`${skipped} skipped or todo (each counted as failed)`);
       console.log(r.numPassedTests, r.numFailedTests + skipped, extra, why.join("; "));
     ' "$PWD/$RESULTS/jest.json" 2>&1)"
+    node -e '
+      const r = require(process.argv[1]);
+      for (const s of r.testResults)
+        for (const a of s.assertionResults)
+          if (a.status !== "passed") console.log(`${a.status}: ${s.name.replace(process.cwd() + "/", "")} > ${a.fullName}`);
+    ' "$PWD/$RESULTS/jest.json" >"$RESULTS/failed-unit.txt" 2>&1
   fi
 fi
 
@@ -139,6 +145,15 @@ if skipped:
 print(total - bad - skipped, bad + skipped, extra, "; ".join(why))
 PY
 )"
+    python - "$RESULTS/pytest.xml" >"$RESULTS/failed-pytest.txt" 2>&1 <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    for kind in ("failure", "error", "skipped"):
+        if case.find(kind) is not None:
+            print(f"{kind}: {case.get('classname')}::{case.get('name')}")
+PY
   fi
 fi
 
@@ -221,12 +236,31 @@ if want ui; then
       if (s.skipped > 0) why.push(`${s.skipped} skipped (each counted as failed)`);
       console.log(s.expected + s.flaky, s.unexpected + s.skipped, extra, why.join("; "));
     ' "$PWD/$UI_RESULTS/results.json" 2>&1)"
+    node -e '
+      const r = require(process.argv[1]);
+      const walk = (suite, titles) => {
+        const here = suite.title ? [...titles, suite.title] : titles;
+        for (const spec of suite.specs || [])
+          for (const t of spec.tests || []) {
+            const status = t.status || (spec.ok ? "expected" : "unexpected");
+            if (status !== "expected")
+              console.log(`${status}: [${t.projectName}] ${spec.file}:${spec.line} > ${[...here.slice(1), spec.title].join(" > ")}`);
+          }
+        for (const child of suite.suites || []) walk(child, here);
+      };
+      for (const suite of r.suites || []) walk(suite, []);
+    ' "$PWD/$UI_RESULTS/results.json" >"$RESULTS/failed-ui.txt" 2>&1
   fi
 fi
 
 echo
 echo "Test summary"
 printf '  %s\n' "${summary[@]}"
+# Each test that did not pass, by name (a flaky one passed on a retry and is counted as passed).
+if cat "$RESULTS"/failed-*.txt 2>/dev/null | grep -q .; then
+  echo "Tests that did not pass:"
+  cat "$RESULTS"/failed-*.txt | sed 's/^/  /' | head -n 40
+fi
 if [ ${#reasons[@]} -gt 0 ]; then
   echo "Suites that failed as a whole:"
   printf '  %s\n' "${reasons[@]}"
