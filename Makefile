@@ -61,6 +61,8 @@ ui: build
 
 wheel: venv node
 	rm -rf dist
+	# The wheel's build hook skips the npm build when a production build is in place, however old it is.
+	$(BIN)/jlpm build:prod
 	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
 
 ## wheel-venv: a second venv with only the built wheel (dist/*.whl) and what a user installs beside it, no

@@ -219,6 +219,8 @@ export interface IRunModel {
   readonly availability: ICommandAvailability;
   /** There is a stopped or saved run that Resume continues. */
   readonly canResumeSaved: boolean;
+  /** Undo or Redo from a step may start: the run is idle or paused here, and no other window runs it. */
+  readonly canRewind: boolean;
   /** The notebook's run lock, when the runner has one. */
   readonly lock: IRunLock | null;
   /** Who holds the notebook's run lock: another window's live run disables Run and Resume here. */

@@ -30,7 +30,7 @@ import type {
   IWorkflowRunner
 } from '../engine/types';
 import { discardRunState } from '../notebook/saving';
-import { canRewind, stepKey } from '../engine/rewindView';
+import { stepKey } from '../engine/rewindView';
 import type { RewindTarget } from '../engine/rewind';
 import {
   CommandIDs,
@@ -476,13 +476,7 @@ export function addCommands(
     icon: undoIcon,
     isEnabled: args => {
       const model = targetOf(args)?.model;
-      const snapshot = model?.snapshot;
-      return (
-        !!snapshot &&
-        model?.lockState.kind !== 'other' &&
-        canRewind(snapshot) &&
-        !!snapshot.rewind?.undo
-      );
+      return !!model?.canRewind && !!model.snapshot.rewind?.undo;
     },
     isVisible: hasNotebook,
     execute: args =>
@@ -500,14 +494,11 @@ export function addCommands(
     icon: redoIcon,
     isEnabled: args => {
       const model = targetOf(args)?.model;
-      const snapshot = model?.snapshot;
       const target = rewindTarget(args);
       return (
-        !!snapshot &&
-        model?.lockState.kind !== 'other' &&
+        !!model?.canRewind &&
         target?.kind === 'step' &&
-        canRewind(snapshot) &&
-        !!snapshot.rewind?.redoSteps.includes(
+        !!model.snapshot.rewind?.redoSteps.includes(
           stepKey(target.stageId, target.stepId)
         )
       );

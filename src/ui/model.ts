@@ -9,6 +9,7 @@ import type { Artifact } from '../protocol';
 import type { IEffectsState } from '../engine/effects';
 import type { IFsmTransition } from '../engine/fsm';
 import type { IProgressState } from '../engine/progress';
+import { canRewind } from '../engine/rewindView';
 import type { IRunSettings } from '../engine/settings';
 import type {
   IRunError,
@@ -220,6 +221,13 @@ export class RunModel {
       };
     }
     return commandAvailability(this.snapshot);
+  }
+
+  /** Undo or Redo from a step may start: the run is idle or paused here, and no other window runs it. */
+  get canRewind(): boolean {
+    return (
+      this.source !== 'none' && !this._lockedOut() && canRewind(this.snapshot)
+    );
   }
 
   /** There is a stopped or saved run that Resume continues. */

@@ -33,10 +33,14 @@ export class RunStatusItem extends ReactWidget {
     if (!model) {
       return null;
     }
-    const text = describeRun(model.snapshot, this._trans, {
-      awaitingApproval: model.awaitingApproval,
-      finished: model.finished
-    });
+    // This copy's state is stale while another window runs the notebook (the panel says so too).
+    const text =
+      model.lockState.kind === 'other'
+        ? this._trans.__('Running in another window')
+        : describeRun(model.snapshot, this._trans, {
+            awaitingApproval: model.awaitingApproval,
+            finished: model.finished
+          });
     const title = this._trans.__(
       'Workflow: %1 (click to open the panel)',
       text

@@ -49,12 +49,16 @@ async function secondUser(
   });
   const page = await context.newPage();
   await page.goto(`${baseURL}/lab/tree/${tmpPath}`);
-  // A loaded machine takes longer than galata's 15 s for a second JupyterLab.
+  // A loaded machine takes longer than galata's 15 s for a second JupyterLab. The predicate is polled
+  // and must not return a promise: Playwright takes any promise as a truthy answer at once.
   await page.waitForFunction(
-    async () => {
-      const app = (window as unknown as { jupyterapp?: JupyterFrontEnd })
-        .jupyterapp;
-      return app ? app.restored.then(() => true) : false;
+    () => {
+      const w = window as unknown as {
+        jupyterapp?: JupyterFrontEnd;
+        bccRestored?: boolean;
+      };
+      void w.jupyterapp?.restored.then(() => (w.bccRestored = true));
+      return w.bccRestored === true;
     },
     undefined,
     { timeout: 120000 }
@@ -419,6 +423,14 @@ test.describe('Two users on one notebook (jupyter-collaboration)', () => {
       await expect(
         controls.getByRole('button', { name: 'Resume', exact: true })
       ).toHaveCount(0);
+      await expect(b.locator('.jp-bcc-status-text')).toHaveText(
+        'Running in another window'
+      );
+      // Once A's run has a behavior to go back to, B shows Undo, off: it would remove A's cells.
+      const undo = controls.getByRole('button', { name: 'Undo', exact: true });
+      await expect(undo).toHaveCount(1, { timeout: 60000 });
+      await expect(undo).toBeDisabled();
+      expect((await runInfo(page, nb)).running).toBe(true);
       await clickControl(page, 'Stop');
       await waitForEnd(page, nb);
     } finally {

@@ -55,6 +55,7 @@ function fakeModel(availability: Partial<ICommandAvailability> = {}) {
   return {
     availability: { ...NONE, ...availability },
     canResumeSaved: false,
+    canRewind: false,
     canTakeOver: false,
     canDiscardSaved: false,
     lockState: { kind: 'free', stale: false } as RunLockState,
@@ -441,6 +442,7 @@ describe('addCommands', () => {
     expect(commands.isVisible(CommandIDs.redoFromStep, redoArgs)).toBe(true);
     expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(false);
 
+    // Paused, with what it can go back to; the model says when a rewind may start (RunModel.canRewind).
     model.snapshot = {
       ...model.snapshot,
       paused: true,
@@ -450,17 +452,10 @@ describe('addCommands', () => {
         last: null
       }
     };
+    expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(false);
+    model.canRewind = true;
     expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(true);
     expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(true);
-    // Not while another window runs the notebook.
-    model.lockState = {
-      kind: 'other',
-      status: null,
-      samePage: false
-    } as unknown as RunLockState;
-    expect(commands.isEnabled(CommandIDs.undoBehavior)).toBe(false);
-    expect(commands.isEnabled(CommandIDs.redoFromStep, redoArgs)).toBe(false);
-    model.lockState = { kind: 'mine' };
     expect(
       commands.isEnabled(CommandIDs.redoFromStep, {
         stageId: 's1',

@@ -325,6 +325,7 @@ describe('RunModel', () => {
     saved.value = savedRun();
     saved.changed.emit();
     expect(model.canResumeSaved).toBe(true);
+    expect(model.canRewind).toBe(true);
 
     await lock.refresh();
     expect(changes()).toBe(2);
@@ -336,6 +337,8 @@ describe('RunModel', () => {
     expect(model.canResumeSaved).toBe(false);
     expect(model.canTakeOver).toBe(false);
     expect(model.canDiscardSaved).toBe(false);
+    // Undo and Redo from here would remove cells of the other window's run.
+    expect(model.canRewind).toBe(false);
 
     holder = null;
     await lock.refresh();
@@ -344,9 +347,12 @@ describe('RunModel', () => {
     expect(model.canResumeSaved).toBe(false);
     expect(model.availability.run).toBe(false);
 
+    expect(model.canRewind).toBe(false);
+
     await lock.acquire();
     expect(model.canTakeOver).toBe(false);
     expect(model.canResumeSaved).toBe(true);
+    expect(model.canRewind).toBe(true);
     lock.dispose();
   });
 });

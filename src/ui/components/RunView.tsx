@@ -3,7 +3,6 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
-import { canRewind } from '../../engine/rewindView';
 import { CommandIDs, IRunModel } from '../../tokens';
 import { describeRun, translateMessage } from '../present';
 import { CommandButton } from './CommandButton';
@@ -47,7 +46,6 @@ export function RunView(props: IRunViewProps): JSX.Element {
       : null;
   const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
   const elsewhere = model.lockState.kind === 'other';
-  const rewindable = model.source !== 'none' && canRewind(snapshot);
   const rewind = snapshot.rewind;
   return (
     <>
@@ -101,7 +99,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
         paused={paused}
         canUndo={
           rewind && model.source !== 'none'
-            ? rewindable && rewind.undo !== null
+            ? model.canRewind && rewind.undo !== null
             : undefined
         }
       />
@@ -135,7 +133,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
         rendermime={rendermime}
         trans={trans}
         redo={
-          rewind && rewindable
+          rewind && model.canRewind
             ? {
                 steps: rewind.redoSteps,
                 onRedo: (stageId, stepId) => {
