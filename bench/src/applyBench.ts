@@ -11,6 +11,7 @@ import {
   closeNotebook,
   newNotebook,
   setSettings,
+  settle,
   startRun,
   waitFinished
 } from './page';
@@ -80,7 +81,8 @@ export const APPLY_METHOD =
   '(direct) or the first line handed to the planner client (the RunTrace observer, patched in the page ' +
   'to take performance.now()) until a MutationObserver on the notebook viewport has seen every new cell ' +
   'node, plus one animation frame. Per-action latency pairs the k-th streamed line with the k-th cell node. ' +
-  "Rounds alternate which side goes first; the figure is the median of the rounds' ratios, with the " +
+  'Before each side the page collects garbage and waits until idle; a first pair warms the page up and ' +
+  "is not counted. Rounds alternate which side goes first; the figure is the median of the rounds' ratios, with the " +
   "lowest and highest, and the p95 over every extension round's actions. It uses the default settings " +
   '(followNewCells on); one more pair is measured with it off.';
 
@@ -262,6 +264,7 @@ async function measureDirect(
   cells: ICellSpec[]
 ): Promise<ITimings> {
   await observeCells(page, key, cells.length);
+  await settle(page);
   const { start, domTimes, end } = await profiled(page, 'direct', async () => {
     const start = await page.evaluate(
       async ({ key, cells }) => {
@@ -308,6 +311,7 @@ async function measureExtension(
       onLine.call(trace, url, line);
     };
   }, key);
+  await settle(page);
   const { domTimes, lineTimes, end } = await profiled(
     page,
     'extension',
@@ -336,10 +340,11 @@ export async function applyBenchmark(
   options: IApplyOptions
 ): Promise<IApplyResult> {
   const cells = cellSpecs(options.actions);
-  // One more run than rounds: the last one, with `followNewCells` off, tells the scrolling apart.
+  // Two more runs than rounds: a first pair warms the page up (not counted), and the last one, with
+  // `followNewCells` off, tells the scrolling apart.
   const traceFile = applyTrace(
     cells,
-    options.rounds + 1,
+    options.rounds + 2,
     path.join(options.workDir, 'apply.trace.jsonl')
   );
   const planner = await startReplayPlanner(traceFile);
@@ -392,6 +397,8 @@ export async function applyBenchmark(
         'notebook-bcc:open'
       )
     );
+    log('warm-up pair (not counted):');
+    await pair();
     for (let r = 0; r < options.rounds; r++) {
       const { round: measured, extension } = await pair(r % 2 === 0);
       rounds.push(measured);
@@ -436,6 +443,7 @@ async function measureDirectBursts(
   perBurst: number
 ): Promise<number[]> {
   await observeCells(page, key, cells.length);
+  await settle(page);
   await page.evaluate(
     async ({ key, cells, perBurst }) => {
       const w = window as unknown as IBenchWindow & {

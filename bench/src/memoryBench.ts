@@ -8,7 +8,13 @@ import { writeFileSync } from 'fs';
 import * as path from 'path';
 import type { IRunSnapshot, IWorkflowRunner } from '../../src/engine/types';
 import type { IBenchWindow } from './page';
-import { newNotebook, setSettings, startRun, waitFinished } from './page';
+import {
+  collectGarbage,
+  newNotebook,
+  setSettings,
+  startRun,
+  waitFinished
+} from './page';
 import { startReplayPlanner } from './processes';
 import {
   achievedAnswer,
@@ -83,8 +89,7 @@ function memoryTrace(behaviors: number, file: string): string {
 }
 
 async function usedHeap(cdp: CDPSession): Promise<number> {
-  await cdp.send('HeapProfiler.collectGarbage');
-  await cdp.send('HeapProfiler.collectGarbage');
+  await collectGarbage(cdp);
   const usage = await cdp.send('Runtime.getHeapUsage');
   return usage.usedSize;
 }

@@ -7,7 +7,13 @@
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
-import { Browser, chromium, LaunchOptions, Page } from '@playwright/test';
+import {
+  Browser,
+  CDPSession,
+  chromium,
+  LaunchOptions,
+  Page
+} from '@playwright/test';
 import * as path from 'path';
 import type { IRunFinished, IWorkflowRunner } from '../../src/engine/types';
 import type { IWorkflowRunnerRegistry } from '../../src/tokens';
@@ -190,5 +196,28 @@ export async function runInKernel(
       }
     },
     { key, code }
+  );
+}
+
+/** Collects garbage in the page (twice: the first pass frees what finalizers release). */
+export async function collectGarbage(cdp: CDPSession): Promise<void> {
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('HeapProfiler.collectGarbage');
+}
+
+/**
+ * Lets the page settle before a measured side: garbage collected (the previous side's notebook would
+ * otherwise be collected during this one) and the page idle (JupyterLab renders on idle callbacks).
+ */
+export async function settle(page: Page): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    await collectGarbage(cdp);
+  } finally {
+    await cdp.detach();
+  }
+  await page.evaluate(
+    () =>
+      new Promise(resolve => requestIdleCallback(resolve, { timeout: 2000 }))
   );
 }

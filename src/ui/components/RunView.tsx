@@ -85,7 +85,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
           )}
         </div>
       ) : null}
-      {snapshot.task ? (
+      {snapshot.task && !elsewhere ? (
         <div className="jp-bcc-task" title={snapshot.task}>
           <span className="jp-bcc-label">{trans.__('Task:')}</span>{' '}
           {snapshot.task}
