@@ -9,9 +9,9 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
-import { UUID } from '@lumino/coreutils';
 import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
+import { TabOwner, tabOwner } from './tabOwner';
 
 /** The lock route under the server's base URL. */
 export const LOCK_ROUTE = 'notebook-bcc/locks';
@@ -240,26 +240,6 @@ export class ServerLockService implements ILockService {
   }
 }
 
-const TAB_OWNER_KEY = 'notebook-bcc:run-lock-owner';
-
-/**
- * One owner id per browser tab, kept across reloads (sessionStorage): a reloaded page is the same
- * window, so it holds its notebook's lock again and can resume at once instead of waiting for the lock
- * to expire. Two views in one tab are told apart by the in-page check.
- */
-function tabOwner(): string {
-  try {
-    let id = window.sessionStorage.getItem(TAB_OWNER_KEY);
-    if (!id) {
-      id = UUID.uuid4();
-      window.sessionStorage.setItem(TAB_OWNER_KEY, id);
-    }
-    return id;
-  } catch {
-    return UUID.uuid4();
-  }
-}
-
 export class RunLock implements IRunLock {
   constructor(options: RunLock.IOptions) {
     this._key = options.key;
@@ -268,7 +248,14 @@ export class RunLock implements IRunLock {
     this._status = options.status;
     this._heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this._ttlMs = options.ttlMs ?? LOCK_TTL_MS;
-    this.owner = options.owner ?? tabOwner();
+    if (options.owner) {
+      this._owner = {
+        id: options.owner,
+        ready: Promise.resolve(options.owner)
+      };
+    } else {
+      this._owner = tabOwner();
+    }
     this._lastKey = this._key();
     this._page.changed.connect(this._onPage, this);
     this._timed = options.watch !== false;
@@ -277,7 +264,10 @@ export class RunLock implements IRunLock {
     }
   }
 
-  readonly owner: string;
+  /** One per browser tab, kept across reloads (`tabOwner.ts`); two views in one tab are told apart in the page. */
+  get owner(): string {
+    return this._owner.id;
+  }
 
   get state(): RunLockState {
     return this._state;
@@ -301,6 +291,7 @@ export class RunLock implements IRunLock {
   }
 
   async acquire(): Promise<boolean> {
+    await this._owner.ready;
     if (this._disposed) {
       return false;
     }
@@ -379,6 +370,7 @@ export class RunLock implements IRunLock {
   }
 
   async refresh(): Promise<void> {
+    await this._owner.ready;
     if (this._state.kind === 'mine' || this._disposed) {
       return;
     }
@@ -499,6 +491,7 @@ export class RunLock implements IRunLock {
     this._stateChanged.emit(state);
   }
 
+  private _owner: Pick<TabOwner, 'id' | 'ready'>;
   private _key: () => string;
   private _lastKey: string;
   private _service: ILockService;

@@ -30,6 +30,8 @@ import {
 const { plannerUrl } = require('../planners');
 
 const TASK = 'What drives the sale price of houses (SalePrice)?';
+/** Where a tab keeps its run-lock owner id (src/lab/tabOwner.ts). */
+const TAB_OWNER_STORAGE_KEY = 'notebook-bcc:run-lock-owner';
 
 function emptyNotebook(
   cells: string[] = [],
@@ -205,6 +207,56 @@ test.describe('One run per notebook', () => {
     );
     const titles = headings(file);
     expect(new Set(titles).size).toBe(titles.length);
+  });
+
+  test('a duplicated tab (a copy of its session storage) is another window: it cannot run the notebook the first tab runs', async ({
+    page,
+    browser,
+    tmpPath,
+    baseURL
+  }) => {
+    test.setTimeout(180000);
+    const path = `${tmpPath}/duplicate.ipynb`;
+    await uploadHousing(page, tmpPath);
+    await putNotebook(page, path);
+    const first = await otherWindow(browser, baseURL!);
+    await openInWindow(first, path);
+    await startRun(first, TASK, { path });
+    await expect
+      .poll(() => modelCellCount(first), { timeout: 90000 })
+      .toBeGreaterThan(1);
+    const ownerOf = (tab: Page) =>
+      tab.evaluate(
+        key => window.sessionStorage.getItem(key),
+        TAB_OWNER_STORAGE_KEY
+      );
+    const firstOwner = await ownerOf(first);
+    expect(firstOwner).toBeTruthy();
+
+    // "Duplicate tab": a tab of the same browser that starts with a copy of the first one's session storage.
+    const duplicate = await first.context().newPage();
+    await duplicate.addInitScript(
+      ([key, id]) => window.sessionStorage.setItem(key, id),
+      [TAB_OWNER_STORAGE_KEY, firstOwner!] as const
+    );
+    await duplicate.goto('lab');
+    await duplicate.waitForFunction(() => !!window.jupyterapp?.commands);
+    await duplicate.evaluate(() => window.jupyterapp.restored);
+    await duplicate.evaluate(
+      path => window.jupyterapp.commands.execute('docmanager:open', { path }),
+      path
+    );
+    await command(duplicate, 'notebook-bcc:open');
+    await expect(
+      panel(duplicate).locator('.jp-bcc-elsewhere[data-lock="other"]')
+    ).toContainText('Running in another window', { timeout: 30000 });
+    await expect(control(duplicate, 'notebook-bcc:run')).toBeDisabled();
+    expect(await ownerOf(duplicate)).not.toBe(firstOwner);
+    expect(await isEnabled(duplicate, 'notebook-bcc:run')).toBe(false);
+    // The first tab still runs, and still holds the notebook.
+    await expect(panel(first).locator('.jp-bcc-elsewhere')).toHaveCount(0);
+    await expect(control(first, 'notebook-bcc:stop')).toBeEnabled();
+    await first.context().close();
   });
 
   test('"Close and Shut Down" mid-run saves the run where it stands', async ({

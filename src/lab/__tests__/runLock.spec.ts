@@ -8,6 +8,7 @@ import {
   RunLockStatus,
   ServerLockService
 } from '../runLock';
+import { tabOwner } from '../tabOwner';
 
 /** The server's locks in memory, on a clock the test moves. */
 class FakeLockService implements ILockService {
@@ -213,20 +214,18 @@ describe('RunLock between two pages', () => {
 });
 
 describe('RunLock across a reload of the page', () => {
-  it('keeps one owner per tab, so the reloaded page finds its lock its own and can take it at once', async () => {
+  it("uses the tab's owner id, so the reloaded page finds its lock its own and can take it at once", async () => {
     const server = new FakeLockService();
     const before = lockOf(server);
+    expect(before.owner).toBe(tabOwner().id);
     expect(await before.acquire()).toBe(true);
-    // The page reloads: its objects are gone, the tab's session storage stays.
-    const after = lockOf(server);
-    expect(after.owner).toBe(before.owner);
+    // The page reloads: its objects are gone, the tab keeps its owner id (tabOwner.spec.ts).
+    const after = lockOf(server, { owner: before.owner });
     await after.refresh();
     expect(after.state).toEqual({ kind: 'free', stale: false });
     expect(await after.acquire()).toBe(true);
-    // Another tab has another session storage.
-    window.sessionStorage.clear();
-    const otherTab = lockOf(server);
-    expect(otherTab.owner).not.toBe(before.owner);
+    // Another tab has another owner id.
+    const otherTab = lockOf(server, { owner: 'another-tab' });
     expect(await otherTab.acquire()).toBe(false);
   });
 });
