@@ -110,17 +110,24 @@ class UserSettingsError(Exception):
     """The user's settings file exists but is not readable JSON5."""
 
 
+def planner_root(url: str) -> str:
+    """The planner's root: without a trailing `/`, then without a trailing `/v1`, the v1 server's form
+    (`http://host:28600/v1`, whose routes are `/v1/actions` and `/v2/health` under the root)."""
+    root = url.strip().rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
 def resolve_target(config: NotebookBCC, settings_dir: str) -> PlannerTarget:
     """Server config wins as a whole; otherwise the user's `baseUrl` and `token`; else the default URL."""
     if config.planner_url or config.planner_token:
         url = config.planner_url.strip() or DEFAULT_PLANNER_URL
-        return PlannerTarget(url.rstrip("/"), "server", config.planner_token)
+        return PlannerTarget(planner_root(url), "server", config.planner_token)
     settings = read_user_settings(settings_dir)
     base_url = settings.get("baseUrl")
     token = settings.get("token")
     token = token.strip() if isinstance(token, str) else ""
     if isinstance(base_url, str) and base_url.strip():
-        return PlannerTarget(base_url.strip().rstrip("/"), "user", token)
+        return PlannerTarget(planner_root(base_url), "user", token)
     return PlannerTarget(DEFAULT_PLANNER_URL, "default", token)
 
 

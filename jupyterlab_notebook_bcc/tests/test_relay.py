@@ -439,6 +439,17 @@ class TestUserSettings:
         assert json.loads(response.body) == {"from": "user planner"}
         assert planner.received[0].headers["Authorization"] == "Bearer user-token"
 
+    async def test_a_base_url_ending_in_v1_is_the_planners_root(
+        self, jp_fetch: Fetch, planner: ScriptedPlanner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The Easy-notebook frontend's form (http://host:28600/v1): the v1 routes are /v1/... under the root.
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        self.write_settings(tmp_path, '{"baseUrl": "%s/v1/"}' % planner.url)
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body)["planner_url"] == planner.url
+        await jp_fetch("notebook-bcc", "relay", "v1", "reflection", method="POST", body=b"{}")
+        assert [received.path for received in planner.received] == ["/v1/reflection"]
+
     async def test_a_url_that_is_not_http_is_refused_with_a_message(
         self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
