@@ -99,8 +99,10 @@ export function execEffect(
   const limit = context.settings.effectTruncation;
   const output = result.output ? processOutput(result.output, limit) : '';
   switch (result.status) {
+    // One effect per exec that needs its output, empty ones too: a planner may read the k-th exec's
+    // output at `effects.current[k]` (the v1 server's after-exec handlers read `current[0]`).
     case 'ok':
-      return action.need_output !== false && output !== '' ? output : null;
+      return action.need_output !== false ? output : null;
     // An error reaches the planner even with `need_output: false`: it decides what happens next.
     case 'error': {
       const headline =

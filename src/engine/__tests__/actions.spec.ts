@@ -389,6 +389,24 @@ describe('built-in actions', () => {
     expect(h.driver.variables).toEqual({ x: '1' });
   });
 
+  it('reports one effect per exec that needs its output, an empty one when the cell printed nothing', async () => {
+    // A planner reads the k-th exec's output at effects.current[k] (v1: the after-exec handler reads current[0]).
+    const h = harness();
+    await h.run({ action: 'add', shot_type: 'action', content: 'x = 1' });
+    h.driver.onExec = () => ({ status: 'ok', output: '' });
+    await h.run({
+      action: 'exec',
+      codecell_id: 'lastAddedCellId',
+      need_output: true
+    });
+    await h.run({
+      action: 'exec',
+      codecell_id: 'lastAddedCellId',
+      need_output: false
+    });
+    expect(h.effects).toEqual(['']);
+  });
+
   it('turns errors, missing cells, timeouts and a dead kernel into effects', async () => {
     const h = harness({ executionTimeout: 30 });
     const exec = (codecell_id: string) =>

@@ -76,8 +76,10 @@ describe('WorkflowRunner actions, requests and modes', () => {
       }
     });
     expect(s.driver.executed).toEqual([s.driver.cells[0].id]);
+    // The custom action's effect, then the exec's output (the fake kernel prints nothing).
     expect(effectsOf(s.client.planningRequests[1])).toEqual([
-      'chart of SalePrice'
+      'chart of SalePrice',
+      ''
     ]);
   });
 

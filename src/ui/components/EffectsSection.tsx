@@ -32,7 +32,13 @@ export function EffectsSection(
         trans={trans}
         render={(effect: string, index) => (
           <li key={`${effects.length - index}`} className="jp-bcc-effect">
-            <ClippedText text={effect} trans={trans} />
+            {effect === '' ? (
+              <span className="jp-bcc-effect-empty">
+                {trans.__('(the cell printed nothing)')}
+              </span>
+            ) : (
+              <ClippedText text={effect} trans={trans} />
+            )}
           </li>
         )}
       />
