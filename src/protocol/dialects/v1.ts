@@ -103,18 +103,35 @@ export class V1PlannerService implements IDialectPlannerService {
     this._missing = null;
     const body = {
       stage_id: stageId,
-      step_index: fullStepIndex(stageId, stepId),
+      step_index: this._stepIndex(stageId, stepId),
       state: this._outgoingState(request.observation),
       stream: true
     };
     this._streamComplete = false;
-    const response = await send(
+    let response = await send(
       this._transport,
       'POST',
       'v1/actions',
       body,
       options.signal
     );
+    if (
+      response.status === 400 &&
+      !this._bareStepIndex &&
+      body.step_index !== sectionOf(stageId, stepId) &&
+      /not found in stage/.test(detailOf(await response.clone().text()))
+    ) {
+      // A server older than the spec's branch knows its steps by their bare section ids only.
+      this._bareStepIndex = true;
+      this._log('v1: the server knows steps by their bare section ids');
+      response = await send(
+        this._transport,
+        'POST',
+        'v1/actions',
+        { ...body, step_index: this._stepIndex(stageId, stepId) },
+        options.signal
+      );
+    }
     if (!response.ok) {
       const text = await readText(response);
       this._streamComplete = true;
@@ -317,7 +334,7 @@ export class V1PlannerService implements IDialectPlannerService {
     }
     const body = {
       stage_id: where.stageId,
-      step_index: fullStepIndex(where.stageId, where.stepId),
+      step_index: this._stepIndex(where.stageId, where.stepId),
       state: this._outgoingState(request.observation)
     };
     const response = await send(this._transport, 'POST', 'v1/reflection', body);
@@ -557,6 +574,13 @@ export class V1PlannerService implements IDialectPlannerService {
     return [{ action: 'update_workflow', updated_workflow: template.template }];
   }
 
+  /** The full `<stage>_<section>` id (the spec's form), or the bare section id for a server that knows only that. */
+  private _stepIndex(stageId: string, stepId: string): string {
+    return this._bareStepIndex
+      ? sectionOf(stageId, stepId)
+      : fullStepIndex(stageId, stepId);
+  }
+
   private _actionsError(
     url: string,
     status: number,
@@ -611,5 +635,7 @@ export class V1PlannerService implements IDialectPlannerService {
   private _behaviors = 0;
   private _nextStageId: string | null = null;
   private _missing: string[] | null = null;
+  /** The server answered 400 to a full step id: it is sent the bare section id instead. */
+  private _bareStepIndex = false;
   private _restored = false;
 }

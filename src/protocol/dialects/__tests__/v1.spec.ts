@@ -102,6 +102,39 @@ describe('v1 adapter', () => {
     });
   });
 
+  it('sends the bare section id from then on when the server knows only that form (400 "not found in stage")', async () => {
+    // Servers before branch 2025-9-27 check step_index against their bare section ids only.
+    const section = 'section_2_data_structure_discovery';
+    const transport = new FakeTransport(request =>
+      (request.body as { step_index: string }).step_index === section
+        ? ndjson([
+            header,
+            {
+              action: {
+                action: 'add',
+                shotType: 'dialogue',
+                content: 'hi',
+                state: state(['next'])
+              }
+            }
+          ])
+        : json(
+            {
+              detail: `Step ${STEP} not found in stage ${STAGE}. Available steps: ['section_1_workflow_initialization', '${section}']`
+            },
+            400
+          )
+    );
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    const events = await collect(service.generating(request(STAGE, STEP)));
+    expect(actions(events).map(a => a.action)).toEqual(['add']);
+    await collect(service.generating(request(STAGE, STEP)));
+    expect(transport.bodies('v1/actions').map(body => body.step_index)).toEqual(
+      [STEP, section, section]
+    );
+  });
+
   it('asks v1/reflection after a behavior with the exec outputs in effect.current', async () => {
     let achieved = false;
     const transport = new FakeTransport(req =>
