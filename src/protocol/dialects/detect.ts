@@ -376,6 +376,13 @@ export class DialectPlannerService implements IDialectPlannerService {
     ) {
       return;
     }
+    if (typeof saved.root === 'string' && saved.root !== this._root) {
+      // The run was saved with another planner: what that one spoke says nothing about this one.
+      this._log(
+        `the run was saved with the planner at ${saved.root}, not ${this._root}: its dialect is detected again`
+      );
+      return;
+    }
     this._set(
       saved.dialect,
       'restored',

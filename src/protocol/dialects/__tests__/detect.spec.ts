@@ -258,6 +258,16 @@ describe('the planner service façade', () => {
     });
     restored.restoreState(saved);
     expect(restored.dialect).toBe('v1');
+    // The planner URL changed since: the saved dialect is another server's, so it is detected again.
+    const elsewhere = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      baseUrl: 'http://other-planner.test:28600',
+      cache: new Map()
+    });
+    elsewhere.restoreState(saved);
+    expect(elsewhere.dialect).toBeNull();
   });
 
   it('skips detection for a fixed protocol', async () => {
