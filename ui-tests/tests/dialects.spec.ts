@@ -252,6 +252,15 @@ test.describe('Planner dialects', () => {
     }
     // The run starts at the server's planning chapter.
     expect(dig(actions[0].body, 'stage_id')).toBe('chapter_0_planning');
+    // Chapter 2 needs the data described (the double requires it, like the published server): the
+    // client makes context_description from the data file and, once loaded, the frame's shape.
+    const chapter2 = actions.filter(
+      r => dig(r.body, 'stage_id') === 'chapter_2_revenue_exploration'
+    );
+    expect(chapter2.length).toBeGreaterThan(0);
+    expect(
+      dig(chapter2[0].body, 'state', 'variables', 'context_description')
+    ).toEqual(expect.stringMatching(/^sales\.csv/));
     // A later request carries a real exec output: the sales data's column names as the kernel printed them.
     const outputs = actions
       .map(r => dig(r.body, 'state', 'effect', 'current', 0))

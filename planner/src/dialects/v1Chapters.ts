@@ -308,7 +308,8 @@ const CHAPTER_2: IChapter = {
       id: 'section_2_revenue_by_region',
       title: 'Revenue by region',
       description: 'Total revenue of each region.',
-      requires: ['csv_file_path', 'column_names'],
+      // The published server's chapter 2 steps need the data described ("file, rows x columns").
+      requires: ['csv_file_path', 'column_names', 'context_description'],
       handlers: [
         [
           'start',

@@ -30,6 +30,7 @@ import {
   send
 } from './common';
 import {
+  describeData,
   detailOf,
   dropNulls,
   emptyTodo,
@@ -427,6 +428,17 @@ export class V1PlannerService implements IDialectPlannerService {
         variables[name] = value;
       }
     }
+    // Chapter 2 steps need `context_description` ("file, rows x columns"): made from what the run
+    // knows, and kept up to date (the shape once the data is loaded) while nobody else set it.
+    const described = describeData(source);
+    if (
+      described &&
+      (isMissing(variables.context_description) ||
+        variables.context_description === this._describedData)
+    ) {
+      variables.context_description = described;
+      this._describedData = described;
+    }
     this._state = { ...this._state, variables };
     if (!Array.isArray(this._state.toDoList)) {
       this._state.toDoList = [];
@@ -637,5 +649,7 @@ export class V1PlannerService implements IDialectPlannerService {
   private _missing: string[] | null = null;
   /** The server answered 400 to a full step id: it is sent the bare section id instead. */
   private _bareStepIndex = false;
+  /** The `context_description` this adapter made, replaced as the run learns more. */
+  private _describedData: string | null = null;
   private _restored = false;
 }

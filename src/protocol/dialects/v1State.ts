@@ -68,6 +68,34 @@ export function missingVariableNames(text: string): string[] | null {
   return names.length > 0 ? names : null;
 }
 
+/**
+ * The data as the task variable `context_description` describes it: the data files, and the rows and
+ * columns of the first DataFrame among the run's variable summaries (`DataFrame(240×4)`); null with no
+ * data file.
+ */
+export function describeData(
+  variables: Record<string, unknown>
+): string | null {
+  const files = Array.isArray(variables.data_files)
+    ? variables.data_files.filter((f): f is string => typeof f === 'string')
+    : typeof variables.csv_file_path === 'string'
+      ? [variables.csv_file_path]
+      : [];
+  if (files.length === 0) {
+    return null;
+  }
+  for (const value of Object.values(variables)) {
+    const shape =
+      typeof value === 'string'
+        ? /^DataFrame\((\d[\d,]*)\s*[×x]\s*(\d[\d,]*)\)/.exec(value)
+        : null;
+    if (shape) {
+      return `${files.join(', ')}, ${shape[1]} x ${shape[2]}`;
+    }
+  }
+  return files.join(', ');
+}
+
 /** `<stage>_<section>`, the form the server matches first. */
 export function fullStepIndex(stageId: string, stepId: string): string {
   return stepId.startsWith(`${stageId}_`) ? stepId : `${stageId}_${stepId}`;

@@ -17,7 +17,8 @@ const COLUMNS = "['month', 'region', 'units', 'revenue']\n";
 const TASK_VARIABLES = {
   user_goal: 'Predict next month’s revenue per region 📈',
   problem_description: 'Monthly sales by region; predict revenue.',
-  csv_file_path: 'data/sales.csv'
+  csv_file_path: 'data/sales.csv',
+  context_description: 'data/sales.csv, 240 x 4'
 };
 
 function state(

@@ -71,11 +71,13 @@ describe('v1 adapter', () => {
     expect(sent.step_index).toBe(STEP);
     expect(sent.stream).toBe(true);
     expect(sent).not.toHaveProperty('observation');
+    // The task variables, never the kernel's summaries (`sales_df` only shapes context_description).
     expect(sent.state).toEqual({
       variables: {
         user_goal: 'Predict revenue',
         problem_description: 'Predict revenue',
-        csv_file_path: 'data/sales.csv'
+        csv_file_path: 'data/sales.csv',
+        context_description: 'data/sales.csv, 240 x 4'
       },
       toDoList: [],
       effect: { current: ['old output'], history: [] }
@@ -100,6 +102,63 @@ describe('v1 adapter', () => {
       toDoList: ['read_columns'],
       current_workflow: { stages: [] }
     });
+  });
+
+  it('describes the data as context_description (file, rows x columns) while the user gives none', async () => {
+    const transport = new FakeTransport(() =>
+      ndjson([
+        header,
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: 'hi',
+            state: state(['next'])
+          }
+        }
+      ])
+    );
+    const service = new V1PlannerService({ transport });
+    const sent = async (variables: Record<string, unknown>) => {
+      await collect(service.generating(request(STAGE, STEP, { variables })));
+      const bodies = transport.bodies('v1/actions');
+      return (
+        bodies[bodies.length - 1].state as {
+          variables: Record<string, unknown>;
+        }
+      ).variables.context_description;
+    };
+    // Before the data is loaded: the file; once a DataFrame is in the kernel: its shape too.
+    expect(
+      await sent({ problem_description: 'p', csv_file_path: 'data/sales.csv' })
+    ).toBe('data/sales.csv');
+    expect(
+      await sent({
+        problem_description: 'p',
+        csv_file_path: 'data/sales.csv',
+        sales_df: 'DataFrame(240×4)'
+      })
+    ).toBe('data/sales.csv, 240 x 4');
+    // One the user gave is sent as it is.
+    const own = new V1PlannerService({ transport });
+    await collect(
+      own.generating(
+        request(STAGE, STEP, {
+          variables: {
+            csv_file_path: 'a.csv',
+            context_description: 'Monthly sales by region'
+          }
+        })
+      )
+    );
+    const bodies = transport.bodies('v1/actions');
+    expect(
+      (
+        bodies[bodies.length - 1].state as {
+          variables: Record<string, unknown>;
+        }
+      ).variables.context_description
+    ).toBe('Monthly sales by region');
   });
 
   it('sends the bare section id from then on when the server knows only that form (400 "not found in stage")', async () => {
