@@ -63,6 +63,8 @@ export namespace CommandIDs {
   export const step = 'notebook-bcc:step';
   export const stop = 'notebook-bcc:stop';
   export const retry = 'notebook-bcc:retry';
+  /** The planner lacks variables: ask the user for them and retry (args `variables` skip the dialog). */
+  export const setVariables = 'notebook-bcc:set-variables';
   export const exportTrace = 'notebook-bcc:export-trace';
   /** Checks that the planner answers; the result is a notification. */
   export const testConnection = 'notebook-bcc:test-connection';

@@ -2,7 +2,7 @@
  * One behavior: its `/generating` stream read into a queue, the user's approval (interactive mode),
  * each action applied through the registry with its context, the counters, and its feedback.
  */
-import { isActionType, LAST_ADDED_CELL_ID } from '../protocol';
+import { isActionType, LAST_ADDED_CELL_ID, PlannerError } from '../protocol';
 import type {
   Action,
   ExecAction,
@@ -198,7 +198,14 @@ export async function runBehavior(
     closeInterruptedBehavior(core, 'error');
     state.phase = 'plan';
   }
-  return { endpoint: 'generating', ...failed, retryable: true };
+  const missing =
+    failure instanceof PlannerError ? failure.missingVariables : undefined;
+  return {
+    endpoint: 'generating',
+    ...failed,
+    retryable: true,
+    ...(missing?.length ? { missingVariables: [...missing] } : {})
+  };
 }
 
 /**

@@ -59,6 +59,7 @@ import type {
   IPauseReason,
   IPlannerService,
   IRunError,
+  IRetryOptions,
   IRunFinished,
   IRunnerHooks,
   IRunSnapshot,
@@ -293,11 +294,15 @@ export class WorkflowRunner implements IWorkflowRunner {
     }
   }
 
-  async retry(): Promise<IRunFinished> {
+  async retry(options: IRetryOptions = {}): Promise<IRunFinished> {
     this._assertIdle();
     const state = this._state;
     if (state.fsm.state !== 'ERROR') {
       throw new Error('There is no failed request to retry.');
+    }
+    if (options.variables && Object.keys(options.variables).length > 0) {
+      Object.assign(state.contextVariables, options.variables);
+      state.retry = null;
     }
     state.error = null;
     state.planningFailures = 0;

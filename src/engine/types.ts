@@ -140,6 +140,16 @@ export interface IRunError {
   endpoint: 'planning' | 'generating' | 'engine';
   /** `retry()` re-sends the failed request (or re-runs the failed part of the loop). */
   retryable: boolean;
+  /** Variables the planner said it lacks: set them with `retry({ variables })`. */
+  missingVariables?: string[];
+}
+
+export interface IRetryOptions {
+  /**
+   * Context variables to set before the retry (e.g. the ones the planner said it lacks); the failed
+   * request is then made anew with them instead of being re-sent as it was.
+   */
+  variables?: Record<string, string>;
 }
 
 export interface IRunFinished {
@@ -289,7 +299,7 @@ export interface IWorkflowRunner {
    */
   captureRunState(): unknown | null;
   /** After an error: re-sends the failed request; resolves when the loop ends again. */
-  retry(): Promise<IRunFinished>;
+  retry(options?: IRetryOptions): Promise<IRunFinished>;
   /** What rewinding to `target` would remove, keep and restore; null when it cannot be done. */
   rewindPlan(target: RewindTarget): Promise<IRewindPlan | null>;
   /**

@@ -42,7 +42,7 @@ import { showRewindDialog } from '../ui/rewindDialog';
 import { bccIcon } from '../ui/icons';
 import { commandAvailability, translateMessage } from '../ui/present';
 import { tracePath } from '../ui/trace';
-import { showRunDialog, showStopDialog } from './lazy';
+import { showRunDialog, showStopDialog, showVariablesDialog } from './lazy';
 
 /** The run commands, in palette order; `CommandIDs.open` belongs to the sidebar. */
 export const RUN_COMMANDS: readonly string[] = [
@@ -53,6 +53,7 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.step,
   CommandIDs.stop,
   CommandIDs.retry,
+  CommandIDs.setVariables,
   CommandIDs.exportTrace,
   CommandIDs.testConnection,
   CommandIDs.takeOver,
@@ -85,6 +86,23 @@ function startOptionsFrom(
     dataFiles: files,
     stepMode: args.stepMode === true
   };
+}
+
+/** `variables` from a command's args (text values only), or null when there are none. */
+function variablesFrom(
+  args: ReadonlyPartialJSONObject
+): Record<string, string> | null {
+  const given = args.variables;
+  if (!given || typeof given !== 'object' || Array.isArray(given)) {
+    return null;
+  }
+  const variables = Object.fromEntries(
+    Object.entries(given).filter(
+      (entry): entry is [string, string] =>
+        typeof entry[1] === 'string' && entry[1].trim() !== ''
+    )
+  );
+  return Object.keys(variables).length > 0 ? variables : null;
 }
 
 export interface ICommandsOptions {
@@ -289,6 +307,44 @@ export function addCommands(
           report(trans.__('Retry'))
         );
       }
+    }
+  });
+
+  /** The variables the current run's planner said it lacks, when a retry may give them. */
+  const missingVariables = (args: ReadonlyPartialJSONObject): string[] => {
+    const target = targetOf(args);
+    return target && available(args).retry
+      ? (target.model.snapshot.error?.missingVariables ?? [])
+      : [];
+  };
+
+  commands.addCommand(CommandIDs.setVariables, {
+    label: trans.__('Set Workflow Variables and Retry…'),
+    caption: trans.__(
+      'Give the planner the variables it says it lacks, then retry the failed step'
+    ),
+    icon: refreshIcon,
+    isEnabled: args => missingVariables(args).length > 0,
+    isVisible: args => missingVariables(args).length > 0,
+    execute: async args => {
+      const target = targetOf(args);
+      const names = missingVariables(args);
+      if (!target || names.length === 0) {
+        return;
+      }
+      const variables =
+        variablesFrom(args) ??
+        (await showVariablesDialog(
+          names,
+          trans,
+          target.panel.context.localPath
+        ));
+      if (!variables || target.runner.isRunning) {
+        return;
+      }
+      await withLock(target, () => target.runner.retry({ variables })).catch(
+        report(trans.__('Retry'))
+      );
     }
   });
 

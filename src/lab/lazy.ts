@@ -21,6 +21,7 @@ import type {
   IActionApplied,
   ICellAdded,
   IRunError,
+  IRetryOptions,
   IRunFinished,
   IRunSnapshot,
   IRunWarning,
@@ -71,6 +72,12 @@ export async function showStopDialog(
   ...args: Parameters<Runtime['showStopDialog']>
 ): ReturnType<Runtime['showStopDialog']> {
   return (await loadRuntime()).showStopDialog(...args);
+}
+
+export async function showVariablesDialog(
+  ...args: Parameters<Runtime['showVariablesDialog']>
+): ReturnType<Runtime['showVariablesDialog']> {
+  return (await loadRuntime()).showVariablesDialog(...args);
 }
 
 export async function showApprovalDialog(
@@ -311,8 +318,8 @@ export class LazyWorkflowRunner implements IWorkflowRunner {
     return (await this._loader.load()).resumeFromSaved();
   }
 
-  async retry(): Promise<IRunFinished> {
-    return (await this._loader.load()).retry();
+  async retry(options?: IRetryOptions): Promise<IRunFinished> {
+    return (await this._loader.load()).retry(options);
   }
 
   /** Nothing to capture before the runtime is loaded: no run has started here. */

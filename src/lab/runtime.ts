@@ -29,6 +29,7 @@ export {
   showApprovalDialog,
   showRunDialog,
   showStopDialog,
+  showVariablesDialog,
   showWorkflowUpdateDialog
 } from '../ui/dialogs';
 

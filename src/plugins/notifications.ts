@@ -55,16 +55,32 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
               {
                 autoClose: false,
                 actions: [
-                  {
-                    label: trans.__('Retry'),
-                    caption: trans.__('Send the failed request again'),
-                    displayType: 'accent',
-                    callback: () => {
-                      void app.commands.execute(CommandIDs.retry, {
-                        notebook: panel.id
-                      });
-                    }
-                  },
+                  // The planner lacks variables: retrying without them fails the same way.
+                  app.commands.isEnabled(CommandIDs.setVariables, {
+                    notebook: panel.id
+                  })
+                    ? {
+                        label: trans.__('Set Variables…'),
+                        caption: trans.__(
+                          'Give the planner the variables it lacks, then retry'
+                        ),
+                        displayType: 'accent',
+                        callback: () => {
+                          void app.commands.execute(CommandIDs.setVariables, {
+                            notebook: panel.id
+                          });
+                        }
+                      }
+                    : {
+                        label: trans.__('Retry'),
+                        caption: trans.__('Send the failed request again'),
+                        displayType: 'accent',
+                        callback: () => {
+                          void app.commands.execute(CommandIDs.retry, {
+                            notebook: panel.id
+                          });
+                        }
+                      },
                   showPanel
                 ]
               }

@@ -18,6 +18,8 @@ export class PlannerError extends Error {
     status?: number;
     bodyExcerpt?: string;
     retryAfterMs?: number;
+    /** Variables the planner says it lacks to do what was asked (v1's missing-variables answer). */
+    missingVariables?: readonly string[];
     cause?: unknown;
   }) {
     super(options.message, { cause: options.cause });
@@ -28,6 +30,7 @@ export class PlannerError extends Error {
     this.status = options.status;
     this.bodyExcerpt = options.bodyExcerpt;
     this.retryAfterMs = options.retryAfterMs;
+    this.missingVariables = options.missingVariables;
   }
 
   readonly kind: PlannerErrorKind;
@@ -38,6 +41,8 @@ export class PlannerError extends Error {
   readonly bodyExcerpt?: string;
   /** From a `Retry-After` header, in milliseconds. */
   readonly retryAfterMs?: number;
+  /** Variables the planner says it lacks: the user can set them and retry. */
+  readonly missingVariables?: readonly string[];
 }
 
 const EXCERPT_LENGTH = 200;

@@ -48,7 +48,7 @@ export const PROTOCOL_MESSAGES = {
   noKnownDialect: 'no known DSLC dialect at %1 (%2)',
   notSentWithoutStep: '%1 not sent: the run has no current stage and step',
   v1VariablesMissing:
-    'The planner did not run step %1: variables missing: %2. Set them (e.g. in the task) and retry.',
+    'The planner did not run step %1: variables missing: %2. Set them with "Set Variables…" to retry the step.',
   v1StepFailed: 'planner failed in step %1 (no details returned)',
   v1UnknownStage: '%1: the planner does not know stage %2 (HTTP 404: %3)',
   v1UnknownStep: '%1: the planner does not know step %2 (HTTP 400: %3)',

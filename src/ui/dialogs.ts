@@ -1,6 +1,6 @@
 /**
- * The dialogs of a run: start (task, data files, step mode), stop (interrupt the kernel?), approve a
- * behavior's code (interactive mode) and confirm a workflow update. Untrusted text (code, names from
+ * The dialogs of a run: start (task, data files, step mode), stop (interrupt the kernel?), variables
+ * the planner lacks, approve a behavior's code (interactive mode) and confirm a workflow update. Untrusted text (code, names from
  * the planner) is only ever set as text content.
  */
 import { Dialog, showDialog } from '@jupyterlab/apputils';
@@ -247,6 +247,74 @@ export async function showStopDialog(
     return null;
   }
   return { interruptKernel: result.isChecked === true };
+}
+
+/** The body of the Set Variables dialog: one text field per name the planner lacks. */
+class VariablesDialogBody
+  extends Widget
+  implements Dialog.IBodyWidget<Record<string, string>>
+{
+  constructor(names: readonly string[], trans: TranslationBundle) {
+    super();
+    this.addClass('jp-bcc-variables-dialog');
+    this.node.append(
+      element(
+        'p',
+        'jp-bcc-hint',
+        trans.__(
+          'The planner needs these variables to go on. They are added to the run, and the failed step is asked again.'
+        )
+      )
+    );
+    for (const name of names) {
+      const id = `jp-bcc-variable-${++VariablesDialogBody._count}`;
+      const label = element('label', 'jp-bcc-field-label', name);
+      label.htmlFor = id;
+      const input = element('input', 'jp-mod-styled jp-bcc-variable-input');
+      input.id = id;
+      input.type = 'text';
+      input.dataset.variable = name;
+      this._inputs.push(input);
+      this.node.append(label, input);
+    }
+  }
+
+  /** The names given a value (the others stay unset). */
+  getValue(): Record<string, string> {
+    return Object.fromEntries(
+      this._inputs
+        .map(input => [input.dataset.variable ?? '', input.value.trim()])
+        .filter(([name, value]) => name && value)
+    );
+  }
+
+  protected onAfterAttach(): void {
+    this._inputs[0]?.focus();
+  }
+
+  private _inputs: HTMLInputElement[] = [];
+  private static _count = 0;
+}
+
+/** Asks for values of the variables the planner lacks; null when cancelled or none was given. */
+export async function showVariablesDialog(
+  names: readonly string[],
+  trans: TranslationBundle,
+  label: string
+): Promise<Record<string, string> | null> {
+  const result = await showDialog({
+    title: trans.__('Variables for the planner in %1', label),
+    body: new VariablesDialogBody(names, trans),
+    focusNodeSelector: '.jp-bcc-variable-input',
+    buttons: [
+      Dialog.cancelButton({ label: trans.__('Cancel') }),
+      Dialog.okButton({ label: trans.__('Set and Retry') })
+    ]
+  });
+  if (!result.button.accept || !result.value) {
+    return null;
+  }
+  return Object.keys(result.value).length > 0 ? result.value : null;
 }
 
 /**

@@ -416,6 +416,51 @@ test.describe('Planner dialects', () => {
     await expect(firstChapter).toBeVisible();
   });
 
+  test('v1: a step that needs a variable nobody gave stops the run with Set Variables, which goes on once it is given', async ({
+    page,
+    tmpPath
+  }, testInfo) => {
+    const { url, notebook } = await prepare(
+      page,
+      tmpPath,
+      [
+        '--dialect',
+        'v1',
+        '--require-variable',
+        'section_3_monthly_trend:target_variable'
+      ],
+      { protocol: 'v1', autoAcceptWorkflowUpdates: true },
+      'v1-variables.ipynb'
+    );
+    await startRun(page, TASK, { path: notebook, dataFiles: ['sales.csv'] });
+    const error = panel(page).locator('.jp-bcc-error');
+    await expect(error).toContainText('variables missing: target_variable', {
+      timeout: 240000
+    });
+    await expect(stateLine(page)).toHaveAttribute('data-state', 'ERROR');
+    const setVariables = error.getByRole('button', { name: 'Set Variables…' });
+    await expect(setVariables).toBeEnabled();
+    await capturePanel(page, testInfo, 'dialect-v1-set-variables');
+    await setVariables.click();
+    const dialog = page.locator('.jp-Dialog');
+    await expect(dialog).toContainText('target_variable');
+    // The field has the focus: typing goes there.
+    await page.keyboard.type('revenue');
+    await dialog.getByRole('button', { name: 'Set and Retry' }).click();
+    await expect(stateLine(page)).toHaveText('Completed', { timeout: 240000 });
+    expect((await runInfo(page, notebook)).error).toBeNull();
+    const requests = await received(url);
+    await attachLog(testInfo, 'v1-variables-requests', requests);
+    const trend = requests.filter(
+      r =>
+        r.path === '/v1/actions' &&
+        String(dig(r.body, 'step_index')).endsWith('section_3_monthly_trend')
+    );
+    expect(
+      trend.map(r => dig(r.body, 'state', 'variables', 'target_variable'))
+    ).toEqual([undefined, ...trend.slice(1).map(() => 'revenue')]);
+  });
+
   for (const target of ['v1', 'bcc', 'dslc'] as const) {
     test(`auto: a run against the ${target} planner finds the ${target} dialect`, async ({
       page,

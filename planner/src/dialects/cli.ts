@@ -8,7 +8,14 @@ import {
   startBccDouble
 } from './bcc';
 import { IRunningDoubleServer, REQUESTS_PATH } from './http';
-import { IV1Failure, parseV1Failure, startV1Double, V1_FAIL_ENV } from './v1';
+import {
+  IV1Failure,
+  IV1Requirement,
+  parseV1Failure,
+  parseV1Requirement,
+  startV1Double,
+  V1_FAIL_ENV
+} from './v1';
 
 export const DIALECTS = ['dslc', 'v1', 'bcc'] as const;
 export type Dialect = (typeof DIALECTS)[number];
@@ -21,6 +28,9 @@ ${BCC_SCENARIOS.map(s => `                           ${s.name.padEnd(20)} ${s.de
   --fail-step SECTION[@N] v1 double only: that section raises on its Nth behavior (default 1),
                          answered 404 "Sequence for section SECTION not found"; repeatable;
                          also read from $${V1_FAIL_ENV} (comma separated)
+  --require-variable SECTION:NAME
+                         v1 double only: that section also requires the variable NAME (answered
+                         with the missing-variables text while it is absent); repeatable
   --record FILE          append every request received to FILE (JSON lines)
   With a double, only --host, --port, --line-delay and --quiet apply as well.
   Every double lists the requests it received at GET ${REQUESTS_PATH} (DELETE clears them).`;
@@ -32,6 +42,7 @@ export interface IDialectCliOptions {
   port: number;
   scenario: string;
   failures: IV1Failure[];
+  requirements: IV1Requirement[];
   recordFile: string | null;
   lineDelayMs?: number;
   quiet: boolean;
@@ -82,6 +93,7 @@ export function parseDialectCli(
       port: { type: 'string' },
       scenario: { type: 'string' },
       'fail-step': { type: 'string', multiple: true },
+      'require-variable': { type: 'string', multiple: true },
       record: { type: 'string' },
       'line-delay': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -116,6 +128,10 @@ export function parseDialectCli(
       `--fail-step (and $${V1_FAIL_ENV}) apply to --dialect v1 only`
     );
   }
+  const requireSpecs = values['require-variable'] ?? [];
+  if (requireSpecs.length && dialect !== 'v1') {
+    throw new Error('--require-variable applies to --dialect v1 only');
+  }
   return {
     argv: rest,
     dialect: {
@@ -125,6 +141,7 @@ export function parseDialectCli(
       port,
       scenario,
       failures: failSpecs.map(parseV1Failure),
+      requirements: requireSpecs.map(parseV1Requirement),
       recordFile: values.record ?? null,
       lineDelayMs: lineDelay,
       quiet: values.quiet ?? false
@@ -143,7 +160,11 @@ export function startDialectDouble(
     ...(options.quiet ? { log: null } : {})
   };
   return options.dialect === 'v1'
-    ? startV1Double({ ...common, failures: options.failures })
+    ? startV1Double({
+        ...common,
+        failures: options.failures,
+        requirements: options.requirements
+      })
     : startBccDouble({ ...common, scenario: options.scenario });
 }
 
@@ -152,11 +173,14 @@ export function describeDouble(
   options: IDialectCliOptions,
   url: string
 ): string {
+  const requiring = options.requirements.length
+    ? `; ${options.requirements.map(r => `${r.section} requires ${r.name}`).join(', ')}`
+    : '';
   const detail =
     options.dialect === 'bcc'
       ? `scenario ${options.scenario}`
       : options.failures.length
-        ? `failing ${options.failures.map(f => `${f.section}@${f.nth}`).join(', ')}`
-        : 'no failing step';
+        ? `failing ${options.failures.map(f => `${f.section}@${f.nth}`).join(', ')}${requiring}`
+        : `no failing step${requiring}`;
   return `Notebook-BCC ${options.dialect} test double listening on ${url} (${detail}); requests at ${url}${REQUESTS_PATH}`;
 }

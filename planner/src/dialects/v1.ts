@@ -35,10 +35,27 @@ export interface IV1Failure {
   nth: number;
 }
 
+/** A variable a step requires besides its own (the published server's late steps need `target_variable`). */
+export interface IV1Requirement {
+  section: string;
+  name: string;
+}
+
 export interface IV1Options extends IDialectServerOptions {
   /** Pause between streamed lines (default 10 ms, as the server's `asyncio.sleep`). */
   lineDelayMs?: number;
   failures?: readonly IV1Failure[];
+  requirements?: readonly IV1Requirement[];
+}
+
+export function parseV1Requirement(spec: string): IV1Requirement {
+  const match = /^(section_\w+?):(\w+)$/.exec(spec.trim());
+  if (!match) {
+    throw new Error(
+      `required variable "${spec}": expected SECTION:NAME, e.g. section_3_monthly_trend:target_variable`
+    );
+  }
+  return { section: match[1], name: match[2] };
 }
 
 export function parseV1Failure(spec: string): IV1Failure {
@@ -183,8 +200,9 @@ class SequenceError extends Error {}
 function runBehavior(
   located: ILocated,
   requestState: StateRecord,
-  failures: readonly IV1Failure[]
+  options: Pick<IV1Options, 'failures' | 'requirements'>
 ): IBehaviorResult {
+  const failures = options.failures ?? [];
   const { section } = located;
   const state: StateRecord = { ...requestState };
   const variables: Record<string, unknown> = isRecord(state.variables)
@@ -201,9 +219,13 @@ function runBehavior(
   const withState = (action: V1Action): boolean =>
     action.action !== 'update_stage_steps';
 
-  const missing = section.requires.filter(name =>
-    isMissing(lookupIn(state, name))
-  );
+  const required = [
+    ...section.requires,
+    ...(options.requirements ?? [])
+      .filter(r => r.section === section.id)
+      .map(r => r.name)
+  ];
+  const missing = required.filter(name => isMissing(lookupIn(state, name)));
   if (missing.length > 0) {
     lines.push({
       action: {
@@ -349,7 +371,6 @@ function actions(request: IDoubleRequest, options: IV1Options): IAnswer {
   if (!('chapter' in located)) {
     return located;
   }
-  const failures = options.failures ?? [];
   if (!body.stream) {
     if (located.chapter.id !== CHAPTERS[0].id) {
       return unstreamed(located, body.step_index, body.state, null);
@@ -359,7 +380,7 @@ function actions(request: IDoubleRequest, options: IV1Options): IAnswer {
         located,
         body.step_index,
         body.state,
-        runBehavior(located, body.state, failures)
+        runBehavior(located, body.state, options)
       );
     } catch (error) {
       if (error instanceof SequenceError) {
@@ -370,7 +391,7 @@ function actions(request: IDoubleRequest, options: IV1Options): IAnswer {
   }
   let result: IBehaviorResult;
   try {
-    result = runBehavior(located, body.state, failures);
+    result = runBehavior(located, body.state, options);
   } catch (error) {
     if (error instanceof SequenceError) {
       return sequenceNotFound(located);

@@ -139,6 +139,42 @@ describe('WorkflowRunner failures, pause and stop', () => {
     });
   });
 
+  it('names the variables a planner says it lacks, and retries with the ones the user gives', async () => {
+    const url = 'http://planner.test/v1/actions';
+    const missing = new PlannerError({
+      kind: 'invalid',
+      url,
+      ...protocol.say('v1VariablesMissing', 'section_3_x', 'target_variable'),
+      missingVariables: ['target_variable']
+    });
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [missing, [text('ran')]]
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('error');
+    expect(s.runner.snapshot.error).toMatchObject({
+      endpoint: 'generating',
+      retryable: true,
+      missingVariables: ['target_variable']
+    });
+    expect(
+      (await s.runner.retry({ variables: { target_variable: 'revenue' } }))
+        .reason
+    ).toBe('completed');
+    // The request is made again with the variable (not the failed one re-sent as it was).
+    expect(
+      s.client.generatingRequests[1].observation?.context?.variables
+    ).toMatchObject({
+      problem_description: 't',
+      target_variable: 'revenue'
+    });
+    expect(
+      s.client.planningRequests[1].observation?.context?.variables
+    ).toMatchObject({
+      target_variable: 'revenue'
+    });
+  });
+
   it('keeps what a stream applied before it broke and asks /planning on retry, not replaying it', async () => {
     const s = setup({
       planning: [withTemplate(false), plan(false), plan(true)],

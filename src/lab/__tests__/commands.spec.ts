@@ -243,6 +243,36 @@ describe('addCommands', () => {
     expect(runnerOf(first).retry).toHaveBeenCalledTimes(1);
   });
 
+  it('offers Set Variables only when the failed run names variables the planner lacks, and retries with them', async () => {
+    const { commands, first, modelOf, runnerOf } = setup();
+    const model = Object.assign(modelOf(first), {
+      snapshot: {
+        error: {
+          endpoint: 'generating',
+          message: 'variables missing: target_variable',
+          retryable: true,
+          missingVariables: ['target_variable']
+        }
+      } as Pick<IRunSnapshot, 'error'>
+    });
+    // Not while the run cannot retry.
+    expect(commands.isVisible(CommandIDs.setVariables)).toBe(false);
+    model.availability = { ...NONE, retry: true };
+    expect(commands.isVisible(CommandIDs.setVariables)).toBe(true);
+    expect(commands.isEnabled(CommandIDs.setVariables)).toBe(true);
+    await commands.execute(CommandIDs.setVariables, {
+      variables: { target_variable: 'revenue', empty: ' ', other: 3 }
+    });
+    expect(runnerOf(first).retry).toHaveBeenCalledWith({
+      variables: { target_variable: 'revenue' }
+    });
+    // An error that names no variable: Retry only.
+    model.snapshot = {
+      error: { endpoint: 'generating', message: 'HTTP 500', retryable: true }
+    };
+    expect(commands.isVisible(CommandIDs.setVariables)).toBe(false);
+  });
+
   it('exports a non-empty trace beside the notebook', async () => {
     const { commands, first, runnerOf, saved } = setup();
     expect(commands.isEnabled(CommandIDs.exportTrace)).toBe(false);

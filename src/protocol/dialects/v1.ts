@@ -207,7 +207,8 @@ export class V1PlannerService implements IDialectPlannerService {
         kind: 'invalid',
         url,
         status: response.status,
-        ...say('v1VariablesMissing', section, names.join(', '))
+        ...say('v1VariablesMissing', section, names.join(', ')),
+        missingVariables: names
       });
     }
   }

@@ -7,7 +7,11 @@ import { nullTranslator } from '@jupyterlab/translation';
 import type { IBehaviorApproval } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
 import { msg, say } from '../../protocol/messages';
-import { showApprovalDialog, showRunDialog } from '../dialogs';
+import {
+  showApprovalDialog,
+  showRunDialog,
+  showVariablesDialog
+} from '../dialogs';
 import { markingTrans } from './markingTranslator';
 
 const trans = nullTranslator.load('notebook_bcc');
@@ -216,5 +220,42 @@ describe('showApprovalDialog', () => {
       await showApprovalDialog(request(), trans, context, abort.signal)
     ).toBe('skip');
     expect(document.querySelector('.jp-Dialog')).toBeNull();
+  });
+});
+
+describe('showVariablesDialog', () => {
+  it('asks a value for each variable the planner lacks, focused on the first, and gives the filled ones', async () => {
+    const result = showVariablesDialog(
+      ['target_variable', 'problem_name'],
+      trans,
+      'analysis.ipynb'
+    );
+    await waitForDialog();
+    const inputs = [
+      ...document.querySelectorAll<HTMLInputElement>(
+        '.jp-Dialog .jp-bcc-variable-input'
+      )
+    ];
+    expect(inputs.map(input => input.dataset.variable)).toEqual([
+      'target_variable',
+      'problem_name'
+    ]);
+    expect(document.activeElement).toBe(inputs[0]);
+    inputs[0].value = ' revenue ';
+    await acceptDialog();
+    expect(await result).toEqual({ target_variable: 'revenue' });
+  });
+
+  it('gives nothing when cancelled or left empty', async () => {
+    const cancelled = showVariablesDialog(
+      ['target_variable'],
+      trans,
+      'a.ipynb'
+    );
+    await dismissDialog();
+    expect(await cancelled).toBeNull();
+    const empty = showVariablesDialog(['target_variable'], trans, 'a.ipynb');
+    await acceptDialog();
+    expect(await empty).toBeNull();
   });
 });

@@ -115,7 +115,17 @@ export function RunView(props: IRunViewProps): JSX.Element {
           <div className="jp-bcc-error-message">
             {translateMessage(error, trans)}
           </div>
-          {available.retry ? (
+          {available.retry && error.missingVariables?.length ? (
+            // Retrying without the variables the planner lacks fails the same way.
+            <CommandButton
+              commands={commands}
+              id={CommandIDs.setVariables}
+              label={trans.__('Set Variables…')}
+              icon={refreshIcon}
+              enabled
+              primary
+            />
+          ) : available.retry ? (
             <CommandButton
               commands={commands}
               id={CommandIDs.retry}

@@ -26,6 +26,8 @@ describe('--dialect on the planner command line', () => {
       '0',
       '--fail-step',
       'section_2_data_structure_discovery@2',
+      '--require-variable',
+      'section_3_monthly_trend:target_variable',
       '--record',
       '/tmp/requests.jsonl'
     ]).dialect;
@@ -33,6 +35,9 @@ describe('--dialect on the planner command line', () => {
       dialect: 'v1',
       port: 0,
       failures: [{ section: 'section_2_data_structure_discovery', nth: 2 }],
+      requirements: [
+        { section: 'section_3_monthly_trend', name: 'target_variable' }
+      ],
       recordFile: '/tmp/requests.jsonl'
     });
     const bcc = parseCli([
@@ -74,6 +79,12 @@ describe('--dialect on the planner command line', () => {
     expect(() =>
       parseCli(['--dialect', 'v1', '--fail-step', 'step@x'])
     ).toThrow(/SECTION\[@N\]/);
+    expect(() =>
+      parseCli(['--dialect', 'bcc', '--require-variable', 'section_1_x:a'])
+    ).toThrow(/v1 only/);
+    expect(() =>
+      parseCli(['--dialect', 'v1', '--require-variable', 'target_variable'])
+    ).toThrow(/SECTION:NAME/);
     expect(() => parseCli(['--dialect', 'v1', '--replay', 'x'])).toThrow(
       UsageError
     );
@@ -82,6 +93,7 @@ describe('--dialect on the planner command line', () => {
   it('documents the flags and every scenario in --help', () => {
     expect(USAGE).toContain('--dialect NAME');
     expect(USAGE).toContain('--fail-step');
+    expect(USAGE).toContain('--require-variable');
     expect(USAGE).toContain('--record FILE');
     expect(USAGE).toContain('/__requests');
     for (const scenario of BCC_SCENARIOS) {

@@ -360,6 +360,36 @@ describe('v1 test double', () => {
       }
     );
 
+    it('asks for a variable it was told a step requires (--require-variable), like the late steps of the published server', async () => {
+      await server.close();
+      server = await startV1Double({
+        port: 0,
+        log: null,
+        requirements: [
+          {
+            section: 'section_2_data_structure_discovery',
+            name: 'target_variable'
+          }
+        ]
+      });
+      const ask = (variables: Json) =>
+        stream({
+          stage_id: CH1,
+          step_index: DISCOVERY,
+          state: state(variables)
+        });
+      const without = await ask({ ...TASK_VARIABLES });
+      expect(without.actions).toHaveLength(1);
+      expect(String(without.actions[0].content)).toMatch(
+        /\['target_variable'\]$/
+      );
+      const given = await ask({
+        ...TASK_VARIABLES,
+        target_variable: 'revenue'
+      });
+      expect(given.actions.length).toBeGreaterThan(1);
+    });
+
     it('reads a variable from the top level of state as a fallback', async () => {
       const res = await stream({
         ...ENTRY,
