@@ -339,7 +339,13 @@ export class V1PlannerService implements IDialectPlannerService {
       step_index: this._stepIndex(where.stageId, where.stepId),
       state: this._outgoingState(request.observation)
     };
-    const response = await send(this._transport, 'POST', 'v1/reflection', body);
+    const response = await send(
+      this._transport,
+      'POST',
+      'v1/reflection',
+      body,
+      options.signal
+    );
     const text = await readText(response);
     if (!response.ok) {
       throw httpError(
