@@ -138,9 +138,9 @@ describe('SettingsPlannerService: the dialect façade', () => {
   });
 
   it('saves, restores and resets the dialect state through the façade', () => {
-    const { service, set } = planner(planningAnswer);
+    const { service, set, root } = planner(planningAnswer);
     set({ protocol: 'v1' });
-    service.restoreState({ dialect: 'v1', root: 'x', adapter: undefined });
+    service.restoreState({ dialect: 'v1', root, adapter: undefined });
     expect(service.dialect).toBe('v1');
     expect(service.saveState()).toMatchObject({ dialect: 'v1' });
     service.resetState();

@@ -83,6 +83,20 @@ async function savedMetadata(path: string): Promise<Record<string, unknown>> {
   return (file.content as { metadata: Record<string, unknown> }).metadata;
 }
 
+/**
+ * The notebook's metadata once a run state is in the file, up to 20 s: the close path writes through the
+ * contents API without waiting (slow on a loaded 2-core machine), and a read while the server writes the
+ * file finds it empty or cut (then it is read again).
+ */
+async function writtenMetadata(path: string): Promise<Record<string, unknown>> {
+  let metadata: Record<string, unknown> = {};
+  for (let i = 0; i < 400 && !metadata[RUN_STATE_METADATA_KEY]; i++) {
+    await new Promise(resolve => setTimeout(resolve, 50));
+    metadata = await savedMetadata(path).catch(() => ({}));
+  }
+  return metadata;
+}
+
 describe('RunnerRegistry: a notebook closing mid-run', () => {
   it('saves the run where it stands when the widget is disposed (as "Close and Shut Down" does)', async () => {
     const notebook = await openNotebook(manager(), { kernel: false });
@@ -98,13 +112,7 @@ describe('RunnerRegistry: a notebook closing mid-run', () => {
     expect(runner.stop).toHaveBeenCalled();
     expect(runner.dispose).toHaveBeenCalled();
     expect(lock.dispose).toHaveBeenCalled();
-    let metadata: Record<string, unknown> = {};
-    // Up to 20 s: the write goes through the contents API, slow on a loaded 2-core machine.
-    for (let i = 0; i < 400 && !metadata[RUN_STATE_METADATA_KEY]; i++) {
-      await new Promise(resolve => setTimeout(resolve, 50));
-      // The file may be read while the server writes it: read again.
-      metadata = await savedMetadata(context.path).catch(() => ({}));
-    }
+    const metadata = await writtenMetadata(context.path);
     expect(metadata[RUN_STATE_METADATA_KEY]).toEqual({
       format: 'captured',
       at: 'mid-behavior'
@@ -149,9 +157,9 @@ describe('RunnerRegistry: a notebook closing mid-run', () => {
       await new Promise(resolve => setTimeout(resolve, 50));
     }
     expect(panel.isDisposed).toBe(true);
-    expect((await savedMetadata(context.path))[RUN_STATE_METADATA_KEY]).toEqual(
-      { format: 'captured', at: 'mid-behavior' }
-    );
+    expect(
+      (await writtenMetadata(context.path))[RUN_STATE_METADATA_KEY]
+    ).toEqual({ format: 'captured', at: 'mid-behavior' });
     context.dispose();
   }, 30000);
 

@@ -37,7 +37,9 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       }
     })();
     await expect(run).rejects.toThrow(/variables missing: user_goal/);
-    await expect(run).rejects.toMatchObject({ missingVariables: ['user_goal'] });
+    await expect(run).rejects.toMatchObject({
+      missingVariables: ['user_goal']
+    });
     expect(actions(seen)).toHaveLength(1);
     // A retry asks planning what comes next: the step starts again instead of a reflection.
     const retry = await service.planning(
