@@ -500,11 +500,14 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (nextStageId && (await this._jumpToStage(nextStageId))) {
       return null;
     }
+    const stageComplete = response.transition?.stage_complete === true;
     const achieved =
-      response.targetAchieved || response.transition?.target_achieved === true;
+      stageComplete ||
+      response.targetAchieved ||
+      response.transition?.target_achieved === true;
     if (achieved || state.endStepRequested) {
       const target = achieved ? transitionTarget(this._core, response) : null;
-      await this._completeStep(undefined, target);
+      await this._completeStep(undefined, target, stageComplete);
     } else if (response.transition?.continue_behaviors === false) {
       const step = state.progress.currentStepId ?? '(unnamed)';
       this._warn(msg('stepEndedEarly', step), 'planner');
@@ -558,10 +561,14 @@ export class WorkflowRunner implements IWorkflowRunner {
   // Steps and stages
   // ------------------------------------------------------------------------------------------
 
-  /** Completes the current step and goes to `target`, or else to the next step or stage. */
+  /**
+   * Completes the current step and goes to `target`, or else to the next step or stage. With
+   * `stageComplete` the stage completes too: none of its remaining steps runs, not even one `target` names.
+   */
   private async _completeStep(
     note?: string,
-    target: ILocation | null = null
+    target: ILocation | null = null,
+    stageComplete = false
   ): Promise<void> {
     const { fsm, progress } = this._state;
     fsm.dispatch('COMPLETE_STEP');
@@ -570,19 +577,21 @@ export class WorkflowRunner implements IWorkflowRunner {
     progress.completeStep(present, note);
     this._state.pendingFeedback = null;
     this._state.endStepRequested = false;
-    const nextStep = progress.nextStep();
-    if (target && target.stageId === progress.currentStageId) {
-      fsm.dispatch('NEXT_STEP');
-      progress.startStep(target.stepId);
-      this._state.phase = this._stepStartPhase();
-    } else if (target) {
+    const otherStage =
+      target !== null && target.stageId !== progress.currentStageId
+        ? target
+        : null;
+    const nextStepId = stageComplete
+      ? null
+      : (target?.stepId ?? progress.nextStep()?.id ?? null);
+    if (otherStage) {
       // The rest of the current stage is left: the stage completes with what it produced.
       fsm.dispatch('COMPLETE_STAGE');
       progress.completeStage(present);
-      this._enterStage(target.stageId, target.stepId);
-    } else if (nextStep) {
+      this._enterStage(otherStage.stageId, otherStage.stepId);
+    } else if (nextStepId) {
       fsm.dispatch('NEXT_STEP');
-      progress.startStep(nextStep.id);
+      progress.startStep(nextStepId);
       this._state.phase = this._stepStartPhase();
     } else {
       fsm.dispatch('COMPLETE_STAGE');

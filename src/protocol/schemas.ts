@@ -459,7 +459,9 @@ export const TransitionSchema = z.looseObject({
   continue_behaviors: z.boolean().optional(),
   target_achieved: z.boolean().optional(),
   next_stage_id: z.string().nullable().optional(),
-  next_step_id: z.string().nullable().optional()
+  next_step_id: z.string().nullable().optional(),
+  /** Our extension: the current stage is complete too; its remaining steps are skipped. */
+  stage_complete: z.boolean().optional()
 });
 export type Transition = z.infer<typeof TransitionSchema>;
 

@@ -79,7 +79,11 @@ function stepIds(requests: PlanningRequestInput[]): (string | null)[] {
 }
 
 function achievedTo(
-  transition: { next_stage_id?: string; next_step_id?: string },
+  transition: {
+    next_stage_id?: string;
+    next_step_id?: string;
+    stage_complete?: boolean;
+  },
   template?: WorkflowTemplate
 ): PlanningResponse {
   const extra: Partial<PlanningResponse> = {
@@ -190,6 +194,54 @@ describe('WorkflowRunner transitions named by the planner', () => {
     });
     await s.runner.start({ task: 't' });
     expect(stepIds(s.client.planningRequests)).toEqual([null, 'e']);
+  });
+
+  it('stage_complete skips the rest of the stage and starts the next one', async () => {
+    const s = setup({
+      planning: [achievedTo({ stage_complete: true }, THREE_STEPS), plan(true)]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'd']);
+    expect(s.finished.map(f => f.reason)).toEqual(['completed']);
+    const progress = saved(s.driver).progress;
+    expect(progress.stages.completed.map(c => c.stage_id)).toEqual([
+      's1',
+      's2'
+    ]);
+    expect(progress.steps.completed.map(c => c.step_id)).toEqual(['d']);
+  });
+
+  it('stage_complete in the last stage completes the workflow, whatever steps remain', async () => {
+    const oneStage: WorkflowTemplate = {
+      name: 'One stage',
+      stages: [THREE_STEPS.stages[0]]
+    };
+    const s = setup({
+      planning: [achievedTo({ stage_complete: true }, oneStage)]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null]);
+    expect(s.finished.map(f => f.reason)).toEqual(['completed']);
+    expect(s.runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
+    expect(s.transitions.slice(-3)).toEqual([
+      'COMPLETE_STEP -> STEP_COMPLETED',
+      'COMPLETE_STAGE -> STAGE_COMPLETED',
+      'COMPLETE_WORKFLOW -> WORKFLOW_COMPLETED'
+    ]);
+  });
+
+  it('stage_complete ends the step even when its target is not achieved, and ignores a next step of the same stage', async () => {
+    const s = setup({
+      planning: [
+        withTemplate(false, THREE_STEPS, {
+          transition: { stage_complete: true, next_step_id: 'c' }
+        }),
+        plan(true)
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'd']);
+    expect(s.client.generatingRequests).toHaveLength(0);
   });
 
   it('warns about unknown ids, tells the planner, and goes on in order', async () => {
