@@ -427,9 +427,14 @@ export class BccPlannerService
     }
     this._completeStage();
     const next = plan.stages.current;
+    // The remaining steps of the stage are skipped: without stage_complete the engine would run them.
     response.transition = next
-      ? { target_achieved: true, next_stage_id: next.stage_id }
-      : { target_achieved: true };
+      ? {
+          target_achieved: true,
+          next_stage_id: next.stage_id,
+          stage_complete: true
+        }
+      : { target_achieved: true, stage_complete: true };
     return true;
   }
 

@@ -438,6 +438,62 @@ describe('bcc adapter', () => {
     expect(done.targetAchieved).toBe(true);
   });
 
+  it('says stage_complete when a stage reflection ends the last stage while steps remain', async () => {
+    let ndjsonReflection = false;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        if (ndjsonReflection) {
+          return ndjson([
+            { action: { type: 'mark_stage_complete' } },
+            { action: { type: 'complete_reflection' } }
+          ]);
+        }
+        return text(
+          fsmOf(req) === 'STEP_COMPLETED'
+            ? '<stage_reflection stage_is_complete="true"/>'
+            : '<reflection current_step_is_complete="true"/>'
+        );
+      }
+      const state = fsmOf(req);
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"/><stage id="s2" title="S2"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
+            : '<behavior id="x"><task>t</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(service.generating(engineRequest('s1', 'a')));
+    const first = await service.planning(engineRequest('s1', 'a', true));
+    expect(first.transition).toEqual({
+      target_achieved: true,
+      next_stage_id: 's2',
+      stage_complete: true
+    });
+
+    ndjsonReflection = true;
+    await service.planning(engineRequest('s2', null));
+    await collect(service.generating(engineRequest('s2', 'a')));
+    const last = await service.planning(engineRequest('s2', 'a', true));
+    expect(last.targetAchieved).toBe(true);
+    expect(last.transition).toEqual({
+      target_achieved: true,
+      stage_complete: true
+    });
+    expect(
+      (service.saveState() as { plan: { fsm: { state: string } } }).plan.fsm
+        .state
+    ).toBe('WORKFLOW_COMPLETED');
+    expect(transport.requests.map(fsmOf).filter(s => s === 'IDLE')).toEqual([
+      'IDLE'
+    ]);
+  });
+
   it('rejects an answer that does not fit the state, and HTTP errors', async () => {
     const transport = new FakeTransport(req =>
       fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)
