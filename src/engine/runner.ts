@@ -445,14 +445,16 @@ export class WorkflowRunner implements IWorkflowRunner {
     // The user may have run cells since the last collection.
     state.variablesDirty = true;
     await this._core.refreshVariables();
+    const notebook = this._core.driver.notebookSummary();
     const body =
       takeRetry(state, 'planning') ??
-      planningRequest(this._core, state.pendingFeedback);
+      planningRequest(this._core, state.pendingFeedback, notebook);
     let response: PlanningResponse;
     try {
       response = await this._control.untilStopped(
         this._client.planning(body, {
           signal: this._control.signal,
+          notebook,
           onWarning: warning =>
             reportPlanningProblem(this._core, warning.text ?? warning.message)
         })
@@ -528,9 +530,11 @@ export class WorkflowRunner implements IWorkflowRunner {
       checkpointBehavior(this._core, () => beginBehavior(this._core));
     }
     await this._core.refreshVariables();
+    const notebook = this._core.driver.notebookSummary();
     const body =
-      takeRetry(state, 'generating') ?? (await generatingRequest(this._core));
-    const error = await runBehavior(this._core, body);
+      takeRetry(state, 'generating') ??
+      (await generatingRequest(this._core, notebook));
+    const error = await runBehavior(this._core, body, notebook);
     this._core.observeDialect();
     if (error) {
       return this._core.fail(error);

@@ -338,6 +338,31 @@ export const NotebookStateSchema = z.looseObject({
 });
 export type NotebookState = z.infer<typeof NotebookStateSchema>;
 
+/** One of the notebook's last cells, as a dialect that sends them describes it (docs/dialects.md#bcc-request). */
+export interface INotebookCell {
+  id: string;
+  type: 'markdown' | 'code';
+  content: string;
+  /** The outputs as one text (none for a cell without outputs). */
+  outputs: string[];
+  /** What the run keeps in the cell's metadata (provenance, role). */
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The notebook as the client describes it: the seed's four fields, which the observation carries, plus
+ * the execution count and the last cells, which only a dialect that sends them reads.
+ */
+export interface INotebookSummary {
+  title: string | null;
+  cell_count: number;
+  last_cell_type: string | null;
+  last_output: string | null;
+  /** The highest execution count among the code cells; null before any ran. */
+  execution_count: number | null;
+  cells: INotebookCell[];
+}
+
 export const FsmStateSchema = z.looseObject({
   state: z.string(),
   /** e.g. `"NEXT_BEHAVIOR -> BEHAVIOR_RUNNING"`. */

@@ -13,7 +13,9 @@ import {
 import { RunTrace } from '../trace';
 import type { IRunWarning } from '../types';
 import {
+  code,
   effectsOf,
+  exec,
   plan,
   saved,
   setup,
@@ -143,6 +145,55 @@ describe('WorkflowRunner and the planner service state', () => {
     await s.runner.start({ task: 't' });
     expect(s.runner.snapshot.plannerDialect).toBeNull();
     expect(saved(s.driver).planner).toBeUndefined();
+  });
+});
+
+describe('WorkflowRunner and the notebook a planner service may read', () => {
+  it('gives the service the notebook with its last five cells, while the observation keeps the seed summary', async () => {
+    const driver = new FakeNotebookDriver();
+    for (let i = 1; i <= 6; i++) {
+      driver.addUserCell(`note ${i}`, 'markdown');
+    }
+    const s = setup(
+      {
+        planning: [withTemplate(false), plan(true)],
+        generating: [[code(`x = 1\nprint('${'y'.repeat(600)}')`), exec()]]
+      },
+      {},
+      {},
+      driver
+    );
+    await s.runner.start({ task: 't' });
+    const afterBehavior = s.client.planningRequests[1];
+    expect(afterBehavior.observation.context?.notebook).toEqual({
+      title: null,
+      cell_count: 7,
+      last_cell_type: 'code',
+      last_output: 'y'.repeat(600)
+    });
+    const notebook = s.client.planningNotebooks[1];
+    expect(notebook?.execution_count).toBe(1);
+    expect(notebook?.cells.map(c => c.content)).toEqual([
+      'note 3',
+      'note 4',
+      'note 5',
+      'note 6',
+      `x = 1\nprint('${'y'.repeat(600)}')`
+    ]);
+    expect(notebook?.cells[4]).toMatchObject({
+      type: 'code',
+      outputs: ['y'.repeat(500) + '…'],
+      metadata: { role: 'code', step_id: 'p1' }
+    });
+    expect(notebook?.cells[0]).toMatchObject({
+      type: 'markdown',
+      outputs: [],
+      metadata: {}
+    });
+    expect(s.client.planningNotebooks[0]?.cells).toHaveLength(5);
+    expect(s.client.generatingNotebooks[0]?.cells.at(-1)?.content).toBe(
+      'note 6'
+    );
   });
 });
 

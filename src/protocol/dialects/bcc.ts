@@ -8,7 +8,7 @@ import { PlannerError } from '../errors';
 import { overlongLineWarning } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
 import { msg, type ProtocolText, say } from '../messages';
-import type { IPlanningOptions } from './common';
+import type { IGeneratingOptions, IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
 import {
   progressUpdatesOf,
@@ -56,6 +56,7 @@ export class BccPlannerService
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
     this._observation = request.observation;
+    this._notebook = options.notebook ?? null;
     const warn = (warning: ProtocolText) => {
       this._log(warning.message);
       options.onWarning?.(warning);
@@ -85,9 +86,10 @@ export class BccPlannerService
 
   async *generating(
     request: GeneratingRequestInput,
-    options: { signal?: AbortSignal } = {}
+    options: IGeneratingOptions = {}
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     this._observation = request.observation;
+    this._notebook = options.notebook ?? null;
     const url = this._transport.urlOf('generating');
     this._transition('BEHAVIOR_RUNNING', this._plan.fsm.last_transition);
     let index = 0;

@@ -9,6 +9,7 @@ import { msg, type ProtocolText, say } from '../messages';
 import { normalizeAction } from '../normalize';
 import type {
   ContextUpdate,
+  INotebookSummary,
   ObservationInput,
   PlanningResponse,
   WorkflowStage,
@@ -245,7 +246,7 @@ export abstract class BccRequests {
           history: [...(context?.effects?.history ?? [])]
         },
         notebook: {
-          ...(context?.notebook ?? {}),
+          ...(this._notebook ?? context?.notebook ?? {}),
           notebook_id: this._notebookId
         },
         FSM: {
@@ -501,6 +502,8 @@ export abstract class BccRequests {
   protected readonly _now: () => Date;
   protected _plan: IPlan = emptyPlan();
   protected _observation: ObservationInput | undefined;
+  /** The notebook the engine described beside its request: the last cells travel only this way. */
+  protected _notebook: INotebookSummary | null = null;
   protected _feedback: JsonObject | null = null;
   protected _pending: JsonObject[] = [];
   protected _headings: string[] = [];

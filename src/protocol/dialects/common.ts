@@ -23,6 +23,7 @@ import {
 } from '../messages';
 import type {
   GeneratingRequestInput,
+  INotebookSummary,
   PlanningRequestInput,
   PlanningResponse
 } from '../schemas';
@@ -34,9 +35,15 @@ export type Dialect = (typeof DIALECTS)[number];
 /** What a planner service warns about during a request, in English and as a message id. */
 export type PlannerWarning = (warning: IMessageText<ProtocolMessageId>) => void;
 
-/** Per-call options of the engine's planner service: its own warning channel for this request. */
-export interface IPlanningOptions {
+/** Per-call options of a `/generating` request of the engine's planner service. */
+export interface IGeneratingOptions {
   signal?: AbortSignal;
+  /** The notebook now, for a dialect whose requests describe more of it than the observation does. */
+  notebook?: INotebookSummary;
+}
+
+/** Per-call options of a `/planning` request: also its own warning channel for this request. */
+export interface IPlanningOptions extends IGeneratingOptions {
   onWarning?: PlannerWarning;
 }
 
@@ -49,7 +56,7 @@ export interface IDialectPlannerService {
   ): Promise<PlanningResponse>;
   generating(
     request: GeneratingRequestInput,
-    options?: { signal?: AbortSignal }
+    options?: IGeneratingOptions
   ): AsyncIterable<GeneratingEvent>;
   /** What the adapter must remember across a reload (saved with the run). */
   saveState?(): unknown;

@@ -12,12 +12,17 @@ import {
   withRetries
 } from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
-import type { IPlanningOptions, PlannerWarning } from './common';
+import type {
+  IGeneratingOptions,
+  IPlanningOptions,
+  PlannerWarning
+} from './common';
 import { isRecord, JsonObject } from '../fields';
 import { say } from '../messages';
 import { normalizePlanningResponse } from '../normalizeResponse';
 import type {
   GeneratingRequestInput,
+  INotebookSummary,
   PlanningRequestInput,
   PlanningResponse
 } from '../schemas';
@@ -58,8 +63,14 @@ export type DetectionResult =
   | { dialect: 'bcc'; firstAnswer: IPrefetchedAnswer; probes: string[] }
   | { dialect: 'v1'; probes: string[] };
 
-/** The seed request plus a sibling `state`, so that a bcc server can answer it too. */
-export function supersetProbeBody(request: PlanningRequestInput): JsonObject {
+/**
+ * The seed request plus a sibling `state`, so that a bcc server can answer it too; its notebook is
+ * `notebook` (with the last cells) when the engine gave one, else the seed's.
+ */
+export function supersetProbeBody(
+  request: PlanningRequestInput,
+  notebook?: INotebookSummary
+): JsonObject {
   const observation = request.observation;
   const context = observation.context ?? {};
   const fsm = { ...(context.FSM ?? {}), state: 'IDLE' };
@@ -75,7 +86,7 @@ export function supersetProbeBody(request: PlanningRequestInput): JsonObject {
     state: {
       variables,
       effects: context.effects ?? { current: [], history: [] },
-      notebook: context.notebook ?? {},
+      notebook: notebook ?? context.notebook ?? {},
       FSM: fsm
     }
   };
@@ -89,6 +100,8 @@ function statusText(response: Response): string {
 export async function detectDialect(options: {
   transport: IPlannerTransport;
   request: PlanningRequestInput;
+  /** The notebook the engine described beside the request. */
+  notebook?: INotebookSummary;
   v1Hint?: boolean;
   signal?: AbortSignal;
   /** The `/planning` probe is the run's first planning request: it gets the same timeout and retries. */
@@ -99,7 +112,7 @@ export async function detectDialect(options: {
   const probes: string[] = [];
   if (!options.v1Hint) {
     const url = transport.urlOf('planning');
-    const body = supersetProbeBody(options.request);
+    const body = supersetProbeBody(options.request, options.notebook);
     const probe = async () => {
       const exchange = new Exchange({
         method: 'POST',
@@ -313,11 +326,7 @@ export class DialectPlannerService implements IDialectPlannerService {
     request: PlanningRequestInput,
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
-    const first = await this._choose(
-      request,
-      options.signal,
-      options.onWarning
-    );
+    const first = await this._choose(request, options);
     if (first) {
       return first;
     }
@@ -328,7 +337,7 @@ export class DialectPlannerService implements IDialectPlannerService {
         throw error;
       }
       return (
-        (await this._choose(request, options.signal, options.onWarning)) ??
+        (await this._choose(request, options)) ??
         this._service().planning(request, options)
       );
     }
@@ -336,12 +345,12 @@ export class DialectPlannerService implements IDialectPlannerService {
 
   async *generating(
     request: GeneratingRequestInput,
-    options: { signal?: AbortSignal } = {}
+    options: IGeneratingOptions = {}
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     const asPlanning: PlanningRequestInput = {
       observation: request.observation
     };
-    await this._choose(asPlanning, options.signal);
+    await this._choose(asPlanning, options);
     let yielded = false;
     try {
       for await (const event of this._service().generating(request, options)) {
@@ -352,7 +361,7 @@ export class DialectPlannerService implements IDialectPlannerService {
       if (yielded || !this._redetect(error)) {
         throw error;
       }
-      await this._choose(asPlanning, options.signal);
+      await this._choose(asPlanning, options);
       yield* this._service().generating(request, options);
     }
   }
@@ -397,8 +406,7 @@ export class DialectPlannerService implements IDialectPlannerService {
   /** Picks the dialect when none is chosen; returns the first answer when detection already got it. */
   private async _choose(
     request: PlanningRequestInput,
-    signal?: AbortSignal,
-    onWarning?: PlannerWarning
+    options: IPlanningOptions
   ): Promise<PlanningResponse | null> {
     if (this._dialect) {
       return null;
@@ -416,13 +424,14 @@ export class DialectPlannerService implements IDialectPlannerService {
     const result = await detectDialect({
       transport: this._options.transport,
       request,
+      notebook: options.notebook,
       v1Hint: this._v1Hint,
-      signal,
+      signal: options.signal,
       timing:
         typeof this._options.probeTiming === 'function'
           ? this._options.probeTiming()
           : this._options.probeTiming,
-      onWarning
+      onWarning: options.onWarning
     });
     this._cache.set(this._root, result.dialect);
     this._set(result.dialect, 'detected', result.probes.join('; '));

@@ -1,5 +1,9 @@
 import type { GeneratingEvent } from '../../actionStream';
-import { progressUpdatesOf, type PlanningRequestInput } from '../../schemas';
+import {
+  type INotebookSummary,
+  progressUpdatesOf,
+  type PlanningRequestInput
+} from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { BccPlannerService } from '../bcc';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
@@ -491,6 +495,60 @@ describe('bcc adapter', () => {
     ).toBe('WORKFLOW_COMPLETED');
     expect(transport.requests.map(fsmOf).filter(s => s === 'IDLE')).toEqual([
       'IDLE'
+    ]);
+  });
+
+  it('sends the notebook the engine describes, with its last cells, as state.notebook', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      const state = fsmOf(req);
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/></steps>'
+            : '<behavior id="x"><task>t</task></behavior>'
+      );
+    });
+    const notebook: INotebookSummary = {
+      title: 'Sales',
+      cell_count: 2,
+      last_cell_type: 'code',
+      last_output: '(240, 4)',
+      execution_count: 3,
+      cells: [
+        {
+          id: 'c1',
+          type: 'markdown',
+          content: '# Sales',
+          outputs: [],
+          metadata: { role: 'title' }
+        },
+        {
+          id: 'c2',
+          type: 'code',
+          content: 'print(df.shape)',
+          outputs: ['(240, 4)'],
+          metadata: {}
+        }
+      ]
+    };
+    const service = new BccPlannerService({ transport, notebookId: 'nb1' });
+    await service.planning(engineRequest(null, null), { notebook });
+    const later = { ...notebook, cell_count: 3, execution_count: 4 };
+    await collect(
+      service.generating(engineRequest('s1', 'a'), { notebook: later })
+    );
+    const states = transport.requests.map(
+      r => (r.body as { state: { notebook: unknown } }).state.notebook
+    );
+    expect(states).toEqual([
+      { ...notebook, notebook_id: 'nb1' },
+      { ...notebook, notebook_id: 'nb1' },
+      { ...notebook, notebook_id: 'nb1' },
+      { ...later, notebook_id: 'nb1' }
     ]);
   });
 
