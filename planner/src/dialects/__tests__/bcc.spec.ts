@@ -30,14 +30,14 @@ function bccBody(fsm: string, position: IPosition = {}): Json {
     stage_id: position.stage,
     title: STAGES[position.stage]?.title ?? position.stage,
     goal: 'the stage goal',
-    verified_artifacts: [{ name: 'sales_df', description: 'the data' }]
+    verified_artifacts: { sales_df: 'the data' }
   };
   const step = position.step && {
     step_id: position.step,
     title: position.step,
     goal: 'the step goal',
-    verified_artifacts: [],
-    required_variables: [],
+    verified_artifacts: {},
+    required_variables: {},
     pcs_considerations: {}
   };
   const behavior = position.behavior && {
@@ -46,7 +46,7 @@ function bccBody(fsm: string, position: IPosition = {}): Json {
     agent: 'Explore-Agent',
     task: 'the task',
     inputs: {},
-    outputs: [],
+    outputs: {},
     acceptance: []
   };
   return {

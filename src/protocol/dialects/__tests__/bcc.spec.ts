@@ -163,14 +163,20 @@ describe('bcc adapter', () => {
     expect(idle.observation).not.toHaveProperty('context');
     expect(idle.options).toEqual({ stream: false });
     const stepsRequest = transport.requests[1].body as Record<string, any>;
-    expect(
-      stepsRequest.observation.location.progress.stages.current
-    ).toMatchObject({
+    expect(stepsRequest.observation.location.progress.stages.current).toEqual({
       stage_id: 'sales_data_check',
+      title: 'Sales Data Check',
       goal: expect.stringContaining('Artifacts'),
-      verified_artifacts: [
-        { name: 'sales_df', description: 'DataFrame with 4 columns' }
-      ]
+      verified_artifacts: { sales_df: 'DataFrame with 4 columns' },
+      required_variables: { user_submit_files: 'uploaded CSV', nowhere: 'x' }
+    });
+    // Named lists travel as {name: description} maps, except current_outputs.expected.
+    expect(
+      stepsRequest.observation.location.progress.stages.current_outputs
+    ).toEqual({
+      expected: [{ name: 'sales_df', description: 'DataFrame with 4 columns' }],
+      produced: [],
+      in_progress: []
     });
     expect(
       stepsRequest.observation.location.progress.stages.remaining[0]
@@ -183,9 +189,26 @@ describe('bcc adapter', () => {
     });
     const behaviorRequest = transport.requests[2].body as Record<string, any>;
     expect(behaviorRequest.observation.location.goals).toBe('Load then check');
+    expect(behaviorRequest.observation.location.progress.steps.current).toEqual(
+      {
+        step_id: 'load_sales',
+        title: 'Load',
+        goal: 'Read the file',
+        verified_artifacts: { sales_df: 'df' },
+        required_variables: {}
+      }
+    );
     expect(
-      behaviorRequest.observation.location.progress.steps.current.step_id
-    ).toBe('load_sales');
+      behaviorRequest.observation.location.progress.steps.remaining
+    ).toEqual([
+      {
+        step_id: 'check_sales',
+        title: 'Check',
+        goal: 'Check it',
+        verified_artifacts: {},
+        required_variables: {}
+      }
+    ]);
 
     expect(start.targetAchieved).toBe(false);
     const template = start.context_update?.workflow_update?.workflowTemplate;
@@ -264,7 +287,12 @@ describe('bcc adapter', () => {
     const b2request = transport.requests.at(-1)?.body as Record<string, any>;
     expect(
       b2request.observation.location.progress.behaviors.completed[0]
-    ).toMatchObject({ behavior_id: 'b1', completion_status: 'success' });
+    ).toMatchObject({
+      behavior_id: 'b1',
+      completion_status: 'success',
+      inputs: { path: 'data/sales.csv' },
+      outputs: { sales_df: 'the loaded DataFrame' }
+    });
 
     // Complete, then the stage reflection names the next step.
     await collect(
@@ -411,15 +439,60 @@ describe('bcc adapter', () => {
       const state = fsmOf(req);
       return json(
         state === 'IDLE'
-          ? { stages: [{ stage_id: 's1', title: 'S1' }] }
+          ? {
+              stages: [
+                {
+                  stage_id: 's1',
+                  title: 'S1',
+                  verified_artifacts: { sales_df: 'the data' },
+                  required_variables: { user_submit_files: 'the CSV' }
+                }
+              ]
+            }
           : state === 'STAGE_RUNNING'
-            ? { steps: [{ step_id: 'a', title: 'A' }] }
-            : { behavior_id: 'a_b1', task: 'do' }
+            ? {
+                steps: [
+                  {
+                    step_id: 'a',
+                    title: 'A',
+                    verified_artifacts: [
+                      { name: 'sales_df', description: 'df' }
+                    ]
+                  }
+                ]
+              }
+            : {
+                behavior_id: 'a_b1',
+                task: 'do',
+                inputs: [{ name: 'path', description: 'data/sales.csv' }],
+                outputs: { sales_df: 'loaded' }
+              }
       );
     });
     const service = new BccPlannerService({ transport });
     const start = await service.planning(engineRequest(null, null));
     expect(start.behavior?.id).toBe('a_b1');
+    // Maps and lists alike, whichever way a JSON answer names its artifacts.
+    expect(
+      start.context_update?.workflow_update?.workflowTemplate.stages
+    ).toMatchObject([
+      {
+        id: 's1',
+        expected_outputs: ['sales_df'],
+        steps: [{ id: 'a', expected_outputs: ['sales_df'] }]
+      }
+    ]);
+    expect(start.context_update?.progress_update).toMatchObject({
+      level: 'behaviors',
+      current_outputs: { expected: ['sales_df'] }
+    });
+    expect(
+      (transport.requests[2].body as Record<string, any>).observation.location
+        .progress.stages.current
+    ).toMatchObject({
+      verified_artifacts: { sales_df: 'the data' },
+      required_variables: { user_submit_files: 'the CSV' }
+    });
     const first = actionsOf(
       await collect(service.generating(engineRequest('s1', 'a')))
     );
