@@ -19,7 +19,7 @@ import {
   type ProgressLevelName,
   type ProgressUpdate
 } from '../schemas';
-import { IReflection, PlanningAnswer } from './bccAnswers';
+import { IBehaviorDef, IReflection, PlanningAnswer } from './bccAnswers';
 import {
   httpError,
   IDialectPlannerService,
@@ -317,8 +317,17 @@ export class BccPlannerService
     if (answer.kind !== 'behavior') {
       throw this._unexpected('STEP_RUNNING', answer.kind);
     }
+    this._startBehavior(answer.behavior, 'START_BEHAVIOR', update, response);
+  }
+
+  /** `behavior` becomes the current one (its id made up when it has none); the engine is told. */
+  private _startBehavior(
+    behavior: IBehaviorDef,
+    event: 'START_BEHAVIOR' | 'NEXT_BEHAVIOR',
+    update: ContextUpdate,
+    response: PlanningResponse
+  ): void {
     const plan = this._plan;
-    const behavior = answer.behavior;
     plan.iteration += 1;
     behavior.behavior_id ||= `${plan.steps.current?.step_id ?? 'step'}_b${plan.iteration}`;
     plan.behaviors.current = behavior;
@@ -327,7 +336,7 @@ export class BccPlannerService
     plan.behaviors.in_progress = [];
     plan.behaviors.focus = behavior.task;
     plan.goals = behavior.task;
-    this._transition('BEHAVIOR_RUNNING', 'START_BEHAVIOR');
+    this._transition('BEHAVIOR_RUNNING', event);
     const focus = [
       behavior.agent ? `${behavior.agent}: ${behavior.task}` : behavior.task,
       ...Object.entries(behavior.inputs).map(([k, v]) => `input ${k}: ${v}`),
@@ -379,8 +388,18 @@ export class BccPlannerService
         continue_behaviors: true,
         target_achieved: false
       };
-      if (reflection.ndjson) {
-        this._transition('BEHAVIOR_RUNNING', 'NEXT_BEHAVIOR');
+      if (reflection.ndjson && behavior) {
+        // No /planning between NDJSON reflections: /generating runs the next iteration of this behavior.
+        this._startBehavior(
+          {
+            ...behavior,
+            behavior_id: '',
+            whathappened: reflection.whathappened
+          },
+          'NEXT_BEHAVIOR',
+          update,
+          response
+        );
         return true;
       }
       this._transition('STEP_RUNNING', 'NEXT_BEHAVIOR');

@@ -11,7 +11,7 @@ import type { IExecResult, IRunSettings } from '../../../../src/engine';
 import { FakeNotebookDriver } from '../../../../src/engine/testing';
 import { createBrowserTransport } from '../../../../src/protocol';
 import { BccPlannerService } from '../../../../src/protocol/dialects';
-import { startBccDouble } from '../bcc';
+import { BCC_SCENARIOS, startBccDouble } from '../bcc';
 import type { IRunningDoubleServer } from '../http';
 
 /** The marker the double's second behavior of a step prints, assembled as its code assembles it. */
@@ -88,19 +88,22 @@ describe('the engine with the bcc adapter against the bcc double', () => {
     });
   }
 
-  it('runs both stages, every step, and completes the workflow once', async () => {
-    await start('recorded');
-    const { finished, runner, states, steps } = await runAgainst(server);
-    expect(finished.reason).toBe('completed');
-    expect(runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
-    expect(states.filter(state => state === 'IDLE')).toHaveLength(1);
-    expect(steps).toEqual([
-      'load_sales',
-      'check_quality',
-      'revenue_by_region',
-      'monthly_trend'
-    ]);
-  });
+  it.each(BCC_SCENARIOS.filter(s => !s.shortLastStage).map(s => s.name))(
+    'scenario %s: runs both stages, every step, and completes the workflow once',
+    async scenario => {
+      await start(scenario);
+      const { finished, runner, states, steps } = await runAgainst(server);
+      expect(finished.reason).toBe('completed');
+      expect(runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
+      expect(states.filter(state => state === 'IDLE')).toHaveLength(1);
+      expect(steps).toEqual([
+        'load_sales',
+        'check_quality',
+        'revenue_by_region',
+        'monthly_trend'
+      ]);
+    }
+  );
 
   it('ends the run when the last stage is complete with a step left, without planning a new workflow', async () => {
     await start('short-last-stage');

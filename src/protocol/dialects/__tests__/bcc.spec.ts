@@ -510,6 +510,22 @@ describe('bcc adapter', () => {
       await collect(service.generating(engineRequest('s1', 'a')))
     );
     expect(second[0]).toMatchObject({ action: 'add', content: 'Looks fine' });
+    // The behavior is recorded, and /generating runs its next iteration (NEXT_BEHAVIOR), a plan object too.
+    expect(again.behavior).toMatchObject({ id: 'a_b2', iteration: 2 });
+    const sent = transport.bodies('generating')[1] as Record<string, any>;
+    expect(sent.state.FSM).toMatchObject({
+      state: 'BEHAVIOR_RUNNING',
+      last_transition: 'NEXT_BEHAVIOR'
+    });
+    const behaviorsSent = sent.observation.location.progress.behaviors;
+    expect(behaviorsSent.current).toMatchObject({
+      behavior_id: 'a_b2',
+      task: 'do',
+      outputs: { sales_df: 'loaded' }
+    });
+    expect(
+      behaviorsSent.completed.map((b: { behavior_id: string }) => b.behavior_id)
+    ).toEqual(['a_b1']);
     complete = true;
     const done = await service.planning(engineRequest('s1', 'a', true));
     expect(done.targetAchieved).toBe(true);
