@@ -91,8 +91,13 @@ export class BccPlannerService
     this._observation = request.observation;
     this._notebook = options.notebook ?? null;
     const url = this._transport.urlOf('generating');
+    // The seed's generation start mode does not apply to bcc (§3.6): a step's behavior is planned first.
+    const planned = this._plan.behaviors.current
+      ? []
+      : await this._planBeforeGenerating(options.signal);
     this._transition('BEHAVIOR_RUNNING', this._plan.fsm.last_transition);
     let index = 0;
+    yield* planned;
     const pending = this._pending;
     this._pending = [];
     for (const action of pending) {
@@ -491,6 +496,43 @@ export class BccPlannerService
     } else {
       this._transition('WORKFLOW_COMPLETED', 'COMPLETE_WORKFLOW');
     }
+  }
+
+  /**
+   * What `planning` does at a step start, for a `/generating` with no behavior planned: the plan goes
+   * to the engine as actions before the others (`update_workflow`, `update_stage_steps`), warnings as
+   * warning events.
+   */
+  private async _planBeforeGenerating(
+    signal?: AbortSignal
+  ): Promise<GeneratingEvent[]> {
+    const warnings: GeneratingEvent[] = [];
+    const update: ContextUpdate = {};
+    const response: PlanningResponse = { targetAchieved: false };
+    await this._stepStart(
+      update,
+      warning => warnings.push(this._warning(warning)),
+      signal
+    );
+    await this._planBehavior(update, response, signal);
+    this._finish(response, update);
+    const template = update.workflow_update?.workflowTemplate;
+    const steps = update.stage_steps_update;
+    this._pending.unshift(
+      ...(template
+        ? [{ type: 'update_workflow', updated_workflow: template }]
+        : []),
+      ...(steps
+        ? [
+            {
+              type: 'update_stage_steps',
+              stage_id: steps.stage_id,
+              updated_steps: steps.steps
+            }
+          ]
+        : [])
+    );
+    return warnings;
   }
 
   /** The engine moved to another stage on its own (resume, user choice): follow it. */

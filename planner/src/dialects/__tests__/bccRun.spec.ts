@@ -26,7 +26,10 @@ interface IBccRun {
   steps: string[];
 }
 
-async function runAgainst(server: IRunningDoubleServer): Promise<IBccRun> {
+async function runAgainst(
+  server: IRunningDoubleServer,
+  overrides: Partial<IRunSettings> = {}
+): Promise<IBccRun> {
   const driver = new FakeNotebookDriver();
   driver.onExec = cell => {
     const marker = MARKER_PRINT.exec(cell.source);
@@ -42,7 +45,8 @@ async function runAgainst(server: IRunningDoubleServer): Promise<IBccRun> {
   const settings: IRunSettings = {
     ...DEFAULT_SETTINGS,
     baseUrl: server.url,
-    maxExecutionSteps: 20
+    maxExecutionSteps: 20,
+    ...overrides
   };
   const runner = new WorkflowRunner({
     driver,
@@ -104,6 +108,27 @@ describe('the engine with the bcc adapter against the bcc double', () => {
       ]);
     }
   );
+
+  it('runs the same with the generation start mode, which does not apply to bcc', async () => {
+    await start('recorded');
+    const { finished, states, steps } = await runAgainst(server, {
+      startMode: 'generation'
+    });
+    expect(finished.reason).toBe('completed');
+    expect(states.filter(state => state === 'IDLE')).toHaveLength(1);
+    expect(steps).toEqual([
+      'load_sales',
+      'check_quality',
+      'revenue_by_region',
+      'monthly_trend'
+    ]);
+    // Each behavior is planned before it is generated.
+    states.forEach((state, index) => {
+      if (state === 'BEHAVIOR_RUNNING') {
+        expect(states[index - 1]).toBe('STEP_RUNNING');
+      }
+    });
+  });
 
   it('ends the run when the last stage is complete with a step left, without planning a new workflow', async () => {
     await start('short-last-stage');

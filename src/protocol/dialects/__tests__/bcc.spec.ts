@@ -641,6 +641,90 @@ describe('bcc adapter', () => {
     ]);
   });
 
+  it('plans the behavior first when asked to generate with none planned (the generation start mode)', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        return text(
+          fsmOf(req) === 'STEP_COMPLETED'
+            ? '<stage_reflection stage_is_complete="false"/>'
+            : '<reflection current_step_is_complete="true"/>'
+        );
+      }
+      const state = fsmOf(req);
+      const stage = (req.body as Record<string, any>).observation.location
+        .current.stage_id;
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"><required_variables><variable name="nowhere">x</variable></required_variables></stage><stage id="s2" title="S2"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? stage === 's1'
+              ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
+              : '<steps><step id="c" title="C"/></steps>'
+            : '<behavior><task>t</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const first = await collect(service.generating(engineRequest(null, null)));
+    expect(transport.requests.map(fsmOf)).toEqual([
+      'IDLE',
+      'STAGE_RUNNING',
+      'STEP_RUNNING',
+      'BEHAVIOR_RUNNING'
+    ]);
+    const generating = transport.bodies('generating')[0] as Record<string, any>;
+    expect(
+      generating.observation.location.progress.behaviors.current
+    ).toMatchObject({ behavior_id: 'a_b1', task: 't' });
+    // The plan reaches the engine as actions: the template first, then the client's headings.
+    const actions = actionsOf(first);
+    expect(actions.map(a => a.action)).toEqual([
+      'update_workflow',
+      'new_section',
+      'new_step',
+      'add'
+    ]);
+    expect(actions[0]).toMatchObject({
+      updated_workflow: {
+        stages: [
+          { id: 's1', steps: [{ id: 'a' }, { id: 'b' }] },
+          { id: 's2', steps: [] }
+        ]
+      }
+    });
+    expect(
+      first.flatMap(e => (e.kind === 'warning' ? [e.message] : []))
+    ).toEqual([
+      expect.stringContaining('required variables not found: nowhere')
+    ]);
+
+    // The engine moved to step b itself; generating first plans b's behavior, nothing else.
+    await service.planning(engineRequest('s1', 'a', true));
+    await collect(service.generating(engineRequest('s1', 'b')));
+    expect(transport.requests.slice(-2).map(fsmOf)).toEqual([
+      'STEP_RUNNING',
+      'BEHAVIOR_RUNNING'
+    ]);
+
+    // A new stage: its steps come as update_stage_steps.
+    await service.planning(engineRequest('s1', 'b', true));
+    const third = actionsOf(
+      await collect(service.generating(engineRequest('s2', null)))
+    );
+    expect(transport.requests.slice(-3).map(fsmOf)).toEqual([
+      'STAGE_RUNNING',
+      'STEP_RUNNING',
+      'BEHAVIOR_RUNNING'
+    ]);
+    expect(third[0]).toMatchObject({
+      action: 'update_stage_steps',
+      stage_id: 's2',
+      updated_steps: [{ id: 'c' }]
+    });
+  });
+
   it('rejects an answer that does not fit the state, and HTTP errors', async () => {
     const transport = new FakeTransport(req =>
       fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)
