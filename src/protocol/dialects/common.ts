@@ -230,16 +230,24 @@ export async function* readLines(
   yield* splitter.flushItems();
 }
 
-/** `text/plain`, `application/xml`, a body starting with `<` (inside an optional Markdown fence). */
+/**
+ * Whether an answer is XML, by its body first: one starting with `<` (inside an optional Markdown
+ * fence) is, one starting with `{` or `[` is JSON or NDJSON whatever its type (servers send NDJSON as
+ * `text/plain`); any other body is XML when the Content-Type says `xml` or `text`.
+ */
 export function looksLikeXml(
   contentType: string | null,
   body: string
 ): boolean {
-  const type = (contentType ?? '').toLowerCase();
-  if (type.includes('xml') || type.includes('text')) {
+  const start = unwrapCodeFence(body).trimStart().charAt(0);
+  if (start === '<') {
     return true;
   }
-  return unwrapCodeFence(body).trim().startsWith('<');
+  if (start === '{' || start === '[') {
+    return false;
+  }
+  const type = (contentType ?? '').toLowerCase();
+  return type.includes('xml') || type.includes('text');
 }
 
 export function asString(value: unknown): string | undefined {

@@ -725,6 +725,47 @@ describe('bcc adapter', () => {
     });
   });
 
+  it('reads a body by its first character before its content type: NDJSON and JSON served as text/plain', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        return text(
+          [
+            { action: { type: 'add-text', content: 'Done.' } },
+            { action: { type: 'mark_step_complete' } },
+            { action: { type: 'mark_stage_complete' } },
+            { action: { type: 'complete_reflection' } }
+          ]
+            .map(line => JSON.stringify(line))
+            .join('\n'),
+          200,
+          'text/plain; charset=utf-8'
+        );
+      }
+      const state = fsmOf(req);
+      return text(
+        JSON.stringify(
+          state === 'IDLE'
+            ? { stages: [{ stage_id: 's1', title: 'S1' }] }
+            : state === 'STAGE_RUNNING'
+              ? { steps: [{ step_id: 'a', title: 'A' }] }
+              : { behavior_id: 'a_b1', task: 'do' }
+        ),
+        200,
+        'text/plain'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const start = await service.planning(engineRequest(null, null));
+    expect(start.behavior?.id).toBe('a_b1');
+    await collect(service.generating(engineRequest('s1', 'a')));
+    const done = await service.planning(engineRequest('s1', 'a', true));
+    expect(done.targetAchieved).toBe(true);
+    expect(done.transition).toMatchObject({ stage_complete: true });
+  });
+
   it('rejects an answer that does not fit the state, and HTTP errors', async () => {
     const transport = new FakeTransport(req =>
       fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)

@@ -134,7 +134,17 @@ describe('dialect detection', () => {
     ['JSON with stages', () => json({ stages: [] }), 'bcc'],
     ['JSON with steps', () => json({ steps: [] }), 'bcc'],
     ['JSON with behavior_id', () => json({ behavior_id: 'b' }), 'bcc'],
-    ['another JSON object', () => json({ targetAchieved: false }), 'dslc']
+    ['another JSON object', () => json({ targetAchieved: false }), 'dslc'],
+    [
+      'a JSON object served as text/plain, by its body',
+      () => text('{"targetAchieved": false}', 200, 'text/plain'),
+      'dslc'
+    ],
+    [
+      'bcc JSON served as text/plain',
+      () => text('{"stages": []}', 200, 'text/plain'),
+      'bcc'
+    ]
   ])('classifies %s', async (_name, reply, dialect) => {
     const transport = new FakeTransport(reply);
     const result = await detectDialect({ transport, request });
