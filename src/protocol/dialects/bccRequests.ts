@@ -34,7 +34,8 @@ import {
   looksLikeXml,
   parseJson,
   readText,
-  send
+  send,
+  unquotedBody
 } from './common';
 import { parseLenientXml } from './xml';
 import {
@@ -92,6 +93,7 @@ export abstract class BccRequests {
         status: response.status
       };
     }
+    answer.text = unquotedBody(answer.text);
     const known = ['workflow', 'stages', 'steps', 'behavior'];
     let parsed: PlanningAnswer | null = null;
     if (looksLikeXml(answer.contentType, answer.text)) {
@@ -151,7 +153,7 @@ export abstract class BccRequests {
       }
       return this._readReflection(
         response.headers.get('Content-Type'),
-        text,
+        unquotedBody(text),
         url,
         response.status,
         state

@@ -230,6 +230,15 @@ export async function* readLines(
   yield* splitter.flushItems();
 }
 
+/** The text of a body that is one JSON string (a FastAPI handler returning a `str`); any other body as it is. */
+export function unquotedBody(body: string): string {
+  if (!body.trimStart().startsWith('"')) {
+    return body;
+  }
+  const parsed = parseJson(body);
+  return parsed.ok && typeof parsed.value === 'string' ? parsed.value : body;
+}
+
 /**
  * Whether an answer is XML, by its body first: one starting with `<` (inside an optional Markdown
  * fence) is, one starting with `{` or `[` is JSON or NDJSON whatever its type (servers send NDJSON as

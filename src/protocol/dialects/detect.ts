@@ -37,7 +37,8 @@ import {
   looksLikeXml,
   parseJson,
   readText,
-  send
+  send,
+  unquotedBody
 } from './common';
 import {
   IV1Options,
@@ -154,20 +155,21 @@ export async function detectDialect(options: {
     probes.push(`POST ${url} → ${statusText(response)}`);
     if (response.ok) {
       const contentType = response.headers.get('Content-Type');
-      if (looksLikeXml(contentType, text)) {
+      const unquoted = unquotedBody(text);
+      if (looksLikeXml(contentType, unquoted)) {
         return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
       }
-      const parsed = parseJson(text);
+      const parsed = parseJson(unquoted);
       if (parsed.ok && isRecord(parsed.value)) {
-        const body = parsed.value;
+        const answer = parsed.value;
         if (
-          Array.isArray(body.stages) ||
-          Array.isArray(body.steps) ||
-          body.behavior_id !== undefined
+          Array.isArray(answer.stages) ||
+          Array.isArray(answer.steps) ||
+          answer.behavior_id !== undefined
         ) {
           return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
         }
-        const normalized = normalizePlanningResponse(body);
+        const normalized = normalizePlanningResponse(answer);
         if (normalized.ok) {
           return { dialect: 'dslc', firstAnswer: normalized.response, probes };
         }

@@ -766,6 +766,41 @@ describe('bcc adapter', () => {
     expect(done.transition).toMatchObject({ stage_complete: true });
   });
 
+  it('reads XML sent as a JSON string (a FastAPI handler returning a str)', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        return json(
+          fsmOf(req) === 'STEP_COMPLETED'
+            ? '<stage_reflection stage_is_complete="true"/>'
+            : '<reflection current_step_is_complete="true"/>'
+        );
+      }
+      const state = fsmOf(req);
+      return json(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
+            : '<behavior id="a_b1"><task>t</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const start = await service.planning(engineRequest(null, null));
+    expect(start.behavior?.id).toBe('a_b1');
+    expect(
+      start.context_update?.workflow_update?.workflowTemplate.stages[0].steps
+    ).toHaveLength(2);
+    await collect(service.generating(engineRequest('s1', 'a')));
+    const done = await service.planning(engineRequest('s1', 'a', true));
+    expect(done.transition).toEqual({
+      target_achieved: true,
+      stage_complete: true
+    });
+  });
+
   it('rejects an answer that does not fit the state, and HTTP errors', async () => {
     const transport = new FakeTransport(req =>
       fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)

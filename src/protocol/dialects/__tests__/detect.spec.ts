@@ -141,6 +141,11 @@ describe('dialect detection', () => {
       'dslc'
     ],
     [
+      'XML sent as a JSON string',
+      () => json('<stages><stage id="s" title="S"/></stages>'),
+      'bcc'
+    ],
+    [
       'bcc JSON served as text/plain',
       () => text('{"stages": []}', 200, 'text/plain'),
       'bcc'
