@@ -393,7 +393,13 @@ function actionContext(
     settings: core.settings(),
     provenance,
     cells: state.cells,
-    effects: { add: text => core.addEffect(text) },
+    effects: {
+      add: text => core.addEffect(text),
+      archive: () => {
+        state.effects.rotate();
+        core.effectsChanged();
+      }
+    },
     signal: control.signal,
     now: core.now,
     run: {

@@ -56,7 +56,8 @@ export const ACTION_TYPES = [
   'end_phase',
   'next_event',
   'set_effect_as_thinking',
-  'update_last_text'
+  'update_last_text',
+  'archive_effects'
 ] as const;
 
 export const ActionTypeSchema = z.enum(ACTION_TYPES);
@@ -203,6 +204,13 @@ export const UpdateLastTextActionSchema = z.looseObject({
 });
 export type UpdateLastTextAction = z.infer<typeof UpdateLastTextActionSchema>;
 
+/** Our extension: the current effects move into history now, as at a new behavior (`bcc` `comment_result`). */
+export const ArchiveEffectsActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('archive_effects')
+});
+export type ArchiveEffectsAction = z.infer<typeof ArchiveEffectsActionSchema>;
+
 export const ActionSchema = z.discriminatedUnion('action', [
   AddActionSchema,
   ExecActionSchema,
@@ -217,7 +225,8 @@ export const ActionSchema = z.discriminatedUnion('action', [
   EndPhaseActionSchema,
   NextEventActionSchema,
   SetEffectAsThinkingActionSchema,
-  UpdateLastTextActionSchema
+  UpdateLastTextActionSchema,
+  ArchiveEffectsActionSchema
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

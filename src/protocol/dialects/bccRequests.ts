@@ -320,9 +320,19 @@ export abstract class BccRequests {
         fields = { ...fields, action: 'add', shot_type: 'markdown' };
         break;
       case 'comment_result':
-        fields = { ...fields, action: 'add', shot_type: 'dialogue' };
-        this._log('bcc: comment_result written as a markdown cell');
-        break;
+        // A markdown cell, then the effects it comments on move into history (§3.4).
+        return [
+          ...this._events(
+            {
+              ...omit(raw, ['type', 'action']),
+              type: 'add',
+              shot_type: 'markdown'
+            },
+            url,
+            fromClient
+          ),
+          ...this._events({ type: 'archive_effects' }, url, fromClient)
+        ];
       case 'update_last_text':
         fields = {
           action: 'update_last_text',

@@ -433,7 +433,8 @@ describe('bcc adapter', () => {
       if (req.path === 'generating') {
         return ndjson([
           { type: 'add', shotType: 'action', content: 'x = 1' },
-          { type: 'update_last_text', text: 'edited' }
+          { type: 'update_last_text', text: 'edited' },
+          { type: 'comment_result', content: 'x is set.' }
         ]);
       }
       const state = fsmOf(req);
@@ -500,8 +501,15 @@ describe('bcc adapter', () => {
       'new_section',
       'new_step',
       'add',
-      'update_last_text'
+      'update_last_text',
+      'add',
+      'archive_effects'
     ]);
+    // comment_result: a markdown cell, then effects.current moves into history (§3.4).
+    expect(first[4]).toMatchObject({
+      shot_type: 'dialogue',
+      content: 'x is set.'
+    });
     const again = await service.planning(engineRequest('s1', 'a', true));
     expect(again.targetAchieved).toBe(false);
     // NDJSON: no planning call; the next /generating follows directly.
