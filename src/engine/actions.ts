@@ -287,6 +287,10 @@ export function registerBuiltinActions(
           : 'set_effect_as_thinking: no code cell'
       };
     }),
+    registry.register('archive_effects', (_action, context) => {
+      context.effects.archive();
+      return { ok: true, summary: 'effects moved to history' };
+    }),
     registry.register('update_last_text', async (action, context) => {
       const cellId = context.cells.lastTextCellId;
       if (cellId && (await context.driver.updateCell(cellId, action.text))) {

@@ -18,7 +18,7 @@ import {
   MAX_QUEUED_CHARS
 } from './actionQueue';
 import { replaceStageSteps, proposeWorkflow } from './contextUpdate';
-import type { ICellProvenance } from './driver';
+import type { ICellProvenance, INotebookSummary } from './driver';
 import { englishText, msg, reported, say } from './messages';
 import {
   AnyAction,
@@ -86,7 +86,8 @@ export function beginBehavior(core: RunCore): void {
  */
 export async function runBehavior(
   core: RunCore,
-  body: GeneratingRequestInput
+  body: GeneratingRequestInput,
+  notebook: INotebookSummary
 ): Promise<IRunError | null> {
   const { control, state } = core;
   const queue = new ActionQueue<ActionEvent>();
@@ -95,7 +96,10 @@ export async function runBehavior(
   let cut: string | null = null;
   let ended = false;
   let failure: unknown = null;
-  const stream = core.client.generating(body, { signal: control.signal });
+  const stream = core.client.generating(body, {
+    signal: control.signal,
+    notebook
+  });
   const reader = (async () => {
     try {
       for await (const event of stream) {
@@ -396,7 +400,13 @@ function actionContext(
     settings: core.settings(),
     provenance,
     cells: state.cells,
-    effects: { add: text => core.addEffect(text) },
+    effects: {
+      add: text => core.addEffect(text),
+      archive: () => {
+        state.effects.rotate();
+        core.effectsChanged();
+      }
+    },
     signal: control.signal,
     now: core.now,
     run: {

@@ -2,6 +2,7 @@
  * The only way the engine touches a notebook. The JupyterLab implementation lives in `src/notebook/`;
  * tests use an in-memory fake. Cells are always addressed by their notebook cell id, never by index.
  */
+import type { INotebookSummary } from '../protocol';
 import type { IMessage } from './messages';
 
 /** Where a cell came from: written into the cell's metadata under `notebook_bcc`. */
@@ -50,11 +51,21 @@ export interface IExecResult {
   text?: IMessage;
 }
 
-export interface INotebookSummary {
-  title: string | null;
-  cell_count: number;
-  last_cell_type: string | null;
-  last_output: string | null;
+export type { INotebookCell, INotebookSummary } from '../protocol';
+
+/** How much of the notebook `notebookSummary()` describes (docs/protocol.md#limits). */
+export const NOTEBOOK_SUMMARY_LIMITS = {
+  /** The last cells listed in `cells`. */
+  cells: 5,
+  /** Characters of each listed cell's source. */
+  contentChars: 1000,
+  /** Characters of an output text: `last_output`, and the outputs of each listed cell. */
+  outputChars: 500
+} as const;
+
+/** `text` cut to `max` characters, with `…` when cut: the notebook summary's texts. */
+export function clipText(text: string, max: number): string {
+  return text.length > max ? text.slice(0, max) + '…' : text;
 }
 
 /** The kernel's user variables, as `collectVariables` reports them. */

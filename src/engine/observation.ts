@@ -3,6 +3,7 @@
  * (docs/protocol.md#request-size).
  */
 import type {
+  NotebookState,
   Observation,
   ObservationInput,
   SectionProgress
@@ -22,6 +23,12 @@ export interface IObservationParts {
   legacy?: { toDoList?: string[]; section_progress?: SectionProgress };
 }
 
+/** The seed's four fields: the last cells and the execution count stay out of the observation. */
+function seedNotebookSummary(notebook: INotebookSummary): NotebookState {
+  const { title, cell_count, last_cell_type, last_output } = notebook;
+  return { title, cell_count, last_cell_type, last_output };
+}
+
 export function buildObservation(parts: IObservationParts): Observation {
   const context: Observation['context'] = {
     variables: { ...parts.variables },
@@ -29,7 +36,7 @@ export function buildObservation(parts: IObservationParts): Observation {
       current: [...parts.effects.current],
       history: [...parts.effects.history]
     },
-    notebook: { ...parts.notebook },
+    notebook: seedNotebookSummary(parts.notebook),
     FSM: { ...parts.fsm, transition: [...parts.fsm.transition] }
   };
   if (parts.legacy?.toDoList) {

@@ -61,8 +61,8 @@ export interface IActionContext {
   readonly provenance: ICellProvenance;
   /** The engine's cell-id resolution state. */
   readonly cells: CellMap;
-  /** Effects of the running behavior: what the planner will see. */
-  readonly effects: { add(text: string): void };
+  /** Effects of the running behavior: what the planner will see; `archive` moves them into history now. */
+  readonly effects: { add(text: string): void; archive(): void };
   /** Aborted when the run is stopped. */
   readonly signal: AbortSignal;
   /** The run's clock. */

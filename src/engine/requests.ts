@@ -10,6 +10,7 @@ import type {
   PlanningRequestInput
 } from '../protocol';
 import { applyContextFilter } from './contextFilter';
+import type { INotebookSummary } from './driver';
 import { msg } from './messages';
 import { buildObservation, fitRequest } from './observation';
 import { errorMessage } from './registry';
@@ -18,7 +19,10 @@ import { RunStopped } from './runControl';
 import type { RunState } from './runState';
 import { redactionTest, redactVariables } from './variables';
 
-export function observationOf(core: RunCore): Observation {
+export function observationOf(
+  core: RunCore,
+  notebook: INotebookSummary
+): Observation {
   const { state } = core;
   return buildObservation({
     progress: state.progress,
@@ -32,7 +36,7 @@ export function observationOf(core: RunCore): Observation {
       redactionTest(core.settings())
     ),
     effects: state.effects.toJSON(),
-    notebook: core.driver.notebookSummary(),
+    notebook,
     fsm: state.fsm.toContext(),
     legacy: state.legacy
   });
@@ -40,10 +44,11 @@ export function observationOf(core: RunCore): Observation {
 
 export function planningRequest(
   core: RunCore,
-  feedback: BehaviorFeedback | null
+  feedback: BehaviorFeedback | null,
+  notebook: INotebookSummary
 ): PlanningRequestInput {
   const request: PlanningRequestInput = {
-    observation: observationOf(core),
+    observation: observationOf(core, notebook),
     options: { stream: false }
   };
   if (feedback) {
@@ -54,9 +59,10 @@ export function planningRequest(
 
 /** Applies (and consumes) the context filter of the last `/planning` answer. */
 export async function generatingRequest(
-  core: RunCore
+  core: RunCore,
+  notebook: INotebookSummary
 ): Promise<GeneratingRequestInput> {
-  const full = observationOf(core);
+  const full = observationOf(core, notebook);
   const filter = core.state.filter;
   core.state.filter = null;
   let summaries: Record<string, unknown> = {};

@@ -450,14 +450,16 @@ export class WorkflowRunner implements IWorkflowRunner {
     // The user may have run cells since the last collection.
     state.variablesDirty = true;
     await this._core.refreshVariables();
+    const notebook = this._core.driver.notebookSummary();
     const body =
       takeRetry(state, 'planning') ??
-      planningRequest(this._core, state.pendingFeedback);
+      planningRequest(this._core, state.pendingFeedback, notebook);
     let response: PlanningResponse;
     try {
       response = await this._control.untilStopped(
         this._client.planning(body, {
           signal: this._control.signal,
+          notebook,
           onWarning: warning =>
             reportPlanningProblem(this._core, warning.text ?? warning.message)
         })
@@ -505,11 +507,14 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (nextStageId && (await this._jumpToStage(nextStageId))) {
       return null;
     }
+    const stageComplete = response.transition?.stage_complete === true;
     const achieved =
-      response.targetAchieved || response.transition?.target_achieved === true;
+      stageComplete ||
+      response.targetAchieved ||
+      response.transition?.target_achieved === true;
     if (achieved || state.endStepRequested) {
       const target = achieved ? transitionTarget(this._core, response) : null;
-      await this._completeStep(undefined, target);
+      await this._completeStep(undefined, target, stageComplete);
     } else if (response.transition?.continue_behaviors === false) {
       const step = state.progress.currentStepId ?? '(unnamed)';
       this._warn(msg('stepEndedEarly', step), 'planner');
@@ -530,9 +535,11 @@ export class WorkflowRunner implements IWorkflowRunner {
       checkpointBehavior(this._core, () => beginBehavior(this._core));
     }
     await this._core.refreshVariables();
+    const notebook = this._core.driver.notebookSummary();
     const body =
-      takeRetry(state, 'generating') ?? (await generatingRequest(this._core));
-    const error = await runBehavior(this._core, body);
+      takeRetry(state, 'generating') ??
+      (await generatingRequest(this._core, notebook));
+    const error = await runBehavior(this._core, body, notebook);
     this._core.observeDialect();
     if (error) {
       return this._core.fail(error);
@@ -563,10 +570,14 @@ export class WorkflowRunner implements IWorkflowRunner {
   // Steps and stages
   // ------------------------------------------------------------------------------------------
 
-  /** Completes the current step and goes to `target`, or else to the next step or stage. */
+  /**
+   * Completes the current step and goes to `target`, or else to the next step or stage. With
+   * `stageComplete` the stage completes too: none of its remaining steps runs, not even one `target` names.
+   */
   private async _completeStep(
     note?: string,
-    target: ILocation | null = null
+    target: ILocation | null = null,
+    stageComplete = false
   ): Promise<void> {
     const { fsm, progress } = this._state;
     fsm.dispatch('COMPLETE_STEP');
@@ -575,19 +586,21 @@ export class WorkflowRunner implements IWorkflowRunner {
     progress.completeStep(present, note);
     this._state.pendingFeedback = null;
     this._state.endStepRequested = false;
-    const nextStep = progress.nextStep();
-    if (target && target.stageId === progress.currentStageId) {
-      fsm.dispatch('NEXT_STEP');
-      progress.startStep(target.stepId);
-      this._state.phase = this._stepStartPhase();
-    } else if (target) {
+    const otherStage =
+      target !== null && target.stageId !== progress.currentStageId
+        ? target
+        : null;
+    const nextStepId = stageComplete
+      ? null
+      : (target?.stepId ?? progress.nextStep()?.id ?? null);
+    if (otherStage) {
       // The rest of the current stage is left: the stage completes with what it produced.
       fsm.dispatch('COMPLETE_STAGE');
       progress.completeStage(present);
-      this._enterStage(target.stageId, target.stepId);
-    } else if (nextStep) {
+      this._enterStage(otherStage.stageId, otherStage.stepId);
+    } else if (nextStepId) {
       fsm.dispatch('NEXT_STEP');
-      progress.startStep(nextStep.id);
+      progress.startStep(nextStepId);
       this._state.phase = this._stepStartPhase();
     } else {
       fsm.dispatch('COMPLETE_STAGE');

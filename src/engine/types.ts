@@ -7,6 +7,7 @@ import type {
   CurrentOutputs,
   GeneratingEvent,
   GeneratingRequestInput,
+  INotebookSummary,
   PlanningRequestInput,
   PlanningResponse,
   UnknownAction,
@@ -48,11 +49,13 @@ export interface IPlannerService {
       signal?: AbortSignal;
       /** A warning of the planner client during this request (a retry…). */
       onWarning?: (warning: IMessageText) => void;
+      /** The notebook now, for a service whose requests describe more of it than the observation. */
+      notebook?: INotebookSummary;
     }
   ): Promise<PlanningResponse>;
   generating(
     request: GeneratingRequestInput,
-    options?: { signal?: AbortSignal }
+    options?: { signal?: AbortSignal; notebook?: INotebookSummary }
   ): AsyncIterable<GeneratingEvent>;
 }
 

@@ -28,6 +28,7 @@ import {
   createPlannerService,
   DialectPlannerService,
   IDialectPlannerService,
+  IGeneratingOptions,
   IPlanningOptions,
   normalizePlannerBaseUrl
 } from '../protocol/dialects';
@@ -110,7 +111,7 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
 
   generating(
     request: GeneratingRequestInput,
-    options?: { signal?: AbortSignal }
+    options?: IGeneratingOptions
   ): AsyncIterable<GeneratingEvent> {
     return this._ensureFacade().service.generating(request, options);
   }

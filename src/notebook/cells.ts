@@ -15,14 +15,12 @@ import type {
   INotebookSummary,
   IRewindEdit
 } from '../engine/driver';
+import { clipText, NOTEBOOK_SUMMARY_LIMITS } from '../engine/driver';
 import { sourceHash } from '../engine/rewind';
 import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
 import { CELL_METADATA_KEY } from './metadata';
 import { outputsToText } from './outputText';
-
-/** Characters of the last cell's output kept in the notebook summary. */
-const SUMMARY_OUTPUT_CAP = 500;
 
 export type SharedCell = INotebookModel['sharedModel']['cells'][number];
 
@@ -237,22 +235,30 @@ export class NotebookCells {
     const title = shared.getMetadata('title');
     const cells = shared.cells;
     const last = cells.length ? cells[cells.length - 1] : null;
-    let lastOutput: string | null = null;
-    if (last && last.cell_type === 'code') {
-      const outputs = (last as ICodeCellModel['sharedModel']).getOutputs();
-      if (outputs.length) {
-        const { text } = outputsToText(outputs);
-        lastOutput =
-          text.length > SUMMARY_OUTPUT_CAP
-            ? text.slice(0, SUMMARY_OUTPUT_CAP) + '…'
-            : text;
-      }
-    }
+    const counts = cells.flatMap(cell =>
+      cell.cell_type === 'code'
+        ? ((cell as SharedCodeCell).execution_count ?? [])
+        : []
+    );
+    const { cells: recent, contentChars } = NOTEBOOK_SUMMARY_LIMITS;
     return {
       title: typeof title === 'string' ? title : null,
       cell_count: cells.length,
       last_cell_type: last?.cell_type ?? null,
-      last_output: lastOutput
+      last_output: last ? outputText(last) : null,
+      execution_count: counts.length > 0 ? Math.max(...counts) : null,
+      cells: cells.slice(-recent).map(cell => {
+        const output = outputText(cell);
+        const metadata = { ...asObject(cell.getMetadata(CELL_METADATA_KEY)) };
+        delete metadata[SOURCE_HASH_KEY];
+        return {
+          id: cell.getId(),
+          type: cell.cell_type === 'code' ? 'code' : 'markdown',
+          content: clipText(cell.getSource(), contentChars),
+          outputs: output === null ? [] : [output],
+          metadata
+        };
+      })
     };
   }
 
@@ -308,6 +314,23 @@ export namespace NotebookCells {
 
 /** Under `notebook_bcc`: `sourceHash` of the source the run last wrote (docs/architecture.md#rewind). */
 const SOURCE_HASH_KEY = 'source_hash';
+
+type SharedCodeCell = ICodeCellModel['sharedModel'];
+
+/** A code cell's outputs as one text, cut for the notebook summary; null without outputs. */
+function outputText(cell: SharedCell): string | null {
+  if (cell.cell_type !== 'code') {
+    return null;
+  }
+  const outputs = (cell as SharedCodeCell).getOutputs();
+  if (!outputs.length) {
+    return null;
+  }
+  return clipText(
+    outputsToText(outputs).text,
+    NOTEBOOK_SUMMARY_LIMITS.outputChars
+  );
+}
 
 function cellKind(type: string): ICellRecord['kind'] {
   return type === 'code' || type === 'markdown' ? type : 'raw';

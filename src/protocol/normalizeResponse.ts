@@ -330,7 +330,12 @@ export function normalizePlanningResponse(
       ),
       target_achieved: targetAchieved,
       next_stage_id: idString(transition.next_stage_id),
-      next_step_id: idString(transition.next_step_id)
+      next_step_id: idString(transition.next_step_id),
+      stage_complete: booleanField(
+        transition.stage_complete,
+        'transition.stage_complete',
+        warnings
+      )
     }),
     'transition',
     warnings

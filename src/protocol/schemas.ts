@@ -56,7 +56,8 @@ export const ACTION_TYPES = [
   'end_phase',
   'next_event',
   'set_effect_as_thinking',
-  'update_last_text'
+  'update_last_text',
+  'archive_effects'
 ] as const;
 
 export const ActionTypeSchema = z.enum(ACTION_TYPES);
@@ -203,6 +204,13 @@ export const UpdateLastTextActionSchema = z.looseObject({
 });
 export type UpdateLastTextAction = z.infer<typeof UpdateLastTextActionSchema>;
 
+/** Our extension: the current effects move into history now, as at a new behavior (`bcc` `comment_result`). */
+export const ArchiveEffectsActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('archive_effects')
+});
+export type ArchiveEffectsAction = z.infer<typeof ArchiveEffectsActionSchema>;
+
 export const ActionSchema = z.discriminatedUnion('action', [
   AddActionSchema,
   ExecActionSchema,
@@ -217,7 +225,8 @@ export const ActionSchema = z.discriminatedUnion('action', [
   EndPhaseActionSchema,
   NextEventActionSchema,
   SetEffectAsThinkingActionSchema,
-  UpdateLastTextActionSchema
+  UpdateLastTextActionSchema,
+  ArchiveEffectsActionSchema
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 
@@ -337,6 +346,31 @@ export const NotebookStateSchema = z.looseObject({
   last_output: z.string().nullable().optional()
 });
 export type NotebookState = z.infer<typeof NotebookStateSchema>;
+
+/** One of the notebook's last cells, as a dialect that sends them describes it (docs/dialects.md#bcc-request). */
+export interface INotebookCell {
+  id: string;
+  type: 'markdown' | 'code';
+  content: string;
+  /** The outputs as one text (none for a cell without outputs). */
+  outputs: string[];
+  /** What the run keeps in the cell's metadata (provenance, role). */
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The notebook as the client describes it: the seed's four fields, which the observation carries, plus
+ * the execution count and the last cells, which only a dialect that sends them reads.
+ */
+export interface INotebookSummary {
+  title: string | null;
+  cell_count: number;
+  last_cell_type: string | null;
+  last_output: string | null;
+  /** The highest execution count among the code cells; null before any ran. */
+  execution_count: number | null;
+  cells: INotebookCell[];
+}
 
 export const FsmStateSchema = z.looseObject({
   state: z.string(),
@@ -459,7 +493,9 @@ export const TransitionSchema = z.looseObject({
   continue_behaviors: z.boolean().optional(),
   target_achieved: z.boolean().optional(),
   next_stage_id: z.string().nullable().optional(),
-  next_step_id: z.string().nullable().optional()
+  next_step_id: z.string().nullable().optional(),
+  /** Our extension: the current stage is complete too; its remaining steps are skipped. */
+  stage_complete: z.boolean().optional()
 });
 export type Transition = z.infer<typeof TransitionSchema>;
 

@@ -49,6 +49,8 @@ export interface IBccScenario {
   layout: Layout;
   idleRoot: 'stages' | 'workflow';
   damage: Damage;
+  /** The last stage's stage reflection says it is complete after its first step (a step remains). */
+  shortLastStage: boolean;
 }
 
 const XML_TYPE = 'application/xml; charset=utf-8';
@@ -65,7 +67,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     reflecting: 'xml',
     layout: 'payload',
     idleRoot: 'stages',
-    damage: 'none'
+    damage: 'none',
+    shortLastStage: false
   },
   {
     name: 'ndjson',
@@ -76,7 +79,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     reflecting: 'xml',
     layout: 'prompt',
     idleRoot: 'stages',
-    damage: 'none'
+    damage: 'none',
+    shortLastStage: false
   },
   {
     name: 'workflow',
@@ -86,7 +90,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     reflecting: 'xml',
     layout: 'prompt',
     idleRoot: 'workflow',
-    damage: 'none'
+    damage: 'none',
+    shortLastStage: false
   },
   {
     name: 'truncated',
@@ -96,7 +101,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     reflecting: 'xml',
     layout: 'payload',
     idleRoot: 'stages',
-    damage: 'truncated'
+    damage: 'truncated',
+    shortLastStage: false
   },
   {
     name: 'mismatched-tag',
@@ -106,7 +112,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     reflecting: 'xml',
     layout: 'prompt',
     idleRoot: 'stages',
-    damage: 'mismatched'
+    damage: 'mismatched',
+    shortLastStage: false
   },
   {
     name: 'reflect-on-planning',
@@ -116,7 +123,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     reflecting: 'on-planning',
     layout: 'payload',
     idleRoot: 'stages',
-    damage: 'none'
+    damage: 'none',
+    shortLastStage: false
   },
   {
     name: 'ndjson-reflection',
@@ -127,7 +135,20 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     reflecting: 'ndjson',
     layout: 'payload',
     idleRoot: 'stages',
-    damage: 'none'
+    damage: 'none',
+    shortLastStage: false
+  },
+  {
+    name: 'short-last-stage',
+    description:
+      'the last stage is complete after its first step: its stage reflection says so while a step remains',
+    xmlType: XML_TYPE,
+    generating: 'array',
+    reflecting: 'xml',
+    layout: 'payload',
+    idleRoot: 'stages',
+    damage: 'none',
+    shortLastStage: true
   }
 ];
 
@@ -339,7 +360,9 @@ export function startBccDouble(
   function reflect(body: BccRequest, state: FsmState): IAnswer {
     const stage = currentStage(body);
     const step = currentStep(body, stage);
-    const last = step.index === stage.steps.length - 1;
+    const stageDone =
+      step.index === stage.steps.length - 1 ||
+      (scenario.shortLastStage && stage === BCC_STAGES[BCC_STAGES.length - 1]);
     if (state === 'BEHAVIOR_COMPLETED') {
       const complete = markerSeen(body, step.step);
       if (scenario.reflecting === 'ndjson') {
@@ -363,16 +386,18 @@ export function startBccDouble(
         {
           action: {
             type: 'add-text',
-            content: last
+            content: stageDone
               ? `${stage.title} is complete.`
               : `${step.step.title} done; next: ${stage.steps[step.index + 1].title}.`
           }
         },
-        ...(last ? [{ action: { type: 'mark_stage_complete' } }] : []),
+        ...(stageDone ? [{ action: { type: 'mark_stage_complete' } }] : []),
         { action: { type: 'complete_reflection' } }
       ]);
     }
-    return xml(stageReflectionXml(stage, step.index, scenario.layout));
+    return xml(
+      stageReflectionXml(stage, step.index, scenario.layout, stageDone)
+    );
   }
 
   function plan(body: BccRequest, state: FsmState): IAnswer {

@@ -146,18 +146,18 @@ export function reflectionXml(
   ].join('\n');
 }
 
-/** The answer at `STEP_COMPLETED` for step `index` of `stage`. */
+/** The answer at `STEP_COMPLETED` for step `index` of `stage`; `complete` may end it before its last step. */
 export function stageReflectionXml(
   stage: IBccStage,
   index: number,
-  layout: Layout
+  layout: Layout,
+  complete = index === stage.steps.length - 1
 ): string {
   const step = stage.steps[index];
-  const next = stage.steps[index + 1];
+  const next = complete ? undefined : stage.steps[index + 1];
   const done = stage.steps.slice(0, index + 1).map(s => s.artifact.name);
   const left = stage.steps.slice(index + 1).map(s => s.artifact.name);
   const percentage = Math.round(((index + 1) / stage.steps.length) * 100);
-  const complete = next === undefined;
   const payload = layout === 'payload';
   const artifactStatus = stage.steps
     .map((s, i) => {
@@ -193,7 +193,7 @@ export function stageReflectionXml(
     payload
       ? `  <stage_experience_variable from="${step.id}">pandas read_csv is enough</stage_experience_variable>`
       : `  <stage_experience from="${step.id}">pandas read_csv is enough</stage_experience>`,
-    `  <decision><next_state>${complete ? 'STAGE_COMPLETED' : 'STEP_RUNNING'}</next_state>${next ? `<next_focus>${next.goal}</next_focus>` : ''}<reasoning>${complete ? 'every step of the stage is done' : `${left.length} step(s) left`}</reasoning></decision>`,
+    `  <decision><next_state>${complete ? 'STAGE_COMPLETED' : 'STEP_RUNNING'}</next_state>${next ? `<next_focus>${next.goal}</next_focus>` : ''}<reasoning>${complete ? (left.length ? 'the stage goal is reached; the steps left are not needed' : 'every step of the stage is done') : `${left.length} step(s) left`}</reasoning></decision>`,
     ...(next
       ? [
           '  <context_for_next><if_continuing_stage>',

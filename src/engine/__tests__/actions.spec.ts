@@ -16,6 +16,8 @@ interface IHarness {
   registry: ActionRegistry;
   cells: CellMap;
   effects: string[];
+  /** Effects the handlers moved out of `effects` (`archive_effects`). */
+  history: string[];
   warnings: string[];
   pauses: string[];
   workflows: WorkflowTemplate[];
@@ -36,6 +38,7 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
     registry,
     cells,
     effects: [],
+    history: [],
     warnings: [],
     pauses: [],
     workflows: [],
@@ -58,7 +61,10 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
       settings: { ...DEFAULT_SETTINGS, ...settings },
       provenance,
       cells,
-      effects: { add: text => h.effects.push(text) },
+      effects: {
+        add: text => h.effects.push(text),
+        archive: () => h.history.push(...h.effects.splice(0))
+      },
       signal: new AbortController().signal,
       now: () => h.clock,
       run: {
@@ -351,6 +357,16 @@ describe('built-in actions', () => {
       'x = 1'
     ]);
     expect(h.effects).toEqual([]);
+  });
+
+  it('moves the current effects into history at archive_effects', async () => {
+    const h = harness();
+    await h.run({ action: 'next_event', event_type: 'first' });
+    const result = await h.run({ action: 'archive_effects' });
+    await h.run({ action: 'next_event', event_type: 'second' });
+    expect(result).toMatchObject({ ok: true });
+    expect(h.history).toEqual(['next_event: first']);
+    expect(h.effects).toEqual(['next_event: second']);
   });
 
   it('runs code cells by lastAddedCellId, store_id or cell id and reports outputs as one effect', async () => {

@@ -29,7 +29,17 @@ function request(historyItems: number, itemLength = 500): PlanningRequestInput {
         title: 'T',
         cell_count: 2,
         last_cell_type: 'code',
-        last_output: 'ok'
+        last_output: 'ok',
+        execution_count: 4,
+        cells: [
+          {
+            id: 'c2',
+            type: 'code',
+            content: 'print("ok")',
+            outputs: ['ok'],
+            metadata: {}
+          }
+        ]
       },
       fsm: fsm.toContext()
     }),
@@ -57,7 +67,13 @@ describe('buildObservation', () => {
       df: 'DataFrame(1460×79)'
     });
     expect(observation.context?.effects?.current).toEqual(['latest output']);
-    expect(observation.context?.notebook?.cell_count).toBe(2);
+    // The seed's four fields only: the last cells go to a dialect that sends them, outside the observation.
+    expect(observation.context?.notebook).toEqual({
+      title: 'T',
+      cell_count: 2,
+      last_cell_type: 'code',
+      last_output: 'ok'
+    });
     expect(observation.context?.FSM).toMatchObject({
       state: 'STEP_RUNNING',
       last_transition: 'START_STEP -> STEP_RUNNING'

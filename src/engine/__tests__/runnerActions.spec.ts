@@ -224,6 +224,25 @@ describe('WorkflowRunner actions, requests and modes', () => {
     expect(effectsOf(s.client.planningRequests[1])).toEqual([warning]);
   });
 
+  it('moves the current effects into history at archive_effects, in the middle of a behavior', async () => {
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [
+        [
+          code("print('before')"),
+          exec(),
+          { action: 'archive_effects' },
+          code("print('after')"),
+          exec()
+        ]
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    const effects = s.client.planningRequests[1].observation.context?.effects;
+    expect(effects?.history).toEqual(['before']);
+    expect(effects?.current).toEqual(['after']);
+  });
+
   it('starts with /generating in generation mode', async () => {
     const s = setup(
       { planning: [plan(true)], generating: [[text('first')]] },

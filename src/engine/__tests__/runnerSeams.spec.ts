@@ -13,7 +13,9 @@ import {
 import { RunTrace } from '../trace';
 import type { IRunWarning } from '../types';
 import {
+  code,
   effectsOf,
+  exec,
   plan,
   saved,
   setup,
@@ -79,7 +81,11 @@ function stepIds(requests: PlanningRequestInput[]): (string | null)[] {
 }
 
 function achievedTo(
-  transition: { next_stage_id?: string; next_step_id?: string },
+  transition: {
+    next_stage_id?: string;
+    next_step_id?: string;
+    stage_complete?: boolean;
+  },
   template?: WorkflowTemplate
 ): PlanningResponse {
   const extra: Partial<PlanningResponse> = {
@@ -142,6 +148,55 @@ describe('WorkflowRunner and the planner service state', () => {
   });
 });
 
+describe('WorkflowRunner and the notebook a planner service may read', () => {
+  it('gives the service the notebook with its last five cells, while the observation keeps the seed summary', async () => {
+    const driver = new FakeNotebookDriver();
+    for (let i = 1; i <= 6; i++) {
+      driver.addUserCell(`note ${i}`, 'markdown');
+    }
+    const s = setup(
+      {
+        planning: [withTemplate(false), plan(true)],
+        generating: [[code(`x = 1\nprint('${'y'.repeat(600)}')`), exec()]]
+      },
+      {},
+      {},
+      driver
+    );
+    await s.runner.start({ task: 't' });
+    const afterBehavior = s.client.planningRequests[1];
+    expect(afterBehavior.observation.context?.notebook).toEqual({
+      title: null,
+      cell_count: 7,
+      last_cell_type: 'code',
+      last_output: 'y'.repeat(600)
+    });
+    const notebook = s.client.planningNotebooks[1];
+    expect(notebook?.execution_count).toBe(1);
+    expect(notebook?.cells.map(c => c.content)).toEqual([
+      'note 3',
+      'note 4',
+      'note 5',
+      'note 6',
+      `x = 1\nprint('${'y'.repeat(600)}')`
+    ]);
+    expect(notebook?.cells[4]).toMatchObject({
+      type: 'code',
+      outputs: ['y'.repeat(500) + '…'],
+      metadata: { role: 'code', step_id: 'p1' }
+    });
+    expect(notebook?.cells[0]).toMatchObject({
+      type: 'markdown',
+      outputs: [],
+      metadata: {}
+    });
+    expect(s.client.planningNotebooks[0]?.cells).toHaveLength(5);
+    expect(s.client.generatingNotebooks[0]?.cells.at(-1)?.content).toBe(
+      'note 6'
+    );
+  });
+});
+
 describe('WorkflowRunner transitions named by the planner', () => {
   it('follows next_stage_id, leaving the rest of the current stage', async () => {
     const s = setup({
@@ -190,6 +245,54 @@ describe('WorkflowRunner transitions named by the planner', () => {
     });
     await s.runner.start({ task: 't' });
     expect(stepIds(s.client.planningRequests)).toEqual([null, 'e']);
+  });
+
+  it('stage_complete skips the rest of the stage and starts the next one', async () => {
+    const s = setup({
+      planning: [achievedTo({ stage_complete: true }, THREE_STEPS), plan(true)]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'd']);
+    expect(s.finished.map(f => f.reason)).toEqual(['completed']);
+    const progress = saved(s.driver).progress;
+    expect(progress.stages.completed.map(c => c.stage_id)).toEqual([
+      's1',
+      's2'
+    ]);
+    expect(progress.steps.completed.map(c => c.step_id)).toEqual(['d']);
+  });
+
+  it('stage_complete in the last stage completes the workflow, whatever steps remain', async () => {
+    const oneStage: WorkflowTemplate = {
+      name: 'One stage',
+      stages: [THREE_STEPS.stages[0]]
+    };
+    const s = setup({
+      planning: [achievedTo({ stage_complete: true }, oneStage)]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null]);
+    expect(s.finished.map(f => f.reason)).toEqual(['completed']);
+    expect(s.runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
+    expect(s.transitions.slice(-3)).toEqual([
+      'COMPLETE_STEP -> STEP_COMPLETED',
+      'COMPLETE_STAGE -> STAGE_COMPLETED',
+      'COMPLETE_WORKFLOW -> WORKFLOW_COMPLETED'
+    ]);
+  });
+
+  it('stage_complete ends the step even when its target is not achieved, and ignores a next step of the same stage', async () => {
+    const s = setup({
+      planning: [
+        withTemplate(false, THREE_STEPS, {
+          transition: { stage_complete: true, next_step_id: 'c' }
+        }),
+        plan(true)
+      ]
+    });
+    await s.runner.start({ task: 't' });
+    expect(stepIds(s.client.planningRequests)).toEqual([null, 'd']);
+    expect(s.client.generatingRequests).toHaveLength(0);
   });
 
   it('warns about unknown ids, tells the planner, and goes on in order', async () => {

@@ -15,6 +15,7 @@ import type {
   INotebookSummary,
   SummarizeRequest
 } from '../driver';
+import { clipText, NOTEBOOK_SUMMARY_LIMITS } from '../driver';
 import { sourceHash } from '../rewind';
 import { describeVariables } from '../variables';
 
@@ -238,11 +239,23 @@ export class FakeNotebookDriver implements INotebookDriver {
   notebookSummary(): INotebookSummary {
     const last = this.cells[this.cells.length - 1];
     const lastRun = [...this.cells].reverse().find(c => c.output !== '');
+    const counts = this.cells.flatMap(c => c.executionCount ?? []);
+    const { cells, contentChars, outputChars } = NOTEBOOK_SUMMARY_LIMITS;
     return {
       title: this.title,
       cell_count: this.cells.length,
       last_cell_type: last?.kind ?? null,
-      last_output: lastRun?.output ?? null
+      last_output: lastRun?.output ?? null,
+      execution_count: counts.length > 0 ? Math.max(...counts) : null,
+      cells: this.cells.slice(-cells).map(cell => ({
+        id: cell.id,
+        type: cell.kind,
+        content: clipText(cell.source, contentChars),
+        outputs: cell.output ? [clipText(cell.output, outputChars)] : [],
+        metadata: cell.userCell
+          ? {}
+          : { ...cell.provenance, role: cell.role, ...cell.metadata }
+      }))
     };
   }
 

@@ -7,6 +7,7 @@ import type {
   GeneratingEvent,
   IPlannerObserver,
   GeneratingRequestInput,
+  INotebookSummary,
   PlanningRequestInput,
   PlanningResponse,
   UnknownAction
@@ -156,15 +157,19 @@ export class FakePlannerService implements IPlannerService {
   defaultPlanning: PlanningResponse;
   planningRequests: PlanningRequestInput[] = [];
   generatingRequests: GeneratingRequestInput[] = [];
+  /** The notebook given beside each request (`options.notebook`). */
+  planningNotebooks: (INotebookSummary | undefined)[] = [];
+  generatingNotebooks: (INotebookSummary | undefined)[] = [];
   /** Characters a real service adds to every body; tests set it. */
   requestOverhead?: () => number;
 
   async planning(
     request: PlanningRequestInput,
-    options: { signal?: AbortSignal } = {}
+    options: { signal?: AbortSignal; notebook?: INotebookSummary } = {}
   ): Promise<PlanningResponse> {
     const url = `${FAKE_PLANNER_URL}/planning`;
     this.planningRequests.push(JSON.parse(JSON.stringify(request)));
+    this.planningNotebooks.push(options.notebook);
     this.observer.onRequest?.(url, request);
     try {
       if (options.signal?.aborted) {
@@ -186,10 +191,11 @@ export class FakePlannerService implements IPlannerService {
 
   async *generating(
     request: GeneratingRequestInput,
-    options: { signal?: AbortSignal } = {}
+    options: { signal?: AbortSignal; notebook?: INotebookSummary } = {}
   ): AsyncGenerator<GeneratingEvent> {
     const url = `${FAKE_PLANNER_URL}/generating`;
     this.generatingRequests.push(JSON.parse(JSON.stringify(request)));
+    this.generatingNotebooks.push(options.notebook);
     this.observer.onRequest?.(url, request);
     try {
       const next = this.generatingScript.shift();

@@ -368,7 +368,16 @@ describe('NotebookDriver cells', () => {
       title: 'Summary',
       cell_count: notebook.panel.model!.sharedModel.cells.length,
       last_cell_type: 'markdown',
-      last_output: null
+      last_output: null,
+      execution_count: null,
+      cells: expect.any(Array)
+    });
+    expect(summary.cells.at(-1)).toEqual({
+      id: expect.any(String),
+      type: 'markdown',
+      content: 'm',
+      outputs: [],
+      metadata: { ...provenance, role: 'content' }
     });
 
     const id = await driver.addCell({
@@ -378,17 +387,50 @@ describe('NotebookDriver cells', () => {
       provenance
     });
     cellById(id).transact(() => {
-      (
-        cellById(id) as unknown as {
-          setOutputs(outputs: unknown[]): void;
-        }
-      ).setOutputs([
+      const code = cellById(id) as unknown as {
+        setOutputs(outputs: unknown[]): void;
+        execution_count: number | null;
+      };
+      code.setOutputs([
         { output_type: 'stream', name: 'stdout', text: 'y'.repeat(800) }
       ]);
+      code.execution_count = 7;
     });
     const after = driver.notebookSummary();
     expect(after.last_cell_type).toBe('code');
     expect(after.last_output).toBe('y'.repeat(500) + '…');
+    expect(after.execution_count).toBe(7);
+    expect(after.cells.at(-1)).toMatchObject({
+      id,
+      type: 'code',
+      content: 'x',
+      outputs: ['y'.repeat(500) + '…']
+    });
+  });
+
+  it('lists only the last five cells in the summary, each source cut to 1,000 characters', async () => {
+    for (let i = 0; i < 6; i++) {
+      await driver.addCell({
+        kind: 'markdown',
+        source: `note ${i}`,
+        role: 'content',
+        provenance
+      });
+    }
+    await driver.addCell({
+      kind: 'code',
+      source: 'z'.repeat(1200),
+      role: 'code',
+      provenance
+    });
+    const { cells } = driver.notebookSummary();
+    expect(cells.map(cell => cell.content)).toEqual([
+      'note 2',
+      'note 3',
+      'note 4',
+      'note 5',
+      'z'.repeat(1000) + '…'
+    ]);
   });
 
   it('saves the notebook soon after the run changes it, in one save for a burst of cells', async () => {

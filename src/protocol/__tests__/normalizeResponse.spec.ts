@@ -132,6 +132,26 @@ describe('normalizePlanningResponse', () => {
     });
   });
 
+  it('reads transition.stage_complete in either spelling, as a boolean', () => {
+    const { response, warnings } = responseOf({
+      targetAchieved: true,
+      transition: { stageComplete: 'true' }
+    });
+    expect(response.transition).toEqual({
+      target_achieved: true,
+      stage_complete: true
+    });
+    expect(warnings).toEqual([]);
+    const odd = responseOf({
+      targetAchieved: true,
+      transition: { stage_complete: 'soon' }
+    });
+    expect(odd.response.transition).toEqual({ target_achieved: true });
+    expect(odd.warnings).toEqual([
+      'transition.stage_complete ignored: expected a boolean, got string "soon"'
+    ]);
+  });
+
   it('accepts a workflow update sent without the workflowTemplate wrapper', () => {
     const { response } = responseOf({
       targetAchieved: false,

@@ -8,7 +8,7 @@ import { PlannerError } from '../errors';
 import { overlongLineWarning } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
 import { msg, type ProtocolText, say } from '../messages';
-import type { IPlanningOptions } from './common';
+import type { IGeneratingOptions, IPlanningOptions } from './common';
 import { isRecord, JsonObject } from '../fields';
 import {
   progressUpdatesOf,
@@ -19,7 +19,7 @@ import {
   type ProgressLevelName,
   type ProgressUpdate
 } from '../schemas';
-import { IReflection, PlanningAnswer } from './bccAnswers';
+import { IBehaviorDef, IReflection, PlanningAnswer } from './bccAnswers';
 import {
   httpError,
   IDialectPlannerService,
@@ -56,6 +56,7 @@ export class BccPlannerService
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
     this._observation = request.observation;
+    this._notebook = options.notebook ?? null;
     const warn = (warning: ProtocolText) => {
       this._log(warning.message);
       options.onWarning?.(warning);
@@ -85,12 +86,18 @@ export class BccPlannerService
 
   async *generating(
     request: GeneratingRequestInput,
-    options: { signal?: AbortSignal } = {}
+    options: IGeneratingOptions = {}
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     this._observation = request.observation;
+    this._notebook = options.notebook ?? null;
     const url = this._transport.urlOf('generating');
+    // The seed's generation start mode does not apply to bcc (§3.6): a step's behavior is planned first.
+    const planned = this._plan.behaviors.current
+      ? []
+      : await this._planBeforeGenerating(options.signal);
     this._transition('BEHAVIOR_RUNNING', this._plan.fsm.last_transition);
     let index = 0;
+    yield* planned;
     const pending = this._pending;
     this._pending = [];
     for (const action of pending) {
@@ -315,8 +322,17 @@ export class BccPlannerService
     if (answer.kind !== 'behavior') {
       throw this._unexpected('STEP_RUNNING', answer.kind);
     }
+    this._startBehavior(answer.behavior, 'START_BEHAVIOR', update, response);
+  }
+
+  /** `behavior` becomes the current one (its id made up when it has none); the engine is told. */
+  private _startBehavior(
+    behavior: IBehaviorDef,
+    event: 'START_BEHAVIOR' | 'NEXT_BEHAVIOR',
+    update: ContextUpdate,
+    response: PlanningResponse
+  ): void {
     const plan = this._plan;
-    const behavior = answer.behavior;
     plan.iteration += 1;
     behavior.behavior_id ||= `${plan.steps.current?.step_id ?? 'step'}_b${plan.iteration}`;
     plan.behaviors.current = behavior;
@@ -325,7 +341,7 @@ export class BccPlannerService
     plan.behaviors.in_progress = [];
     plan.behaviors.focus = behavior.task;
     plan.goals = behavior.task;
-    this._transition('BEHAVIOR_RUNNING', 'START_BEHAVIOR');
+    this._transition('BEHAVIOR_RUNNING', event);
     const focus = [
       behavior.agent ? `${behavior.agent}: ${behavior.task}` : behavior.task,
       ...Object.entries(behavior.inputs).map(([k, v]) => `input ${k}: ${v}`),
@@ -377,8 +393,18 @@ export class BccPlannerService
         continue_behaviors: true,
         target_achieved: false
       };
-      if (reflection.ndjson) {
-        this._transition('BEHAVIOR_RUNNING', 'NEXT_BEHAVIOR');
+      if (reflection.ndjson && behavior) {
+        // No /planning between NDJSON reflections: /generating runs the next iteration of this behavior.
+        this._startBehavior(
+          {
+            ...behavior,
+            behavior_id: '',
+            whathappened: reflection.whathappened
+          },
+          'NEXT_BEHAVIOR',
+          update,
+          response
+        );
         return true;
       }
       this._transition('STEP_RUNNING', 'NEXT_BEHAVIOR');
@@ -427,9 +453,14 @@ export class BccPlannerService
     }
     this._completeStage();
     const next = plan.stages.current;
+    // The remaining steps of the stage are skipped: without stage_complete the engine would run them.
     response.transition = next
-      ? { target_achieved: true, next_stage_id: next.stage_id }
-      : { target_achieved: true };
+      ? {
+          target_achieved: true,
+          next_stage_id: next.stage_id,
+          stage_complete: true
+        }
+      : { target_achieved: true, stage_complete: true };
     return true;
   }
 
@@ -465,6 +496,43 @@ export class BccPlannerService
     } else {
       this._transition('WORKFLOW_COMPLETED', 'COMPLETE_WORKFLOW');
     }
+  }
+
+  /**
+   * What `planning` does at a step start, for a `/generating` with no behavior planned: the plan goes
+   * to the engine as actions before the others (`update_workflow`, `update_stage_steps`), warnings as
+   * warning events.
+   */
+  private async _planBeforeGenerating(
+    signal?: AbortSignal
+  ): Promise<GeneratingEvent[]> {
+    const warnings: GeneratingEvent[] = [];
+    const update: ContextUpdate = {};
+    const response: PlanningResponse = { targetAchieved: false };
+    await this._stepStart(
+      update,
+      warning => warnings.push(this._warning(warning)),
+      signal
+    );
+    await this._planBehavior(update, response, signal);
+    this._finish(response, update);
+    const template = update.workflow_update?.workflowTemplate;
+    const steps = update.stage_steps_update;
+    this._pending.unshift(
+      ...(template
+        ? [{ type: 'update_workflow', updated_workflow: template }]
+        : []),
+      ...(steps
+        ? [
+            {
+              type: 'update_stage_steps',
+              stage_id: steps.stage_id,
+              updated_steps: steps.steps
+            }
+          ]
+        : [])
+    );
+    return warnings;
   }
 
   /** The engine moved to another stage on its own (resume, user choice): follow it. */

@@ -229,7 +229,22 @@ export function planningAnswerFromXml(
   return null;
 }
 
+/** A description in a JSON answer: text as it is, any other value as JSON. */
+function descriptionJson(value: unknown): string {
+  if (value === undefined || value === null) {
+    return '';
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Named things in a JSON answer: a `{name: description}` map (as the BCC client sends them) or a list. */
 function namedJson(raw: unknown): INamed[] {
+  if (isRecord(raw)) {
+    return Object.entries(raw).map(([name, description]) => ({
+      name,
+      description: descriptionJson(description)
+    }));
+  }
   if (!Array.isArray(raw)) {
     return [];
   }
@@ -237,7 +252,7 @@ function namedJson(raw: unknown): INamed[] {
     isRecord(item)
       ? {
           name: String(item.name ?? item.variable_name ?? ''),
-          description: String(item.description ?? '')
+          description: descriptionJson(item.description ?? item.value)
         }
       : { name: String(item), description: '' }
   );
@@ -287,11 +302,12 @@ export function planningAnswerFromJson(
         step_id: text(behavior.step_id),
         agent: text(behavior.agent),
         task: text(behavior.task),
-        inputs: isRecord(behavior.inputs)
-          ? Object.fromEntries(
-              Object.entries(behavior.inputs).map(([k, v]) => [k, String(v)])
-            )
-          : {},
+        inputs: Object.fromEntries(
+          namedJson(behavior.inputs).map(input => [
+            input.name,
+            input.description
+          ])
+        ),
         outputs: namedJson(behavior.outputs),
         acceptance: Array.isArray(behavior.acceptance)
           ? behavior.acceptance.map(String)

@@ -82,11 +82,29 @@ export function emptyPlan(): IPlan {
   };
 }
 
-export function levelJson<T>(item: ILevel<T>): JsonObject {
+/** The fields of a stage, step or behavior that name things: lists here, maps on the wire. */
+const NAMED_FIELDS = ['verified_artifacts', 'required_variables', 'outputs'];
+
+/** A stage, step or behavior as the BCC client sends it: each named list as a `{name: description}` map. */
+function sentDefinition(definition: object): JsonObject {
+  const sent: JsonObject = { ...definition };
+  for (const field of NAMED_FIELDS) {
+    const list = sent[field];
+    if (Array.isArray(list)) {
+      sent[field] = Object.fromEntries(
+        (list as INamed[]).map(item => [item.name, item.description])
+      );
+    }
+  }
+  return sent;
+}
+
+/** One level of `progress`; `current_outputs.expected` stays a list of `{name, description}`. */
+export function levelJson<T extends object>(item: ILevel<T>): JsonObject {
   return {
-    current: item.current,
-    remaining: item.remaining,
-    completed: item.completed,
+    current: item.current && sentDefinition(item.current),
+    remaining: item.remaining.map(sentDefinition),
+    completed: item.completed.map(sentDefinition),
     ...(item.focus !== undefined ? { focus: item.focus } : {}),
     current_outputs: {
       expected: item.expected,

@@ -9,6 +9,7 @@ import { msg, type ProtocolText, say } from '../messages';
 import { normalizeAction } from '../normalize';
 import type {
   ContextUpdate,
+  INotebookSummary,
   ObservationInput,
   PlanningResponse,
   WorkflowStage,
@@ -33,7 +34,8 @@ import {
   looksLikeXml,
   parseJson,
   readText,
-  send
+  send,
+  unquotedBody
 } from './common';
 import { parseLenientXml } from './xml';
 import {
@@ -91,6 +93,7 @@ export abstract class BccRequests {
         status: response.status
       };
     }
+    answer.text = unquotedBody(answer.text);
     const known = ['workflow', 'stages', 'steps', 'behavior'];
     let parsed: PlanningAnswer | null = null;
     if (looksLikeXml(answer.contentType, answer.text)) {
@@ -150,7 +153,7 @@ export abstract class BccRequests {
       }
       return this._readReflection(
         response.headers.get('Content-Type'),
-        text,
+        unquotedBody(text),
         url,
         response.status,
         state
@@ -245,7 +248,7 @@ export abstract class BccRequests {
           history: [...(context?.effects?.history ?? [])]
         },
         notebook: {
-          ...(context?.notebook ?? {}),
+          ...(this._notebook ?? context?.notebook ?? {}),
           notebook_id: this._notebookId
         },
         FSM: {
@@ -317,9 +320,19 @@ export abstract class BccRequests {
         fields = { ...fields, action: 'add', shot_type: 'markdown' };
         break;
       case 'comment_result':
-        fields = { ...fields, action: 'add', shot_type: 'dialogue' };
-        this._log('bcc: comment_result written as a markdown cell');
-        break;
+        // A markdown cell, then the effects it comments on move into history (§3.4).
+        return [
+          ...this._events(
+            {
+              ...omit(raw, ['type', 'action']),
+              type: 'add',
+              shot_type: 'markdown'
+            },
+            url,
+            fromClient
+          ),
+          ...this._events({ type: 'archive_effects' }, url, fromClient)
+        ];
       case 'update_last_text':
         fields = {
           action: 'update_last_text',
@@ -501,6 +514,8 @@ export abstract class BccRequests {
   protected readonly _now: () => Date;
   protected _plan: IPlan = emptyPlan();
   protected _observation: ObservationInput | undefined;
+  /** The notebook the engine described beside its request: the last cells travel only this way. */
+  protected _notebook: INotebookSummary | null = null;
   protected _feedback: JsonObject | null = null;
   protected _pending: JsonObject[] = [];
   protected _headings: string[] = [];

@@ -23,6 +23,7 @@ import {
 } from '../messages';
 import type {
   GeneratingRequestInput,
+  INotebookSummary,
   PlanningRequestInput,
   PlanningResponse
 } from '../schemas';
@@ -34,9 +35,15 @@ export type Dialect = (typeof DIALECTS)[number];
 /** What a planner service warns about during a request, in English and as a message id. */
 export type PlannerWarning = (warning: IMessageText<ProtocolMessageId>) => void;
 
-/** Per-call options of the engine's planner service: its own warning channel for this request. */
-export interface IPlanningOptions {
+/** Per-call options of a `/generating` request of the engine's planner service. */
+export interface IGeneratingOptions {
   signal?: AbortSignal;
+  /** The notebook now, for a dialect whose requests describe more of it than the observation does. */
+  notebook?: INotebookSummary;
+}
+
+/** Per-call options of a `/planning` request: also its own warning channel for this request. */
+export interface IPlanningOptions extends IGeneratingOptions {
   onWarning?: PlannerWarning;
 }
 
@@ -49,7 +56,7 @@ export interface IDialectPlannerService {
   ): Promise<PlanningResponse>;
   generating(
     request: GeneratingRequestInput,
-    options?: { signal?: AbortSignal }
+    options?: IGeneratingOptions
   ): AsyncIterable<GeneratingEvent>;
   /** What the adapter must remember across a reload (saved with the run). */
   saveState?(): unknown;
@@ -223,16 +230,33 @@ export async function* readLines(
   yield* splitter.flushItems();
 }
 
-/** `text/plain`, `application/xml`, a body starting with `<` (inside an optional Markdown fence). */
+/** The text of a body that is one JSON string (a FastAPI handler returning a `str`); any other body as it is. */
+export function unquotedBody(body: string): string {
+  if (!body.trimStart().startsWith('"')) {
+    return body;
+  }
+  const parsed = parseJson(body);
+  return parsed.ok && typeof parsed.value === 'string' ? parsed.value : body;
+}
+
+/**
+ * Whether an answer is XML, by its body first: one starting with `<` (inside an optional Markdown
+ * fence) is, one starting with `{` or `[` is JSON or NDJSON whatever its type (servers send NDJSON as
+ * `text/plain`); any other body is XML when the Content-Type says `xml` or `text`.
+ */
 export function looksLikeXml(
   contentType: string | null,
   body: string
 ): boolean {
-  const type = (contentType ?? '').toLowerCase();
-  if (type.includes('xml') || type.includes('text')) {
+  const start = unwrapCodeFence(body).trimStart().charAt(0);
+  if (start === '<') {
     return true;
   }
-  return unwrapCodeFence(body).trim().startsWith('<');
+  if (start === '{' || start === '[') {
+    return false;
+  }
+  const type = (contentType ?? '').toLowerCase();
+  return type.includes('xml') || type.includes('text');
 }
 
 export function asString(value: unknown): string | undefined {

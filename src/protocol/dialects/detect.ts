@@ -12,12 +12,17 @@ import {
   withRetries
 } from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
-import type { IPlanningOptions, PlannerWarning } from './common';
+import type {
+  IGeneratingOptions,
+  IPlanningOptions,
+  PlannerWarning
+} from './common';
 import { isRecord, JsonObject } from '../fields';
 import { say } from '../messages';
 import { normalizePlanningResponse } from '../normalizeResponse';
 import type {
   GeneratingRequestInput,
+  INotebookSummary,
   PlanningRequestInput,
   PlanningResponse
 } from '../schemas';
@@ -32,7 +37,8 @@ import {
   looksLikeXml,
   parseJson,
   readText,
-  send
+  send,
+  unquotedBody
 } from './common';
 import {
   IV1Options,
@@ -58,8 +64,14 @@ export type DetectionResult =
   | { dialect: 'bcc'; firstAnswer: IPrefetchedAnswer; probes: string[] }
   | { dialect: 'v1'; probes: string[] };
 
-/** The seed request plus a sibling `state`, so that a bcc server can answer it too. */
-export function supersetProbeBody(request: PlanningRequestInput): JsonObject {
+/**
+ * The seed request plus a sibling `state`, so that a bcc server can answer it too; its notebook is
+ * `notebook` (with the last cells) when the engine gave one, else the seed's.
+ */
+export function supersetProbeBody(
+  request: PlanningRequestInput,
+  notebook?: INotebookSummary
+): JsonObject {
   const observation = request.observation;
   const context = observation.context ?? {};
   const fsm = { ...(context.FSM ?? {}), state: 'IDLE' };
@@ -75,7 +87,7 @@ export function supersetProbeBody(request: PlanningRequestInput): JsonObject {
     state: {
       variables,
       effects: context.effects ?? { current: [], history: [] },
-      notebook: context.notebook ?? {},
+      notebook: notebook ?? context.notebook ?? {},
       FSM: fsm
     }
   };
@@ -89,6 +101,8 @@ function statusText(response: Response): string {
 export async function detectDialect(options: {
   transport: IPlannerTransport;
   request: PlanningRequestInput;
+  /** The notebook the engine described beside the request. */
+  notebook?: INotebookSummary;
   v1Hint?: boolean;
   signal?: AbortSignal;
   /** The `/planning` probe is the run's first planning request: it gets the same timeout and retries. */
@@ -99,7 +113,7 @@ export async function detectDialect(options: {
   const probes: string[] = [];
   if (!options.v1Hint) {
     const url = transport.urlOf('planning');
-    const body = supersetProbeBody(options.request);
+    const body = supersetProbeBody(options.request, options.notebook);
     const probe = async () => {
       const exchange = new Exchange({
         method: 'POST',
@@ -141,20 +155,21 @@ export async function detectDialect(options: {
     probes.push(`POST ${url} → ${statusText(response)}`);
     if (response.ok) {
       const contentType = response.headers.get('Content-Type');
-      if (looksLikeXml(contentType, text)) {
+      const unquoted = unquotedBody(text);
+      if (looksLikeXml(contentType, unquoted)) {
         return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
       }
-      const parsed = parseJson(text);
+      const parsed = parseJson(unquoted);
       if (parsed.ok && isRecord(parsed.value)) {
-        const body = parsed.value;
+        const answer = parsed.value;
         if (
-          Array.isArray(body.stages) ||
-          Array.isArray(body.steps) ||
-          body.behavior_id !== undefined
+          Array.isArray(answer.stages) ||
+          Array.isArray(answer.steps) ||
+          answer.behavior_id !== undefined
         ) {
           return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
         }
-        const normalized = normalizePlanningResponse(body);
+        const normalized = normalizePlanningResponse(answer);
         if (normalized.ok) {
           return { dialect: 'dslc', firstAnswer: normalized.response, probes };
         }
@@ -313,11 +328,7 @@ export class DialectPlannerService implements IDialectPlannerService {
     request: PlanningRequestInput,
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
-    const first = await this._choose(
-      request,
-      options.signal,
-      options.onWarning
-    );
+    const first = await this._choose(request, options);
     if (first) {
       return first;
     }
@@ -328,7 +339,7 @@ export class DialectPlannerService implements IDialectPlannerService {
         throw error;
       }
       return (
-        (await this._choose(request, options.signal, options.onWarning)) ??
+        (await this._choose(request, options)) ??
         this._service().planning(request, options)
       );
     }
@@ -336,12 +347,12 @@ export class DialectPlannerService implements IDialectPlannerService {
 
   async *generating(
     request: GeneratingRequestInput,
-    options: { signal?: AbortSignal } = {}
+    options: IGeneratingOptions = {}
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     const asPlanning: PlanningRequestInput = {
       observation: request.observation
     };
-    await this._choose(asPlanning, options.signal);
+    await this._choose(asPlanning, options);
     let yielded = false;
     try {
       for await (const event of this._service().generating(request, options)) {
@@ -352,7 +363,7 @@ export class DialectPlannerService implements IDialectPlannerService {
       if (yielded || !this._redetect(error)) {
         throw error;
       }
-      await this._choose(asPlanning, options.signal);
+      await this._choose(asPlanning, options);
       yield* this._service().generating(request, options);
     }
   }
@@ -404,8 +415,7 @@ export class DialectPlannerService implements IDialectPlannerService {
   /** Picks the dialect when none is chosen; returns the first answer when detection already got it. */
   private async _choose(
     request: PlanningRequestInput,
-    signal?: AbortSignal,
-    onWarning?: PlannerWarning
+    options: IPlanningOptions
   ): Promise<PlanningResponse | null> {
     if (this._dialect) {
       return null;
@@ -423,13 +433,14 @@ export class DialectPlannerService implements IDialectPlannerService {
     const result = await detectDialect({
       transport: this._options.transport,
       request,
+      notebook: options.notebook,
       v1Hint: this._v1Hint,
-      signal,
+      signal: options.signal,
       timing:
         typeof this._options.probeTiming === 'function'
           ? this._options.probeTiming()
           : this._options.probeTiming,
-      onWarning
+      onWarning: options.onWarning
     });
     this._cache.set(this._root, result.dialect);
     this._set(result.dialect, 'detected', result.probes.join('; '));

@@ -7,7 +7,7 @@ import { PlannerError } from '../errors';
 import { overlongLineWarning } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
 import { msg, type ProtocolText, say } from '../messages';
-import type { IPlanningOptions } from './common';
+import type { IGeneratingOptions, IPlanningOptions } from './common';
 import { isRecord, JsonObject, omit } from '../fields';
 import { normalizeAction, normalizeWorkflowTemplate } from '../normalize';
 import type {
@@ -87,7 +87,7 @@ export class V1PlannerService implements IDialectPlannerService {
 
   async *generating(
     request: GeneratingRequestInput,
-    options: { signal?: AbortSignal } = {}
+    options: IGeneratingOptions = {}
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     const { stageId, stepId } = locationOf(request.observation);
     const url = this._transport.urlOf('v1/actions');

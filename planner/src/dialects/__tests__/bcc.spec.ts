@@ -30,14 +30,14 @@ function bccBody(fsm: string, position: IPosition = {}): Json {
     stage_id: position.stage,
     title: STAGES[position.stage]?.title ?? position.stage,
     goal: 'the stage goal',
-    verified_artifacts: [{ name: 'sales_df', description: 'the data' }]
+    verified_artifacts: { sales_df: 'the data' }
   };
   const step = position.step && {
     step_id: position.step,
     title: position.step,
     goal: 'the step goal',
-    verified_artifacts: [],
-    required_variables: [],
+    verified_artifacts: {},
+    required_variables: {},
     pcs_considerations: {}
   };
   const behavior = position.behavior && {
@@ -46,7 +46,7 @@ function bccBody(fsm: string, position: IPosition = {}): Json {
     agent: 'Explore-Agent',
     task: 'the task',
     inputs: {},
-    outputs: [],
+    outputs: {},
     acceptance: []
   };
   return {
@@ -399,6 +399,32 @@ describe('bcc test double', () => {
       expect(last.text).not.toContain('<next_step_id>');
     });
 
+    it('variant: the last stage is complete after its first step, while a step remains', async () => {
+      await start('short-last-stage');
+      const first = await post(
+        '/reflecting',
+        bccBody('STEP_COMPLETED', STEP_1)
+      );
+      expect(first.text).toMatch(
+        /^<stage_reflection stage_is_complete="false">/
+      );
+      const short = await post(
+        '/reflecting',
+        bccBody('STEP_COMPLETED', {
+          stage: 'revenue_summary',
+          step: 'revenue_by_region'
+        })
+      );
+      expect(short.text).toMatch(
+        /^<stage_reflection stage_is_complete="true">/
+      );
+      expect(short.text).toContain('<next_state>STAGE_COMPLETED</next_state>');
+      expect(short.text).not.toContain('<next_step_id>');
+      expect(short.text).toContain(
+        '<remaining><artifact>monthly_revenue</artifact></remaining>'
+      );
+    });
+
     it('uses the prompt layout in other scenarios', async () => {
       await start('ndjson');
       const reflection = await post(
@@ -588,7 +614,7 @@ describe('bcc test double', () => {
           'load_sales',
           'check_quality',
           'revenue_by_region',
-          'monthly_trend'
+          ...(spec?.shortLastStage ? [] : ['monthly_trend'])
         ]);
         const revenue = await python.run(
           'print(round(float(region_revenue.sum()), 2))'

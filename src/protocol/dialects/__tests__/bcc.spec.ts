@@ -1,5 +1,9 @@
 import type { GeneratingEvent } from '../../actionStream';
-import { progressUpdatesOf, type PlanningRequestInput } from '../../schemas';
+import {
+  type INotebookSummary,
+  progressUpdatesOf,
+  type PlanningRequestInput
+} from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { BccPlannerService } from '../bcc';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
@@ -159,14 +163,20 @@ describe('bcc adapter', () => {
     expect(idle.observation).not.toHaveProperty('context');
     expect(idle.options).toEqual({ stream: false });
     const stepsRequest = transport.requests[1].body as Record<string, any>;
-    expect(
-      stepsRequest.observation.location.progress.stages.current
-    ).toMatchObject({
+    expect(stepsRequest.observation.location.progress.stages.current).toEqual({
       stage_id: 'sales_data_check',
+      title: 'Sales Data Check',
       goal: expect.stringContaining('Artifacts'),
-      verified_artifacts: [
-        { name: 'sales_df', description: 'DataFrame with 4 columns' }
-      ]
+      verified_artifacts: { sales_df: 'DataFrame with 4 columns' },
+      required_variables: { user_submit_files: 'uploaded CSV', nowhere: 'x' }
+    });
+    // Named lists travel as {name: description} maps, except current_outputs.expected.
+    expect(
+      stepsRequest.observation.location.progress.stages.current_outputs
+    ).toEqual({
+      expected: [{ name: 'sales_df', description: 'DataFrame with 4 columns' }],
+      produced: [],
+      in_progress: []
     });
     expect(
       stepsRequest.observation.location.progress.stages.remaining[0]
@@ -179,9 +189,26 @@ describe('bcc adapter', () => {
     });
     const behaviorRequest = transport.requests[2].body as Record<string, any>;
     expect(behaviorRequest.observation.location.goals).toBe('Load then check');
+    expect(behaviorRequest.observation.location.progress.steps.current).toEqual(
+      {
+        step_id: 'load_sales',
+        title: 'Load',
+        goal: 'Read the file',
+        verified_artifacts: { sales_df: 'df' },
+        required_variables: {}
+      }
+    );
     expect(
-      behaviorRequest.observation.location.progress.steps.current.step_id
-    ).toBe('load_sales');
+      behaviorRequest.observation.location.progress.steps.remaining
+    ).toEqual([
+      {
+        step_id: 'check_sales',
+        title: 'Check',
+        goal: 'Check it',
+        verified_artifacts: {},
+        required_variables: {}
+      }
+    ]);
 
     expect(start.targetAchieved).toBe(false);
     const template = start.context_update?.workflow_update?.workflowTemplate;
@@ -260,7 +287,12 @@ describe('bcc adapter', () => {
     const b2request = transport.requests.at(-1)?.body as Record<string, any>;
     expect(
       b2request.observation.location.progress.behaviors.completed[0]
-    ).toMatchObject({ behavior_id: 'b1', completion_status: 'success' });
+    ).toMatchObject({
+      behavior_id: 'b1',
+      completion_status: 'success',
+      inputs: { path: 'data/sales.csv' },
+      outputs: { sales_df: 'the loaded DataFrame' }
+    });
 
     // Complete, then the stage reflection names the next step.
     await collect(
@@ -401,21 +433,67 @@ describe('bcc adapter', () => {
       if (req.path === 'generating') {
         return ndjson([
           { type: 'add', shotType: 'action', content: 'x = 1' },
-          { type: 'update_last_text', text: 'edited' }
+          { type: 'update_last_text', text: 'edited' },
+          { type: 'comment_result', content: 'x is set.' }
         ]);
       }
       const state = fsmOf(req);
       return json(
         state === 'IDLE'
-          ? { stages: [{ stage_id: 's1', title: 'S1' }] }
+          ? {
+              stages: [
+                {
+                  stage_id: 's1',
+                  title: 'S1',
+                  verified_artifacts: { sales_df: 'the data' },
+                  required_variables: { user_submit_files: 'the CSV' }
+                }
+              ]
+            }
           : state === 'STAGE_RUNNING'
-            ? { steps: [{ step_id: 'a', title: 'A' }] }
-            : { behavior_id: 'a_b1', task: 'do' }
+            ? {
+                steps: [
+                  {
+                    step_id: 'a',
+                    title: 'A',
+                    verified_artifacts: [
+                      { name: 'sales_df', description: 'df' }
+                    ]
+                  }
+                ]
+              }
+            : {
+                behavior_id: 'a_b1',
+                task: 'do',
+                inputs: [{ name: 'path', description: 'data/sales.csv' }],
+                outputs: { sales_df: 'loaded' }
+              }
       );
     });
     const service = new BccPlannerService({ transport });
     const start = await service.planning(engineRequest(null, null));
     expect(start.behavior?.id).toBe('a_b1');
+    // Maps and lists alike, whichever way a JSON answer names its artifacts.
+    expect(
+      start.context_update?.workflow_update?.workflowTemplate.stages
+    ).toMatchObject([
+      {
+        id: 's1',
+        expected_outputs: ['sales_df'],
+        steps: [{ id: 'a', expected_outputs: ['sales_df'] }]
+      }
+    ]);
+    expect(start.context_update?.progress_update).toMatchObject({
+      level: 'behaviors',
+      current_outputs: { expected: ['sales_df'] }
+    });
+    expect(
+      (transport.requests[2].body as Record<string, any>).observation.location
+        .progress.stages.current
+    ).toMatchObject({
+      verified_artifacts: { sales_df: 'the data' },
+      required_variables: { user_submit_files: 'the CSV' }
+    });
     const first = actionsOf(
       await collect(service.generating(engineRequest('s1', 'a')))
     );
@@ -423,8 +501,15 @@ describe('bcc adapter', () => {
       'new_section',
       'new_step',
       'add',
-      'update_last_text'
+      'update_last_text',
+      'add',
+      'archive_effects'
     ]);
+    // comment_result: a markdown cell, then effects.current moves into history (§3.4).
+    expect(first[4]).toMatchObject({
+      shot_type: 'dialogue',
+      content: 'x is set.'
+    });
     const again = await service.planning(engineRequest('s1', 'a', true));
     expect(again.targetAchieved).toBe(false);
     // NDJSON: no planning call; the next /generating follows directly.
@@ -433,9 +518,295 @@ describe('bcc adapter', () => {
       await collect(service.generating(engineRequest('s1', 'a')))
     );
     expect(second[0]).toMatchObject({ action: 'add', content: 'Looks fine' });
+    // The behavior is recorded, and /generating runs its next iteration (NEXT_BEHAVIOR), a plan object too.
+    expect(again.behavior).toMatchObject({ id: 'a_b2', iteration: 2 });
+    const sent = transport.bodies('generating')[1] as Record<string, any>;
+    expect(sent.state.FSM).toMatchObject({
+      state: 'BEHAVIOR_RUNNING',
+      last_transition: 'NEXT_BEHAVIOR'
+    });
+    const behaviorsSent = sent.observation.location.progress.behaviors;
+    expect(behaviorsSent.current).toMatchObject({
+      behavior_id: 'a_b2',
+      task: 'do',
+      outputs: { sales_df: 'loaded' }
+    });
+    expect(
+      behaviorsSent.completed.map((b: { behavior_id: string }) => b.behavior_id)
+    ).toEqual(['a_b1']);
     complete = true;
     const done = await service.planning(engineRequest('s1', 'a', true));
     expect(done.targetAchieved).toBe(true);
+  });
+
+  it('says stage_complete when a stage reflection ends the last stage while steps remain', async () => {
+    let ndjsonReflection = false;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        if (ndjsonReflection) {
+          return ndjson([
+            { action: { type: 'mark_stage_complete' } },
+            { action: { type: 'complete_reflection' } }
+          ]);
+        }
+        return text(
+          fsmOf(req) === 'STEP_COMPLETED'
+            ? '<stage_reflection stage_is_complete="true"/>'
+            : '<reflection current_step_is_complete="true"/>'
+        );
+      }
+      const state = fsmOf(req);
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"/><stage id="s2" title="S2"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
+            : '<behavior id="x"><task>t</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(service.generating(engineRequest('s1', 'a')));
+    const first = await service.planning(engineRequest('s1', 'a', true));
+    expect(first.transition).toEqual({
+      target_achieved: true,
+      next_stage_id: 's2',
+      stage_complete: true
+    });
+
+    ndjsonReflection = true;
+    await service.planning(engineRequest('s2', null));
+    await collect(service.generating(engineRequest('s2', 'a')));
+    const last = await service.planning(engineRequest('s2', 'a', true));
+    expect(last.targetAchieved).toBe(true);
+    expect(last.transition).toEqual({
+      target_achieved: true,
+      stage_complete: true
+    });
+    expect(
+      (service.saveState() as { plan: { fsm: { state: string } } }).plan.fsm
+        .state
+    ).toBe('WORKFLOW_COMPLETED');
+    expect(transport.requests.map(fsmOf).filter(s => s === 'IDLE')).toEqual([
+      'IDLE'
+    ]);
+  });
+
+  it('sends the notebook the engine describes, with its last cells, as state.notebook', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      const state = fsmOf(req);
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/></steps>'
+            : '<behavior id="x"><task>t</task></behavior>'
+      );
+    });
+    const notebook: INotebookSummary = {
+      title: 'Sales',
+      cell_count: 2,
+      last_cell_type: 'code',
+      last_output: '(240, 4)',
+      execution_count: 3,
+      cells: [
+        {
+          id: 'c1',
+          type: 'markdown',
+          content: '# Sales',
+          outputs: [],
+          metadata: { role: 'title' }
+        },
+        {
+          id: 'c2',
+          type: 'code',
+          content: 'print(df.shape)',
+          outputs: ['(240, 4)'],
+          metadata: {}
+        }
+      ]
+    };
+    const service = new BccPlannerService({ transport, notebookId: 'nb1' });
+    await service.planning(engineRequest(null, null), { notebook });
+    const later = { ...notebook, cell_count: 3, execution_count: 4 };
+    await collect(
+      service.generating(engineRequest('s1', 'a'), { notebook: later })
+    );
+    const states = transport.requests.map(
+      r => (r.body as { state: { notebook: unknown } }).state.notebook
+    );
+    expect(states).toEqual([
+      { ...notebook, notebook_id: 'nb1' },
+      { ...notebook, notebook_id: 'nb1' },
+      { ...notebook, notebook_id: 'nb1' },
+      { ...later, notebook_id: 'nb1' }
+    ]);
+  });
+
+  it('plans the behavior first when asked to generate with none planned (the generation start mode)', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        return text(
+          fsmOf(req) === 'STEP_COMPLETED'
+            ? '<stage_reflection stage_is_complete="false"/>'
+            : '<reflection current_step_is_complete="true"/>'
+        );
+      }
+      const state = fsmOf(req);
+      const stage = (req.body as Record<string, any>).observation.location
+        .current.stage_id;
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"><required_variables><variable name="nowhere">x</variable></required_variables></stage><stage id="s2" title="S2"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? stage === 's1'
+              ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
+              : '<steps><step id="c" title="C"/></steps>'
+            : '<behavior><task>t</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const first = await collect(service.generating(engineRequest(null, null)));
+    expect(transport.requests.map(fsmOf)).toEqual([
+      'IDLE',
+      'STAGE_RUNNING',
+      'STEP_RUNNING',
+      'BEHAVIOR_RUNNING'
+    ]);
+    const generating = transport.bodies('generating')[0] as Record<string, any>;
+    expect(
+      generating.observation.location.progress.behaviors.current
+    ).toMatchObject({ behavior_id: 'a_b1', task: 't' });
+    // The plan reaches the engine as actions: the template first, then the client's headings.
+    const actions = actionsOf(first);
+    expect(actions.map(a => a.action)).toEqual([
+      'update_workflow',
+      'new_section',
+      'new_step',
+      'add'
+    ]);
+    expect(actions[0]).toMatchObject({
+      updated_workflow: {
+        stages: [
+          { id: 's1', steps: [{ id: 'a' }, { id: 'b' }] },
+          { id: 's2', steps: [] }
+        ]
+      }
+    });
+    expect(
+      first.flatMap(e => (e.kind === 'warning' ? [e.message] : []))
+    ).toEqual([
+      expect.stringContaining('required variables not found: nowhere')
+    ]);
+
+    // The engine moved to step b itself; generating first plans b's behavior, nothing else.
+    await service.planning(engineRequest('s1', 'a', true));
+    await collect(service.generating(engineRequest('s1', 'b')));
+    expect(transport.requests.slice(-2).map(fsmOf)).toEqual([
+      'STEP_RUNNING',
+      'BEHAVIOR_RUNNING'
+    ]);
+
+    // A new stage: its steps come as update_stage_steps.
+    await service.planning(engineRequest('s1', 'b', true));
+    const third = actionsOf(
+      await collect(service.generating(engineRequest('s2', null)))
+    );
+    expect(transport.requests.slice(-3).map(fsmOf)).toEqual([
+      'STAGE_RUNNING',
+      'STEP_RUNNING',
+      'BEHAVIOR_RUNNING'
+    ]);
+    expect(third[0]).toMatchObject({
+      action: 'update_stage_steps',
+      stage_id: 's2',
+      updated_steps: [{ id: 'c' }]
+    });
+  });
+
+  it('reads a body by its first character before its content type: NDJSON and JSON served as text/plain', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        return text(
+          [
+            { action: { type: 'add-text', content: 'Done.' } },
+            { action: { type: 'mark_step_complete' } },
+            { action: { type: 'mark_stage_complete' } },
+            { action: { type: 'complete_reflection' } }
+          ]
+            .map(line => JSON.stringify(line))
+            .join('\n'),
+          200,
+          'text/plain; charset=utf-8'
+        );
+      }
+      const state = fsmOf(req);
+      return text(
+        JSON.stringify(
+          state === 'IDLE'
+            ? { stages: [{ stage_id: 's1', title: 'S1' }] }
+            : state === 'STAGE_RUNNING'
+              ? { steps: [{ step_id: 'a', title: 'A' }] }
+              : { behavior_id: 'a_b1', task: 'do' }
+        ),
+        200,
+        'text/plain'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const start = await service.planning(engineRequest(null, null));
+    expect(start.behavior?.id).toBe('a_b1');
+    await collect(service.generating(engineRequest('s1', 'a')));
+    const done = await service.planning(engineRequest('s1', 'a', true));
+    expect(done.targetAchieved).toBe(true);
+    expect(done.transition).toMatchObject({ stage_complete: true });
+  });
+
+  it('reads XML sent as a JSON string (a FastAPI handler returning a str)', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        return json(
+          fsmOf(req) === 'STEP_COMPLETED'
+            ? '<stage_reflection stage_is_complete="true"/>'
+            : '<reflection current_step_is_complete="true"/>'
+        );
+      }
+      const state = fsmOf(req);
+      return json(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
+            : '<behavior id="a_b1"><task>t</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const start = await service.planning(engineRequest(null, null));
+    expect(start.behavior?.id).toBe('a_b1');
+    expect(
+      start.context_update?.workflow_update?.workflowTemplate.stages[0].steps
+    ).toHaveLength(2);
+    await collect(service.generating(engineRequest('s1', 'a')));
+    const done = await service.planning(engineRequest('s1', 'a', true));
+    expect(done.transition).toEqual({
+      target_achieved: true,
+      stage_complete: true
+    });
   });
 
   it('rejects an answer that does not fit the state, and HTTP errors', async () => {

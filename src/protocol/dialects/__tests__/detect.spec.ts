@@ -1,5 +1,5 @@
 import type { GeneratingEvent } from '../../actionStream';
-import type { PlanningRequestInput } from '../../schemas';
+import type { INotebookSummary, PlanningRequestInput } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { RouteMissingError } from '../common';
 import type { Dialect, IDialectPlannerService } from '../common';
@@ -19,6 +19,21 @@ const request: PlanningRequestInput = {
       FSM: { state: 'STEP_RUNNING' }
     }
   }
+};
+
+const SEED_NOTEBOOK = {
+  title: 'T',
+  cell_count: 1,
+  last_cell_type: 'code',
+  last_output: '1'
+};
+
+const NOTEBOOK: INotebookSummary = {
+  ...SEED_NOTEBOOK,
+  execution_count: 1,
+  cells: [
+    { id: 'c', type: 'code', content: 'print(1)', outputs: ['1'], metadata: {} }
+  ]
 };
 
 function fakeDslc(): IDialectPlannerService & { calls: string[] } {
@@ -77,6 +92,20 @@ describe('dialect detection', () => {
 
   it('sends the superset body: the seed request plus a sibling state at IDLE', () => {
     const body = supersetProbeBody(request) as Record<string, any>;
+    expect(body.state.notebook).toEqual({});
+    const withCells = supersetProbeBody(
+      {
+        ...request,
+        observation: {
+          ...request.observation,
+          context: { ...request.observation.context, notebook: SEED_NOTEBOOK }
+        }
+      },
+      NOTEBOOK
+    ) as Record<string, any>;
+    // The seed part stays the seed's; the sibling state is what a bcc server reads.
+    expect(withCells.observation.context.notebook).toEqual(SEED_NOTEBOOK);
+    expect(withCells.state.notebook).toEqual(NOTEBOOK);
     expect(body.observation.context.FSM.state).toBe('IDLE');
     expect(body.options).toEqual({ stream: false });
     expect(body.state.FSM.state).toBe('IDLE');
@@ -105,7 +134,22 @@ describe('dialect detection', () => {
     ['JSON with stages', () => json({ stages: [] }), 'bcc'],
     ['JSON with steps', () => json({ steps: [] }), 'bcc'],
     ['JSON with behavior_id', () => json({ behavior_id: 'b' }), 'bcc'],
-    ['another JSON object', () => json({ targetAchieved: false }), 'dslc']
+    ['another JSON object', () => json({ targetAchieved: false }), 'dslc'],
+    [
+      'a JSON object served as text/plain, by its body',
+      () => text('{"targetAchieved": false}', 200, 'text/plain'),
+      'dslc'
+    ],
+    [
+      'XML sent as a JSON string',
+      () => json('<stages><stage id="s" title="S"/></stages>'),
+      'bcc'
+    ],
+    [
+      'bcc JSON served as text/plain',
+      () => text('{"stages": []}', 200, 'text/plain'),
+      'bcc'
+    ]
   ])('classifies %s', async (_name, reply, dialect) => {
     const transport = new FakeTransport(reply);
     const result = await detectDialect({ transport, request });
@@ -212,9 +256,18 @@ describe('the planner service façade', () => {
       dslc: fakeDslc(),
       cache: new Map()
     });
-    const answer = await service.planning(request);
+    const answer = await service.planning(request, { notebook: NOTEBOOK });
     expect(service.dialect).toBe('bcc');
     expect(answer.behavior?.id).toBe('a_b1');
+    expect(transport.bodies('planning').map(body => body.state)).toEqual([
+      expect.objectContaining({ notebook: NOTEBOOK }),
+      expect.objectContaining({
+        notebook: { ...NOTEBOOK, notebook_id: null }
+      }),
+      expect.objectContaining({
+        notebook: { ...NOTEBOOK, notebook_id: null }
+      })
+    ]);
     expect(transport.paths()).toEqual([
       'POST planning',
       'POST planning',

@@ -1,0 +1,142 @@
+/**
+ * Whole runs of the engine's WorkflowRunner through the bcc adapter against the bcc double over HTTP.
+ * The in-memory notebook prints what the double's code would print: the step's completion marker.
+ */
+import {
+  DEFAULT_SETTINGS,
+  IRunFinished,
+  WorkflowRunner
+} from '../../../../src/engine';
+import type { IExecResult, IRunSettings } from '../../../../src/engine';
+import { FakeNotebookDriver } from '../../../../src/engine/testing';
+import { createBrowserTransport } from '../../../../src/protocol';
+import { BccPlannerService } from '../../../../src/protocol/dialects';
+import { BCC_SCENARIOS, startBccDouble } from '../bcc';
+import type { IRunningDoubleServer } from '../http';
+
+/** The marker the double's second behavior of a step prints, assembled as its code assembles it. */
+const MARKER_PRINT = /print\("BCC" \+ "(-DONE:\w+)"\)/;
+
+interface IBccRun {
+  finished: IRunFinished;
+  runner: WorkflowRunner;
+  /** `state.FSM.state` of every request the double received, in order. */
+  states: string[];
+  /** The step of every request that had one. */
+  steps: string[];
+}
+
+async function runAgainst(
+  server: IRunningDoubleServer,
+  overrides: Partial<IRunSettings> = {}
+): Promise<IBccRun> {
+  const driver = new FakeNotebookDriver();
+  driver.onExec = cell => {
+    const marker = MARKER_PRINT.exec(cell.source);
+    return {
+      status: 'ok',
+      output: marker ? `BCC${marker[1]}\n` : 'ok\n'
+    } satisfies IExecResult;
+  };
+  const client = new BccPlannerService({
+    transport: createBrowserTransport({ baseUrl: server.url })
+  });
+  // Two behaviors per step: a run that starts over stops here instead of running on.
+  const settings: IRunSettings = {
+    ...DEFAULT_SETTINGS,
+    baseUrl: server.url,
+    maxExecutionSteps: 20,
+    ...overrides
+  };
+  const runner = new WorkflowRunner({
+    driver,
+    client,
+    settings: () => settings
+  });
+  const finished = await runner.start({
+    task: 'Summarise revenue per region',
+    dataFiles: ['data/sales.csv']
+  });
+  const bodies = server.requests().map(
+    r =>
+      r.body as {
+        state: { FSM: { state: string } };
+        observation: { location: { current: { step_id: string | null } } };
+      }
+  );
+  return {
+    finished,
+    runner,
+    states: bodies.map(body => body.state.FSM.state),
+    steps: [
+      ...new Set(
+        bodies.flatMap(body => body.observation.location.current.step_id ?? [])
+      )
+    ]
+  };
+}
+
+describe('the engine with the bcc adapter against the bcc double', () => {
+  let server: IRunningDoubleServer;
+
+  afterEach(async () => {
+    await server?.close();
+  });
+
+  async function start(scenario: string): Promise<void> {
+    server = await startBccDouble({
+      port: 0,
+      log: null,
+      scenario,
+      lineDelayMs: 0
+    });
+  }
+
+  it.each(BCC_SCENARIOS.filter(s => !s.shortLastStage).map(s => s.name))(
+    'scenario %s: runs both stages, every step, and completes the workflow once',
+    async scenario => {
+      await start(scenario);
+      const { finished, runner, states, steps } = await runAgainst(server);
+      expect(finished.reason).toBe('completed');
+      expect(runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
+      expect(states.filter(state => state === 'IDLE')).toHaveLength(1);
+      expect(steps).toEqual([
+        'load_sales',
+        'check_quality',
+        'revenue_by_region',
+        'monthly_trend'
+      ]);
+    }
+  );
+
+  it('runs the same with the generation start mode, which does not apply to bcc', async () => {
+    await start('recorded');
+    const { finished, states, steps } = await runAgainst(server, {
+      startMode: 'generation'
+    });
+    expect(finished.reason).toBe('completed');
+    expect(states.filter(state => state === 'IDLE')).toHaveLength(1);
+    expect(steps).toEqual([
+      'load_sales',
+      'check_quality',
+      'revenue_by_region',
+      'monthly_trend'
+    ]);
+    // Each behavior is planned before it is generated.
+    states.forEach((state, index) => {
+      if (state === 'BEHAVIOR_RUNNING') {
+        expect(states[index - 1]).toBe('STEP_RUNNING');
+      }
+    });
+  });
+
+  it('ends the run when the last stage is complete with a step left, without planning a new workflow', async () => {
+    await start('short-last-stage');
+    const { finished, runner, states, steps } = await runAgainst(server);
+    expect(finished.reason).toBe('completed');
+    expect(runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
+    expect(states.filter(state => state === 'IDLE')).toHaveLength(1);
+    expect(steps).toEqual(['load_sales', 'check_quality', 'revenue_by_region']);
+    expect(states.at(-1)).toBe('STEP_COMPLETED');
+  });
+});
