@@ -46,6 +46,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
       : null;
   const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
   const elsewhere = model.lockState.kind === 'other';
+  const lacksVariables = (error?.missingVariables?.length ?? 0) > 0;
   const rewind = snapshot.rewind;
   return (
     <>
@@ -115,21 +116,14 @@ export function RunView(props: IRunViewProps): JSX.Element {
           <div className="jp-bcc-error-message">
             {translateMessage(error, trans)}
           </div>
-          {available.retry && error.missingVariables?.length ? (
-            // Retrying without the variables the planner lacks fails the same way.
+          {available.retry ? (
             <CommandButton
               commands={commands}
-              id={CommandIDs.setVariables}
-              label={trans.__('Set Variables…')}
-              icon={refreshIcon}
-              enabled
-              primary
-            />
-          ) : available.retry ? (
-            <CommandButton
-              commands={commands}
-              id={CommandIDs.retry}
-              label={trans.__('Retry')}
+              // Retrying without the variables the planner lacks would fail the same way.
+              id={lacksVariables ? CommandIDs.setVariables : CommandIDs.retry}
+              label={
+                lacksVariables ? trans.__('Set Variables…') : trans.__('Retry')
+              }
               icon={refreshIcon}
               enabled
               primary

@@ -3,6 +3,7 @@ import { collect, FakeTransport, json, ndjson } from './fakeTransport';
 import {
   actions,
   header,
+  oneAddStream,
   request,
   STAGE,
   state,
@@ -105,19 +106,7 @@ describe('v1 adapter', () => {
   });
 
   it('describes the data as context_description (file, rows x columns) while the user gives none', async () => {
-    const transport = new FakeTransport(() =>
-      ndjson([
-        header,
-        {
-          action: {
-            action: 'add',
-            shotType: 'dialogue',
-            content: 'hi',
-            state: state(['next'])
-          }
-        }
-      ])
-    );
+    const transport = new FakeTransport(() => oneAddStream(['next']));
     const service = new V1PlannerService({ transport });
     const sent = async (variables: Record<string, unknown>) => {
       await collect(service.generating(request(STAGE, STEP, { variables })));
@@ -166,17 +155,7 @@ describe('v1 adapter', () => {
     const section = 'section_2_data_structure_discovery';
     const transport = new FakeTransport(request =>
       (request.body as { step_index: string }).step_index === section
-        ? ndjson([
-            header,
-            {
-              action: {
-                action: 'add',
-                shotType: 'dialogue',
-                content: 'hi',
-                state: state(['next'])
-              }
-            }
-          ])
+        ? oneAddStream(['next'])
         : json(
             {
               detail: `Step ${STEP} not found in stage ${STAGE}. Available steps: ['section_1_workflow_initialization', '${section}']`
@@ -204,17 +183,7 @@ describe('v1 adapter', () => {
             targetAchieved: achieved,
             state: {}
           })
-        : ndjson([
-            header,
-            {
-              action: {
-                action: 'add',
-                shotType: 'dialogue',
-                content: 'hi',
-                state: state(['b', 'a'])
-              }
-            }
-          ])
+        : oneAddStream(['b', 'a'])
     );
     const service = new V1PlannerService({ transport });
     await service.planning(request(STAGE, STEP));

@@ -1,6 +1,7 @@
 /** The requests, server states and event filters the v1 adapter's tests share. */
 import type { GeneratingEvent } from '../../actionStream';
 import type { PlanningRequestInput } from '../../schemas';
+import { ndjson } from './fakeTransport';
 
 export const STAGE = 'chapter_1_data_existence_establishment';
 export const STEP = `${STAGE}_section_2_data_structure_discovery`;
@@ -52,6 +53,21 @@ export function state(toDoList: string[], extra: Record<string, unknown> = {}) {
 export const header = {
   header: { stage_id: STAGE, step: null, next_step: 'section_3_x' }
 };
+
+/** A behavior's stream: the header and one dialogue `add`, with the state the server ends it with. */
+export function oneAddStream(toDoList: string[], content = 'hi'): Response {
+  return ndjson([
+    header,
+    {
+      action: {
+        action: 'add',
+        shotType: 'dialogue',
+        content,
+        state: state(toDoList)
+      }
+    }
+  ]);
+}
 
 export function actions(events: GeneratingEvent[]) {
   return events.flatMap(e => (e.kind === 'action' ? [e.action] : []));

@@ -4,7 +4,15 @@ import type { GeneratingEvent } from '../../actionStream';
 import { isRouteMissingError } from '../common';
 import { fullStepIndex, missingVariableNames, V1PlannerService } from '../v1';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
-import { actions, header, request, STAGE, state, STEP } from './v1Fixtures';
+import {
+  actions,
+  header,
+  oneAddStream,
+  request,
+  STAGE,
+  state,
+  STEP
+} from './v1Fixtures';
 
 describe('v1 adapter: missing variables, errors and the stored state', () => {
   it('does not mark a step complete when the server names missing variables', async () => {
@@ -132,17 +140,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     let cut = false;
     const transport = new FakeTransport(req => {
       if (!cut) {
-        return ndjson([
-          header,
-          {
-            action: {
-              action: 'add',
-              shotType: 'dialogue',
-              content: 'a',
-              state: state(['next'])
-            }
-          }
-        ]);
+        return oneAddStream(['next'], 'a');
       }
       req.signal?.throwIfAborted();
       return ndjson([
@@ -210,19 +208,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
   });
 
   it('resets toDoList when a new step starts', async () => {
-    const transport = new FakeTransport(() =>
-      ndjson([
-        header,
-        {
-          action: {
-            action: 'add',
-            shotType: 'dialogue',
-            content: 'a',
-            state: state(['pending'])
-          }
-        }
-      ])
-    );
+    const transport = new FakeTransport(() => oneAddStream(['pending'], 'a'));
     const service = new V1PlannerService({ transport });
     await collect(service.generating(request(STAGE, STEP)));
     await service.planning(request(STAGE, `${STAGE}_section_3_x`));
