@@ -19,6 +19,8 @@ import {
   panel,
   runInfo,
   runStateIn,
+  savedCells,
+  savedNotebook,
   SCREENSHOTS,
   settingsFor,
   startRun,
@@ -217,28 +219,6 @@ async function cellMetadata(
   }, path);
 }
 
-interface IFileCell {
-  id: string;
-  cell_type: string;
-  source: string | string[];
-  metadata: Record<string, unknown>;
-}
-
-/** The notebook file as the server has it on disk. */
-async function file(
-  page: Page,
-  path: string
-): Promise<{ metadata: Record<string, unknown>; cells: IFileCell[] }> {
-  const response = await page.request.get(
-    `api/contents/${encodeURI(path)}?content=1&type=notebook`
-  );
-  expect(response.ok()).toBe(true);
-  return (await response.json()).content;
-}
-
-const sourceOf = (cell: IFileCell): string =>
-  Array.isArray(cell.source) ? cell.source.join('') : cell.source;
-
 const contents = (cells: ICellInfo[]) =>
   cells.map(({ id, type, source }) => ({ id, type, source }));
 
@@ -363,22 +343,16 @@ test.describe('Two users on one notebook (jupyter-collaboration)', () => {
 
       // The server saves the document: the file gets the cells, B's text and the run's state.
       await expect
-        .poll(
-          async () =>
-            (await file(page, nb)).cells.map(c => ({
-              id: c.id,
-              type: c.cell_type,
-              source: sourceOf(c)
-            })),
-          { timeout: 20000 }
-        )
+        .poll(async () => savedCells(await savedNotebook(page, nb)), {
+          timeout: 20000
+        })
         .toEqual(contents(finalA));
-      const saved = await file(page, nb);
-      expect(runStateIn(saved as never)?.state).toBe('WORKFLOW_COMPLETED');
+      const saved = await savedNotebook(page, nb);
+      expect(runStateIn(saved)?.state).toBe('WORKFLOW_COMPLETED');
       expect(saved.metadata['notebook_bcc_run']).toEqual(metadataA.run);
       for (const cell of saved.cells) {
-        expect(cell.metadata['notebook_bcc'] ?? null).toEqual(
-          metadataA[cell.id]
+        expect(cell.metadata?.['notebook_bcc'] ?? null).toEqual(
+          metadataA[cell.id ?? '']
         );
       }
 

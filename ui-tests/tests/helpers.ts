@@ -938,7 +938,12 @@ export async function waitForEnd(
 
 export interface ISavedNotebook {
   metadata: Record<string, unknown>;
-  cells: Array<{ id?: string; cell_type: string; source: string | string[] }>;
+  cells: Array<{
+    id?: string;
+    cell_type: string;
+    source: string | string[];
+    metadata?: Record<string, unknown>;
+  }>;
 }
 
 /**
