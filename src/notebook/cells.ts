@@ -235,18 +235,24 @@ export class NotebookCells {
     const title = shared.getMetadata('title');
     const cells = shared.cells;
     const last = cells.length ? cells[cells.length - 1] : null;
-    const counts = cells.flatMap(cell =>
-      cell.cell_type === 'code'
-        ? ((cell as SharedCodeCell).execution_count ?? [])
-        : []
-    );
+    // A loop, not Math.max(...counts): a spread of 100,000 arguments overflows the stack.
+    let executionCount: number | null = null;
+    for (const cell of cells) {
+      const count =
+        cell.cell_type === 'code'
+          ? (cell as SharedCodeCell).execution_count
+          : null;
+      if (typeof count === 'number' && count > (executionCount ?? -1)) {
+        executionCount = count;
+      }
+    }
     const { cells: recent, contentChars } = NOTEBOOK_SUMMARY_LIMITS;
     return {
       title: typeof title === 'string' ? title : null,
       cell_count: cells.length,
       last_cell_type: last?.cell_type ?? null,
       last_output: last ? outputText(last) : null,
-      execution_count: counts.length > 0 ? Math.max(...counts) : null,
+      execution_count: executionCount,
       cells: cells.slice(-recent).map(cell => {
         const output = outputText(cell);
         const metadata = { ...asObject(cell.getMetadata(CELL_METADATA_KEY)) };
