@@ -368,7 +368,12 @@ export function reflectionFromXml(root: IXmlElement): IReflection | null {
   const context = child(root, 'context_for_next');
   if (name === 'reflection') {
     const result = emptyReflection('reflection');
-    const attribute = attr(root, 'current_step_is_complete');
+    // The older BCC client asked for `current_behavior_is_complete` and read it as the step's completion.
+    const attributeName = [
+      'current_step_is_complete',
+      'current_behavior_is_complete'
+    ].find(name => attr(root, name) !== undefined);
+    const attribute = attributeName ? attr(root, attributeName) : undefined;
     const byAttribute = TRUE.test(attribute ?? '');
     const running =
       nextState.includes('STEP_RUNNING') ||
@@ -383,7 +388,7 @@ export function reflectionFromXml(root: IXmlElement): IReflection | null {
       nextState &&
       byAttribute !== result.stepComplete
     ) {
-      result.conflict = `current_step_is_complete="${attribute}" but next_state ${nextState}`;
+      result.conflict = `${attributeName}="${attribute}" but next_state ${nextState}`;
     }
     result.variables = variablesOf(child(context, 'variables_produced'));
     result.saveEffectAs = attr(find(root, 'save_current_effect'), 'name');
