@@ -51,6 +51,11 @@ export interface IBccScenario {
   damage: Damage;
   /** The last stage's stage reflection says it is complete after its first step (a step remains). */
   shortLastStage: boolean;
+  /**
+   * Validates bodies like a typed server would: 422 when `location.goals` is not a string or the body
+   * has an `observation.context` (the superset probe has both).
+   */
+  strictBody: boolean;
 }
 
 const XML_TYPE = 'application/xml; charset=utf-8';
@@ -68,7 +73,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false
+    shortLastStage: false,
+    strictBody: false
   },
   {
     name: 'ndjson',
@@ -80,7 +86,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'prompt',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false
+    shortLastStage: false,
+    strictBody: false
   },
   {
     name: 'workflow',
@@ -91,7 +98,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'prompt',
     idleRoot: 'workflow',
     damage: 'none',
-    shortLastStage: false
+    shortLastStage: false,
+    strictBody: false
   },
   {
     name: 'truncated',
@@ -102,7 +110,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'truncated',
-    shortLastStage: false
+    shortLastStage: false,
+    strictBody: false
   },
   {
     name: 'mismatched-tag',
@@ -113,7 +122,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'prompt',
     idleRoot: 'stages',
     damage: 'mismatched',
-    shortLastStage: false
+    shortLastStage: false,
+    strictBody: false
   },
   {
     name: 'reflect-on-planning',
@@ -124,7 +134,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false
+    shortLastStage: false,
+    strictBody: false
   },
   {
     name: 'ndjson-reflection',
@@ -136,7 +147,8 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false
+    shortLastStage: false,
+    strictBody: false
   },
   {
     name: 'short-last-stage',
@@ -148,7 +160,21 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: true
+    shortLastStage: true,
+    strictBody: false
+  },
+  {
+    name: 'strict-body',
+    description:
+      'a typed request model: location.goals must be a string and observation.context is refused (422)',
+    xmlType: XML_TYPE,
+    generating: 'array',
+    reflecting: 'xml',
+    layout: 'payload',
+    idleRoot: 'stages',
+    damage: 'none',
+    shortLastStage: false,
+    strictBody: true
   }
 ];
 
@@ -479,16 +505,48 @@ export function startBccDouble(
     if (request.method !== 'POST') {
       return fastApiJson(405, { detail: 'Method Not Allowed' });
     }
-    return answerRequest(request, route);
+    return answerRequest(request, route, scenario.strictBody);
   });
+}
+
+/** What a typed request model (FastAPI, pydantic) refuses in a body: one validation-list item. */
+function strictRefusal(
+  body: Record<string, unknown>
+): Record<string, unknown> | null {
+  const observation = isRecord(body.observation) ? body.observation : {};
+  if ('context' in observation) {
+    return {
+      type: 'extra_forbidden',
+      loc: ['body', 'observation', 'context'],
+      msg: 'Extra inputs are not permitted',
+      input: observation.context
+    };
+  }
+  const location = isRecord(observation.location) ? observation.location : {};
+  if ('goals' in location && typeof location.goals !== 'string') {
+    return {
+      type: 'string_type',
+      loc: ['body', 'observation', 'location', 'goals'],
+      msg: 'Input should be a valid string',
+      input: location.goals
+    };
+  }
+  return null;
 }
 
 function answerRequest(
   request: IDoubleRequest,
-  route: (body: BccRequest, state: FsmState) => IAnswer
+  route: (body: BccRequest, state: FsmState) => IAnswer,
+  strict: boolean
 ): IAnswer {
   if (!isRecord(request.json)) {
     return unprocessable('the body must be a JSON object');
+  }
+  if (strict) {
+    const refused = strictRefusal(request.json);
+    if (refused) {
+      return fastApiJson(422, { detail: [refused] });
+    }
   }
   if (!isRecord(request.json.state)) {
     return unprocessable('the body has no state object');

@@ -28,6 +28,7 @@ import type {
 } from '../schemas';
 import type { IPlannerTransport } from '../transport';
 import { BccPlannerService, IBccOptions, IPrefetchedAnswer } from './bcc';
+import { DEFAULT_BCC_IDLE_GOALS, substitute } from './bccPlan';
 import {
   Dialect,
   DialectLog,
@@ -93,6 +94,33 @@ export function supersetProbeBody(
   };
 }
 
+/**
+ * The superset as a bcc client sends it: no `observation.context`, and `location.goals` the string that
+ * asks for stages (docs/dialects.md#bcc-requests).
+ */
+export function bccProbeBody(superset: JsonObject): JsonObject {
+  const observation = { ...(superset.observation as JsonObject) };
+  delete observation.context;
+  const state = superset.state as { variables: JsonObject };
+  return {
+    ...superset,
+    observation: {
+      ...observation,
+      location: {
+        ...((observation.location as JsonObject | undefined) ?? {}),
+        goals: substitute(DEFAULT_BCC_IDLE_GOALS, state.variables)
+      }
+    }
+  };
+}
+
+/** The superset without the sibling `state`: the seed's own request. */
+export function seedProbeBody(superset: JsonObject): JsonObject {
+  const seed = { ...superset };
+  delete seed.state;
+  return seed;
+}
+
 function statusText(response: Response): string {
   return `HTTP ${response.status}`;
 }
@@ -113,8 +141,7 @@ export async function detectDialect(options: {
   const probes: string[] = [];
   if (!options.v1Hint) {
     const url = transport.urlOf('planning');
-    const body = supersetProbeBody(options.request, options.notebook);
-    const probe = async () => {
+    const probe = (body: JsonObject) => async () => {
       const exchange = new Exchange({
         method: 'POST',
         url,
@@ -137,22 +164,40 @@ export async function detectDialect(options: {
         exchange.dispose();
       }
     };
-    const { response, text } = await withRetries(
-      probe,
-      {
-        retries: options.timing?.retries ?? 0,
-        baseDelayMs: options.timing?.baseDelayMs ?? 1000,
-        maxDelayMs: options.timing?.maxDelayMs ?? 60_000,
-        sleep: options.timing?.sleep ?? defaultSleep
-      },
-      {
-        request: `POST ${url}`,
-        url,
-        signal,
-        onRetry: warning => options.onWarning?.(warning)
+    // A server that validates its body strictly may refuse the superset (422): then each dialect's own
+    // body is tried once, bcc's first (docs/dialects.md#choosing).
+    const superset = supersetProbeBody(options.request, options.notebook);
+    const bodies: [string, JsonObject][] = [
+      ['', superset],
+      [' (bcc body)', bccProbeBody(superset)],
+      [' (seed body)', seedProbeBody(superset)]
+    ];
+    let response: Response | null = null;
+    let text = '';
+    for (const [label, body] of bodies) {
+      ({ response, text } = await withRetries(
+        probe(body),
+        {
+          retries: options.timing?.retries ?? 0,
+          baseDelayMs: options.timing?.baseDelayMs ?? 1000,
+          maxDelayMs: options.timing?.maxDelayMs ?? 60_000,
+          sleep: options.timing?.sleep ?? defaultSleep
+        },
+        {
+          request: `POST ${url}`,
+          url,
+          signal,
+          onRetry: warning => options.onWarning?.(warning)
+        }
+      ));
+      probes.push(`POST ${url}${label} → ${statusText(response)}`);
+      if (response.status !== 422) {
+        break;
       }
-    );
-    probes.push(`POST ${url} → ${statusText(response)}`);
+    }
+    if (!response) {
+      throw new Error('unreachable: no planning probe was sent');
+    }
     if (response.ok) {
       const contentType = response.headers.get('Content-Type');
       const unquoted = unquotedBody(text);

@@ -10,7 +10,14 @@ import {
 import type { IExecResult, IRunSettings } from '../../../../src/engine';
 import { FakeNotebookDriver } from '../../../../src/engine/testing';
 import { createBrowserTransport } from '../../../../src/protocol';
-import { BccPlannerService } from '../../../../src/protocol/dialects';
+import {
+  BccPlannerService,
+  createPlannerService
+} from '../../../../src/protocol/dialects';
+import type {
+  Dialect,
+  IDialectPlannerService
+} from '../../../../src/protocol/dialects';
 import { BCC_SCENARIOS, startBccDouble } from '../bcc';
 import type { IRunningDoubleServer } from '../http';
 
@@ -26,9 +33,13 @@ interface IBccRun {
   steps: string[];
 }
 
+/** The bcc adapter itself, or the façade that detects the dialect (`auto`, as the extension runs it). */
+type ClientKind = 'bcc' | 'auto';
+
 async function runAgainst(
   server: IRunningDoubleServer,
-  overrides: Partial<IRunSettings> = {}
+  overrides: Partial<IRunSettings> = {},
+  kind: ClientKind = 'bcc'
 ): Promise<IBccRun> {
   const driver = new FakeNotebookDriver();
   driver.onExec = cell => {
@@ -38,9 +49,22 @@ async function runAgainst(
       output: marker ? `BCC${marker[1]}\n` : 'ok\n'
     } satisfies IExecResult;
   };
-  const client = new BccPlannerService({
-    transport: createBrowserTransport({ baseUrl: server.url })
-  });
+  const transport = createBrowserTransport({ baseUrl: server.url });
+  const noDslc: IDialectPlannerService = {
+    planning: () => Promise.reject(new Error('not a dslc planner')),
+    generating: () => {
+      throw new Error('not a dslc planner');
+    }
+  };
+  const client =
+    kind === 'bcc'
+      ? new BccPlannerService({ transport })
+      : createPlannerService({
+          protocol: 'auto',
+          transport,
+          dslc: noDslc,
+          cache: new Map<string, Dialect>()
+        });
   // Two behaviors per step: a run that starts over stops here instead of running on.
   const settings: IRunSettings = {
     ...DEFAULT_SETTINGS,
@@ -138,5 +162,22 @@ describe('the engine with the bcc adapter against the bcc double', () => {
     expect(states.filter(state => state === 'IDLE')).toHaveLength(1);
     expect(steps).toEqual(['load_sales', 'check_quality', 'revenue_by_region']);
     expect(states.at(-1)).toBe('STEP_COMPLETED');
+  });
+
+  it('detects a strict server through the bcc body after the superset gets 422, and runs it to the end', async () => {
+    await start('strict-body');
+    const { finished, states, steps } = await runAgainst(server, {}, 'auto');
+    expect(finished.reason).toBe('completed');
+    const statuses = server.requests().map(r => r.status);
+    // Only the superset probe was refused; every later request was a bcc body.
+    expect(statuses[0]).toBe(422);
+    expect(statuses.slice(1).every(status => status === 200)).toBe(true);
+    expect(states.slice(0, 3)).toEqual(['IDLE', 'IDLE', 'STAGE_RUNNING']);
+    expect(steps).toEqual([
+      'load_sales',
+      'check_quality',
+      'revenue_by_region',
+      'monthly_trend'
+    ]);
   });
 });

@@ -205,6 +205,74 @@ describe('dialect detection', () => {
       detectDialect({ transport: invalid, request })
     ).rejects.toThrow(/no DSLC dialect sends/);
   });
+
+  it('tries the bcc body, then the seed body, when a strict server refuses the superset (422)', async () => {
+    // A bcc server whose schema says location.goals is a string and knows no observation.context.
+    const strictBcc = new FakeTransport(req => {
+      const body = req.body as Record<string, any>;
+      return typeof body.observation.location.goals === 'string' &&
+        body.observation.context === undefined
+        ? text('<stages><stage id="s" title="S"/></stages>')
+        : json({ detail: [{ type: 'string_type', loc: ['goals'] }] }, 422);
+    });
+    const bcc = await detectDialect({
+      transport: strictBcc,
+      request: {
+        ...request,
+        observation: {
+          ...request.observation,
+          location: {
+            ...request.observation.location,
+            goals: { stage: null, step: null, behavior: null }
+          }
+        }
+      }
+    });
+    expect(bcc.dialect).toBe('bcc');
+    expect(bcc.probes).toEqual([
+      'POST http://planner.test/planning → HTTP 422',
+      'POST http://planner.test/planning (bcc body) → HTTP 200'
+    ]);
+    const [, bccBody] = strictBcc.bodies('planning') as Record<string, any>[];
+    expect(bccBody.observation.location.goals).toContain('Predict');
+    expect(bccBody.state.FSM.state).toBe('IDLE');
+
+    // A seed server that forbids unknown keys (the sibling state).
+    const strictSeed = new FakeTransport(req =>
+      'state' in (req.body as object)
+        ? json({ detail: [{ type: 'extra_forbidden', loc: ['state'] }] }, 422)
+        : json({ targetAchieved: false })
+    );
+    const seed = await detectDialect({ transport: strictSeed, request });
+    expect(seed.dialect).toBe('dslc');
+    expect(seed.probes.at(-1)).toBe(
+      'POST http://planner.test/planning (seed body) → HTTP 200'
+    );
+    expect(strictSeed.bodies('planning').at(-1)).toEqual({
+      ...request,
+      observation: {
+        ...request.observation,
+        context: {
+          ...request.observation.context,
+          FSM: { state: 'IDLE' }
+        }
+      },
+      options: { stream: false }
+    });
+
+    // Refused three times: the error is the last answer's.
+    const refusing = new FakeTransport(() =>
+      json({ detail: 'no thanks' }, 422)
+    );
+    await expect(
+      detectDialect({ transport: refusing, request })
+    ).rejects.toThrow(/planning failed: HTTP 422: \{"detail":"no thanks"\}/);
+    expect(refusing.paths()).toEqual([
+      'POST planning',
+      'POST planning',
+      'POST planning'
+    ]);
+  });
 });
 
 describe('the planner service façade', () => {
