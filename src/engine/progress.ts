@@ -46,6 +46,11 @@ export interface IProgressState {
   stages: ILevelState;
   steps: ILevelState;
   behaviors: IBehaviorLevelState;
+  /**
+   * Per completed stage, the steps it never ran: the stage was declared complete, or the run left it for
+   * another stage, before they came up. Absent in older saved runs.
+   */
+  skippedSteps?: Record<string, string[]>;
 }
 
 /** How many action summaries one behavior keeps for `actions_taken`. */
@@ -345,6 +350,16 @@ export class WorkflowProgress {
   completeStage(present: Iterable<string>): CompletedItem {
     const stages = this._state.stages;
     const id = stages.current ?? 'stage';
+    const ran = new Set(this._state.steps.completed.map(s => s.step_id));
+    const skipped = (this.currentStage?.steps ?? [])
+      .filter(step => !ran.has(step.id) && !isDone(step))
+      .map(step => step.id);
+    if (stages.current !== null && skipped.length > 0) {
+      this._state.skippedSteps = {
+        ...this._state.skippedSteps,
+        [stages.current]: skipped
+      };
+    }
     const produced = this._finishLevel(stages, present);
     const item: CompletedItem = {
       stage_id: id,
@@ -524,6 +539,11 @@ export class WorkflowProgress {
         : stage.id === currentStage && !finished
           ? 'current'
           : 'remaining';
+      const skipped = new Set(
+        stageStatus === 'completed'
+          ? (this._state.skippedSteps?.[stage.id] ?? [])
+          : []
+      );
       return {
         id: stage.id,
         name: stage.name,
@@ -531,10 +551,11 @@ export class WorkflowProgress {
         steps: stage.steps.map(step => ({
           id: step.id,
           name: step.name,
-          status:
-            stageStatus === 'completed' ||
-            (stage.id === currentStage &&
-              (doneSteps.has(step.id) || isDone(step)))
+          status: skipped.has(step.id)
+            ? 'skipped'
+            : stageStatus === 'completed' ||
+                (stage.id === currentStage &&
+                  (doneSteps.has(step.id) || isDone(step)))
               ? 'completed'
               : stage.id === currentStage && step.id === currentStep
                 ? 'current'

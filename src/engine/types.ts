@@ -188,7 +188,8 @@ export interface IBehaviorTiming {
   durationMs: number | null;
 }
 
-export type ItemStatus = 'completed' | 'current' | 'remaining';
+/** `skipped`: a step of a completed stage that never ran (the stage ended before it came up). */
+export type ItemStatus = 'completed' | 'current' | 'remaining' | 'skipped';
 
 export interface IStepView {
   id: string;
@@ -214,7 +215,7 @@ export interface IProgressSnapshot {
   stage: ILocationView;
   step: ILocationView;
   behavior: { id: string | null; iteration: number };
-  /** The template with each stage and step marked completed, current or remaining. */
+  /** The template with each stage and step marked completed, current, remaining or skipped. */
   stages: IStageView[];
   outputs: {
     stages: CurrentOutputs;

@@ -260,6 +260,17 @@ describe('WorkflowRunner transitions named by the planner', () => {
       's2'
     ]);
     expect(progress.steps.completed.map(c => c.step_id)).toEqual(['d']);
+    // The panel shows the steps that never ran as skipped, not as completed.
+    expect(
+      s.runner.snapshot.stages.map(stage => [
+        stage.id,
+        stage.status,
+        stage.steps.map(step => `${step.id}:${step.status}`)
+      ])
+    ).toEqual([
+      ['s1', 'completed', ['a:completed', 'b:skipped', 'c:skipped']],
+      ['s2', 'completed', ['d:completed']]
+    ]);
   });
 
   it('stage_complete in the last stage completes the workflow, whatever steps remain', async () => {

@@ -4,6 +4,7 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 import type { IRewindPlan, IRewindRecord } from '../../engine/rewind';
+import type { ItemStatus } from '../../engine/types';
 import { ProgressTree } from '../components/ProgressTree';
 import { RewindNote } from '../components/RewindNote';
 import type { IStageNode } from '../present';
@@ -28,12 +29,22 @@ async function render(element: JSX.Element): Promise<HTMLElement> {
   return widget.node;
 }
 
+async function waitFor(found: () => unknown): Promise<void> {
+  const end = Date.now() + 3000;
+  while (!found()) {
+    if (Date.now() > end) {
+      throw new Error('timed out');
+    }
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+}
+
 afterEach(() => {
   widget?.dispose();
   widget = null;
 });
 
-function step(id: string, status: 'completed' | 'current' | 'remaining') {
+function step(id: string, status: ItemStatus) {
   return {
     id,
     name: id.toUpperCase(),
@@ -46,6 +57,43 @@ function step(id: string, status: 'completed' | 'current' | 'remaining') {
 }
 
 describe('ProgressTree', () => {
+  it('labels a step the stage never ran as skipped, with no Redo', async () => {
+    const stages: IStageNode[] = [
+      {
+        id: 's1',
+        name: 'S1',
+        status: 'completed',
+        goal: null,
+        focus: null,
+        produced: [],
+        steps: [step('p1', 'completed'), step('p2', 'skipped')]
+      }
+    ];
+    const host = await render(
+      <ProgressTree
+        stages={stages}
+        rendermime={rendermime}
+        trans={trans}
+        redo={{ steps: ['s1/p1', 's1/p2'], onRedo: jest.fn() }}
+      />
+    );
+    // A completed stage starts folded.
+    host
+      .querySelector<HTMLElement>('[data-id="stage:s1"] > .jp-bcc-tree-row')!
+      .click();
+    await waitFor(() => host.querySelector('[data-id="step:s1/p2"]'));
+    const p2 = host.querySelector('[data-id="step:s1/p2"]')!;
+    expect(p2.classList).toContain('jp-bcc-mod-skipped');
+    expect(
+      p2.querySelector('.jp-bcc-status-icon')?.getAttribute('aria-label')
+    ).toBe('skipped');
+    expect(
+      [...host.querySelectorAll<HTMLButtonElement>('.jp-bcc-redo-step')].map(
+        b => b.dataset.stepId
+      )
+    ).toEqual(['p1']);
+  });
+
   it('offers Redo from here on the completed steps that can be redone', async () => {
     const stages: IStageNode[] = [
       {

@@ -3,13 +3,14 @@ import {
   checkIcon,
   circleEmptyIcon,
   circleIcon,
+  fastForwardIcon,
   LabIcon
 } from '@jupyterlab/ui-components';
 import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
 
 export interface IStatusIconProps {
-  /** Completed, current or remaining: picks the icon and its spoken label. */
+  /** Completed, current, remaining or skipped: picks the icon and its spoken label. */
   status: ItemStatus;
   trans: TranslationBundle;
 }
@@ -17,18 +18,14 @@ export interface IStatusIconProps {
 /** The status of a stage, step or behavior as an icon with an accessible label. */
 export function StatusIcon(props: IStatusIconProps): JSX.Element {
   const { status, trans } = props;
-  const icon: LabIcon =
+  const [icon, label]: [LabIcon, string] =
     status === 'completed'
-      ? checkIcon
+      ? [checkIcon, trans.__('completed')]
       : status === 'current'
-        ? circleIcon
-        : circleEmptyIcon;
-  const label =
-    status === 'completed'
-      ? trans.__('completed')
-      : status === 'current'
-        ? trans.__('current')
-        : trans.__('remaining');
+        ? [circleIcon, trans.__('current')]
+        : status === 'skipped'
+          ? [fastForwardIcon, trans.__('skipped')]
+          : [circleEmptyIcon, trans.__('remaining')];
   return (
     <span
       className={`jp-bcc-status-icon jp-bcc-mod-${status}`}
