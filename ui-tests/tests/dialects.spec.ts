@@ -379,6 +379,45 @@ test.describe('Planner dialects', () => {
     });
   });
 
+  test('bcc (auto): a typed server refusing the detection superset is found through the bcc body; a stage it ends early shows its unrun step as skipped', async ({
+    page,
+    tmpPath
+  }, testInfo) => {
+    const { url, notebook } = await prepare(
+      page,
+      tmpPath,
+      ['--dialect', 'bcc', '--scenario', 'short-last-stage', '--strict-body'],
+      { protocol: 'auto' },
+      'bcc-strict.ipynb'
+    );
+    await runToCompletion(page, notebook, url, testInfo);
+    await expect(dialectLine(page)).toHaveText('Planner: bcc dialect');
+
+    const requests = await received(url);
+    await attachLog(testInfo, 'bcc-strict-requests', requests);
+    const posts = requests.filter(r => r.method === 'POST');
+    // The superset probe was refused; the same request as a bcc client sends it was answered.
+    expect(posts[0].status).toBe(422);
+    expect(isRecord(dig(posts[0].body, 'observation', 'context'))).toBe(true);
+    expect(typeof dig(posts[1].body, 'observation', 'location', 'goals')).toBe(
+      'string'
+    );
+    expect(posts.slice(1).every(r => r.status === 200)).toBe(true);
+
+    // The last stage was declared complete after its first step: its second step never ran.
+    await plannedTree(page);
+    const step = (name: string) =>
+      panel(page).locator('.jp-bcc-step', {
+        has: page.locator(`> .jp-bcc-tree-row`, { hasText: name })
+      });
+    await expect(step('Revenue by Region')).toHaveClass(/jp-bcc-mod-completed/);
+    await expect(step('Monthly Trend')).toHaveClass(/jp-bcc-mod-skipped/);
+    await expect(
+      step('Monthly Trend').locator('.jp-bcc-status-icon').first()
+    ).toHaveAttribute('aria-label', 'skipped');
+    await capturePanel(page, testInfo, 'dialect-bcc-skipped-step');
+  });
+
   test('v1: the first update_workflow of a run is the initial template, applied without asking', async ({
     page,
     tmpPath

@@ -51,11 +51,6 @@ export interface IBccScenario {
   damage: Damage;
   /** The last stage's stage reflection says it is complete after its first step (a step remains). */
   shortLastStage: boolean;
-  /**
-   * Validates bodies like a typed server would: 422 when `location.goals` is not a string or the body
-   * has an `observation.context` (the superset probe has both).
-   */
-  strictBody: boolean;
 }
 
 const XML_TYPE = 'application/xml; charset=utf-8';
@@ -73,8 +68,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false,
-    strictBody: false
+    shortLastStage: false
   },
   {
     name: 'ndjson',
@@ -86,8 +80,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'prompt',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false,
-    strictBody: false
+    shortLastStage: false
   },
   {
     name: 'workflow',
@@ -98,8 +91,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'prompt',
     idleRoot: 'workflow',
     damage: 'none',
-    shortLastStage: false,
-    strictBody: false
+    shortLastStage: false
   },
   {
     name: 'truncated',
@@ -110,8 +102,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'truncated',
-    shortLastStage: false,
-    strictBody: false
+    shortLastStage: false
   },
   {
     name: 'mismatched-tag',
@@ -122,8 +113,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'prompt',
     idleRoot: 'stages',
     damage: 'mismatched',
-    shortLastStage: false,
-    strictBody: false
+    shortLastStage: false
   },
   {
     name: 'reflect-on-planning',
@@ -134,8 +124,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false,
-    strictBody: false
+    shortLastStage: false
   },
   {
     name: 'ndjson-reflection',
@@ -147,8 +136,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: false,
-    strictBody: false
+    shortLastStage: false
   },
   {
     name: 'short-last-stage',
@@ -160,21 +148,7 @@ export const BCC_SCENARIOS: readonly IBccScenario[] = [
     layout: 'payload',
     idleRoot: 'stages',
     damage: 'none',
-    shortLastStage: true,
-    strictBody: false
-  },
-  {
-    name: 'strict-body',
-    description:
-      'a typed request model: location.goals must be a string and observation.context is refused (422)',
-    xmlType: XML_TYPE,
-    generating: 'array',
-    reflecting: 'xml',
-    layout: 'payload',
-    idleRoot: 'stages',
-    damage: 'none',
-    shortLastStage: false,
-    strictBody: true
+    shortLastStage: true
   }
 ];
 
@@ -183,6 +157,11 @@ export const BCC_LINE_DELAY_MS = 10;
 
 export interface IBccOptions extends IDialectServerOptions {
   scenario?: string;
+  /**
+   * Validate bodies like a typed server (FastAPI, pydantic): 422 when `location.goals` is not a string
+   * or the body has an `observation.context`. The detection superset has both.
+   */
+  strictBody?: boolean;
   /** Pause between NDJSON lines. */
   lineDelayMs?: number;
 }
@@ -505,7 +484,7 @@ export function startBccDouble(
     if (request.method !== 'POST') {
       return fastApiJson(405, { detail: 'Method Not Allowed' });
     }
-    return answerRequest(request, route, scenario.strictBody);
+    return answerRequest(request, route, options.strictBody ?? false);
   });
 }
 

@@ -25,6 +25,9 @@ export const DIALECT_USAGE = `Dialect test doubles (docs/protocol.md#dialects):
   --dialect NAME         dslc (the reference planner, default), v1 or bcc (a test double)
   --scenario NAME        bcc double only (default ${DEFAULT_BCC_SCENARIO}):
 ${BCC_SCENARIOS.map(s => `                           ${s.name.padEnd(20)} ${s.description}`).join('\n')}
+  --strict-body          bcc double only: validate bodies like a typed server, answering 422 to a
+                         location.goals that is not a string or to an observation.context (the
+                         detection superset has both)
   --fail-step SECTION[@N] v1 double only: that section raises on its Nth behavior (default 1),
                          answered 404 "Sequence for section SECTION not found"; repeatable;
                          also read from $${V1_FAIL_ENV} (comma separated)
@@ -41,6 +44,7 @@ export interface IDialectCliOptions {
   host: string;
   port: number;
   scenario: string;
+  strictBody: boolean;
   failures: IV1Failure[];
   requirements: IV1Requirement[];
   recordFile: string | null;
@@ -92,6 +96,7 @@ export function parseDialectCli(
       host: { type: 'string' },
       port: { type: 'string' },
       scenario: { type: 'string' },
+      'strict-body': { type: 'boolean' },
       'fail-step': { type: 'string', multiple: true },
       'require-variable': { type: 'string', multiple: true },
       record: { type: 'string' },
@@ -119,6 +124,9 @@ export function parseDialectCli(
   }
   const scenario = values.scenario ?? DEFAULT_BCC_SCENARIO;
   findBccScenario(scenario);
+  if (values['strict-body'] && dialect !== 'bcc') {
+    throw new Error('--strict-body applies to --dialect bcc only');
+  }
   const failSpecs = [
     ...(values['fail-step'] ?? []),
     ...(env[V1_FAIL_ENV] ?? '').split(',').filter(spec => spec.trim())
@@ -140,6 +148,7 @@ export function parseDialectCli(
       host: values.host ?? defaults.host,
       port,
       scenario,
+      strictBody: values['strict-body'] ?? false,
       failures: failSpecs.map(parseV1Failure),
       requirements: requireSpecs.map(parseV1Requirement),
       recordFile: values.record ?? null,
@@ -165,7 +174,11 @@ export function startDialectDouble(
         failures: options.failures,
         requirements: options.requirements
       })
-    : startBccDouble({ ...common, scenario: options.scenario });
+    : startBccDouble({
+        ...common,
+        scenario: options.scenario,
+        strictBody: options.strictBody
+      });
 }
 
 /** The start-up line of a double. */
@@ -178,7 +191,7 @@ export function describeDouble(
     : '';
   const detail =
     options.dialect === 'bcc'
-      ? `scenario ${options.scenario}`
+      ? `scenario ${options.scenario}${options.strictBody ? ', strict bodies' : ''}`
       : options.failures.length
         ? `failing ${options.failures.map(f => `${f.section}@${f.nth}`).join(', ')}${requiring}`
         : `no failing step${requiring}`;

@@ -107,11 +107,12 @@ describe('the engine with the bcc adapter against the bcc double', () => {
     await server?.close();
   });
 
-  async function start(scenario: string): Promise<void> {
+  async function start(scenario: string, strictBody = false): Promise<void> {
     server = await startBccDouble({
       port: 0,
       log: null,
       scenario,
+      strictBody,
       lineDelayMs: 0
     });
   }
@@ -165,7 +166,7 @@ describe('the engine with the bcc adapter against the bcc double', () => {
   });
 
   it('detects a strict server through the bcc body after the superset gets 422, and runs it to the end', async () => {
-    await start('strict-body');
+    await start('recorded', true);
     const { finished, states, steps } = await runAgainst(server, {}, 'auto');
     expect(finished.reason).toBe('completed');
     const statuses = server.requests().map(r => r.status);

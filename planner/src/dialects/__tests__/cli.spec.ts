@@ -52,6 +52,10 @@ describe('--dialect on the planner command line', () => {
       help: true
     });
     expect(parseCli(['--dialect', 'bcc']).dialect?.scenario).toBe('recorded');
+    expect(parseCli(['--dialect', 'bcc']).dialect?.strictBody).toBe(false);
+    expect(
+      parseCli(['--dialect', 'bcc', '--strict-body']).dialect?.strictBody
+    ).toBe(true);
   });
 
   it('reads failing steps from the environment too', () => {
@@ -76,6 +80,9 @@ describe('--dialect on the planner command line', () => {
     expect(() =>
       parseCli(['--dialect', 'bcc', '--fail-step', 'section_1_x'])
     ).toThrow(/v1 only/);
+    expect(() => parseCli(['--dialect', 'v1', '--strict-body'])).toThrow(
+      /bcc only/
+    );
     expect(() =>
       parseCli(['--dialect', 'v1', '--fail-step', 'step@x'])
     ).toThrow(/SECTION\[@N\]/);
@@ -94,6 +101,7 @@ describe('--dialect on the planner command line', () => {
     expect(USAGE).toContain('--dialect NAME');
     expect(USAGE).toContain('--fail-step');
     expect(USAGE).toContain('--require-variable');
+    expect(USAGE).toContain('--strict-body');
     expect(USAGE).toContain('--record FILE');
     expect(USAGE).toContain('/__requests');
     for (const scenario of BCC_SCENARIOS) {
