@@ -56,18 +56,26 @@ function step(id: string, status: ItemStatus) {
   };
 }
 
+function stage(
+  id: string,
+  status: ItemStatus,
+  steps: IStageNode['steps']
+): IStageNode {
+  return {
+    id,
+    name: id.toUpperCase(),
+    status,
+    goal: null,
+    focus: null,
+    produced: [],
+    steps
+  };
+}
+
 describe('ProgressTree', () => {
   it('labels a step the stage never ran as skipped, with no Redo', async () => {
-    const stages: IStageNode[] = [
-      {
-        id: 's1',
-        name: 'S1',
-        status: 'completed',
-        goal: null,
-        focus: null,
-        produced: [],
-        steps: [step('p1', 'completed'), step('p2', 'skipped')]
-      }
+    const stages = [
+      stage('s1', 'completed', [step('p1', 'completed'), step('p2', 'skipped')])
     ];
     const host = await render(
       <ProgressTree
@@ -95,20 +103,12 @@ describe('ProgressTree', () => {
   });
 
   it('offers Redo from here on the completed steps that can be redone', async () => {
-    const stages: IStageNode[] = [
-      {
-        id: 's1',
-        name: 'S1',
-        status: 'current',
-        goal: null,
-        focus: null,
-        produced: [],
-        steps: [
-          step('p1', 'completed'),
-          step('p2', 'completed'),
-          step('p3', 'current')
-        ]
-      }
+    const stages = [
+      stage('s1', 'current', [
+        step('p1', 'completed'),
+        step('p2', 'completed'),
+        step('p3', 'current')
+      ])
     ];
     const onRedo = jest.fn();
     const host = await render(
