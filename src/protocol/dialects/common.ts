@@ -242,13 +242,15 @@ export function unquotedBody(body: string): string {
 /**
  * Whether an answer is XML, by its body first: one starting with `<` (inside an optional Markdown
  * fence) is, one starting with `{` or `[` is JSON or NDJSON whatever its type (servers send NDJSON as
- * `text/plain`); any other body is XML when the Content-Type says `xml` or `text`.
+ * `text/plain`); any other body is XML when the Content-Type says `xml` or `text`, or when it holds
+ * an element (an LLM's sentence before the XML, sent as `application/json` in a JSON string).
  */
 export function looksLikeXml(
   contentType: string | null,
   body: string
 ): boolean {
-  const start = unwrapCodeFence(body).trimStart().charAt(0);
+  const unwrapped = unwrapCodeFence(body).trimStart();
+  const start = unwrapped.charAt(0);
   if (start === '<') {
     return true;
   }
@@ -256,7 +258,9 @@ export function looksLikeXml(
     return false;
   }
   const type = (contentType ?? '').toLowerCase();
-  return type.includes('xml') || type.includes('text');
+  return (
+    type.includes('xml') || type.includes('text') || /<[A-Za-z]/.test(unwrapped)
+  );
 }
 
 export function asString(value: unknown): string | undefined {

@@ -774,7 +774,7 @@ describe('bcc adapter', () => {
     expect(done.transition).toMatchObject({ stage_complete: true });
   });
 
-  it('reads XML sent as a JSON string (a FastAPI handler returning a str)', async () => {
+  it('reads XML sent as a JSON string (a FastAPI handler returning a str), with the LLM’s sentence around it', async () => {
     const transport = new FakeTransport(req => {
       if (req.path === 'generating') {
         return ndjson([{ action: { type: 'add', content: 'x' } }]);
@@ -783,13 +783,13 @@ describe('bcc adapter', () => {
         return json(
           fsmOf(req) === 'STEP_COMPLETED'
             ? '<stage_reflection stage_is_complete="true"/>'
-            : '<reflection current_step_is_complete="true"/>'
+            : 'The step is done.\n<reflection current_step_is_complete="true"/>'
         );
       }
       const state = fsmOf(req);
       return json(
         state === 'IDLE'
-          ? '<stages><stage id="s1" title="S1"/></stages>'
+          ? 'Here is the plan:\n```xml\n<stages><stage id="s1" title="S1"/></stages>\n```'
           : state === 'STAGE_RUNNING'
             ? '<steps><step id="a" title="A"/><step id="b" title="B"/></steps>'
             : '<behavior id="a_b1"><task>t</task></behavior>'

@@ -149,6 +149,12 @@ describe('dialect detection', () => {
       'bcc JSON served as text/plain',
       () => text('{"stages": []}', 200, 'text/plain'),
       'bcc'
+    ],
+    [
+      'an LLM sentence around XML, as a JSON string',
+      () =>
+        json('Here is the plan:\n<stages><stage id="s" title="S"/></stages>'),
+      'bcc'
     ]
   ])('classifies %s', async (_name, reply, dialect) => {
     const transport = new FakeTransport(reply);

@@ -96,3 +96,23 @@ describe('lenient XML', () => {
     expect(doc.partial).toBe(true);
   });
 });
+
+describe('lenient XML around LLM prose', () => {
+  it('finds the known root after a sentence and before a closing remark', () => {
+    const doc = parseLenientXml(
+      'Here is the plan you asked for:\n\n<stages><stage id="s" title="S"/></stages>\n\nLet me know if you need changes.',
+      ['stages']
+    );
+    expect(doc.root?.name).toBe('stages');
+    expect(child(doc.root, 'stage')?.attributes.id).toBe('s');
+  });
+
+  it('finds the known root in a fence after prose', () => {
+    const doc = parseLenientXml(
+      'Plan:\n```xml\n<behavior id="b1"><task>t</task></behavior>\n```\nDone.',
+      ['behavior']
+    );
+    expect(doc.root?.name).toBe('behavior');
+    expect(textOf(child(doc.root, 'task'))).toBe('t');
+  });
+});
