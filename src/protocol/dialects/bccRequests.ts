@@ -195,14 +195,7 @@ export abstract class BccRequests {
       }
       return reflection;
     }
-    const lines = text
-      .split('\n')
-      .map(l => l.trim())
-      .filter(Boolean);
-    const messages = lines
-      .map(line => parseJson(line))
-      .filter(p => p.ok)
-      .map(p => (p as { value: unknown }).value);
+    const messages = reflectionMessages(text);
     if (messages.length === 0) {
       throw invalidAnswer(url, status, 'neither XML nor NDJSON', text);
     }
@@ -522,4 +515,25 @@ export abstract class BccRequests {
   protected _templateSent = false;
   protected _prefetched: IPrefetchedAnswer | null = null;
   protected _reflectRoute: 'reflecting' | 'planning' | 'local' = 'reflecting';
+}
+
+/**
+ * The messages of a reflection that is not XML, in the forms a `/generating` answer takes: NDJSON
+ * lines, one JSON array (pretty-printed over many lines) or `{"actions": [...]}` (an older client's
+ * `stream: false`).
+ */
+function reflectionMessages(text: string): unknown[] {
+  const whole = parseJson(text);
+  if (whole.ok) {
+    if (Array.isArray(whole.value)) {
+      return whole.value;
+    }
+    if (isRecord(whole.value) && Array.isArray(whole.value.actions)) {
+      return whole.value.actions;
+    }
+  }
+  return text
+    .split('\n')
+    .map(line => parseJson(line.trim()))
+    .flatMap(parsed => (parsed.ok ? [parsed.value] : []));
 }

@@ -809,6 +809,56 @@ describe('bcc adapter', () => {
     });
   });
 
+  it.each([
+    [
+      'one pretty-printed JSON array',
+      (actions: object[]) =>
+        text(JSON.stringify(actions, null, 2), 200, 'application/json')
+    ],
+    [
+      '{"actions": [...]}',
+      (actions: object[]) =>
+        json({ actions: actions.map(a => ({ action: a })) })
+    ]
+  ])(
+    'reads a reflection sent as %s, like a /generating answer',
+    async (_form, answer) => {
+      let complete = false;
+      const transport = new FakeTransport(req => {
+        if (req.path === 'generating') {
+          return ndjson([{ action: { type: 'add', content: 'x' } }]);
+        }
+        if (req.path === 'reflecting') {
+          return answer([
+            { type: 'add-text', content: 'Looks fine' },
+            ...(complete ? [{ type: 'mark_step_complete' }] : []),
+            { type: 'complete_reflection' }
+          ]);
+        }
+        const state = fsmOf(req);
+        return text(
+          state === 'IDLE'
+            ? '<stages><stage id="s1" title="S1"/></stages>'
+            : state === 'STAGE_RUNNING'
+              ? '<steps><step id="a" title="A"/></steps>'
+              : '<behavior id="a_b1"><task>t</task></behavior>'
+        );
+      });
+      const service = new BccPlannerService({ transport });
+      await service.planning(engineRequest(null, null));
+      await collect(service.generating(engineRequest('s1', 'a')));
+      const again = await service.planning(engineRequest('s1', 'a', true));
+      expect(again.targetAchieved).toBe(false);
+      const next = actionsOf(
+        await collect(service.generating(engineRequest('s1', 'a')))
+      );
+      expect(next[0]).toMatchObject({ action: 'add', content: 'Looks fine' });
+      complete = true;
+      const done = await service.planning(engineRequest('s1', 'a', true));
+      expect(done.targetAchieved).toBe(true);
+    }
+  );
+
   it('rejects an answer that does not fit the state, and HTTP errors', async () => {
     const transport = new FakeTransport(req =>
       fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)
