@@ -166,16 +166,8 @@ export async function detectDialect(options: {
     };
     // A server that validates its body strictly may refuse the superset (422): then each dialect's own
     // body is tried once, bcc's first (docs/dialects.md#choosing).
-    const superset = supersetProbeBody(options.request, options.notebook);
-    const bodies: [string, JsonObject][] = [
-      ['', superset],
-      [' (bcc body)', bccProbeBody(superset)],
-      [' (seed body)', seedProbeBody(superset)]
-    ];
-    let response: Response | null = null;
-    let text = '';
-    for (const [label, body] of bodies) {
-      ({ response, text } = await withRetries(
+    const attempt = async (label: string, body: JsonObject) => {
+      const answer = await withRetries(
         probe(body),
         {
           retries: options.timing?.retries ?? 0,
@@ -189,14 +181,21 @@ export async function detectDialect(options: {
           signal,
           onRetry: warning => options.onWarning?.(warning)
         }
-      ));
-      probes.push(`POST ${url}${label} → ${statusText(response)}`);
+      );
+      probes.push(`POST ${url}${label} → ${statusText(answer.response)}`);
+      return answer;
+    };
+    const superset = supersetProbeBody(options.request, options.notebook);
+    let { response, text } = await attempt('', superset);
+    const fallbacks: [string, JsonObject][] = [
+      [' (bcc body)', bccProbeBody(superset)],
+      [' (seed body)', seedProbeBody(superset)]
+    ];
+    for (const [label, body] of fallbacks) {
       if (response.status !== 422) {
         break;
       }
-    }
-    if (!response) {
-      throw new Error('unreachable: no planning probe was sent');
+      ({ response, text } = await attempt(label, body));
     }
     if (response.ok) {
       const contentType = response.headers.get('Content-Type');
