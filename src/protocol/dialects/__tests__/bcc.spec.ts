@@ -859,6 +859,42 @@ describe('bcc adapter', () => {
     }
   );
 
+  it('runs a plan whose stages, steps and behavior have no ids (named from their titles)', async () => {
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return ndjson([{ action: { type: 'add', content: 'x' } }]);
+      }
+      if (req.path === 'reflecting') {
+        return text('<reflection current_step_is_complete="true"/>');
+      }
+      const state = fsmOf(req);
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage title="Load"><goal>g</goal></stage><stage title="Model"/></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step title="Read it"/><step title="Check"/></steps>'
+            : '<behavior><task>do it</task></behavior>'
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    const start = await service.planning(engineRequest(null, null));
+    const stages =
+      start.context_update?.workflow_update?.workflowTemplate.stages ?? [];
+    expect(stages.map(s => [s.id, s.steps.map(step => step.id)])).toEqual([
+      ['load', ['read_it', 'check']],
+      ['model', []]
+    ]);
+    expect(start.behavior?.id).toBe('read_it_b1');
+    await collect(service.generating(engineRequest('load', 'read_it')));
+    const done = await service.planning(engineRequest('load', 'read_it', true));
+    expect(done.transition).toMatchObject({ next_step_id: 'check' });
+    const sent = transport.bodies('generating')[0] as Record<string, any>;
+    expect(sent.observation.location.progress.steps.current).toMatchObject({
+      step_id: 'read_it',
+      title: 'Read it'
+    });
+  });
+
   it('rejects an answer that does not fit the state, and HTTP errors', async () => {
     const transport = new FakeTransport(req =>
       fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)

@@ -1,4 +1,8 @@
-import { reflectionFromXml } from '../bccAnswers';
+import {
+  planningAnswerFromJson,
+  planningAnswerFromXml,
+  reflectionFromXml
+} from '../bccAnswers';
 import { parseLenientXml } from '../xml';
 
 function reflect(xml: string) {
@@ -44,5 +48,28 @@ describe('bcc reflection completion', () => {
         '<reflection current_behavior_is_complete="true"><decision><next_state>STEP_RUNNING</next_state></decision></reflection>'
       ).conflict
     ).toBe('current_behavior_is_complete="true" but next_state STEP_RUNNING');
+  });
+});
+
+describe('bcc plan ids', () => {
+  it('gives stages and steps without an id one from the title, unique, never empty', () => {
+    const stages = planningAnswerFromXml(
+      parseLenientXml(
+        '<stages><stage title="Load Data"/><stage id="model" title="Model"/><stage title="数据 清洗"/>' +
+          '<stage title="Load data!"/><stage/></stages>'
+      ).root!
+    );
+    expect(
+      stages?.kind === 'stages' && stages.stages.map(s => s.stage_id)
+    ).toEqual(['load_data', 'model', '数据_清洗', 'load_data_2', 'stage_5']);
+
+    const steps = planningAnswerFromJson({
+      steps: [{ title: 'Read' }, { name: 'Read' }, { step_id: 'x', title: 'X' }]
+    });
+    expect(steps?.kind === 'steps' && steps.steps.map(s => s.step_id)).toEqual([
+      'read',
+      'read_2',
+      'x'
+    ]);
   });
 });
