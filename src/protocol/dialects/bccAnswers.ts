@@ -341,12 +341,14 @@ export function planningAnswerFromJson(
       )
     };
   }
+  // Under `behavior` it is one even without an id (`<step_id>_b<n>` is given later); at the top level
+  // only `behavior_id` says so.
   const behavior = isRecord(body.behavior) ? body.behavior : body;
-  if (typeof behavior.behavior_id === 'string') {
+  if (isRecord(body.behavior) || typeof behavior.behavior_id === 'string') {
     return {
       kind: 'behavior',
       behavior: {
-        behavior_id: behavior.behavior_id,
+        behavior_id: text(behavior.behavior_id ?? behavior.id),
         step_id: text(behavior.step_id),
         agent: text(behavior.agent),
         task: text(behavior.task),

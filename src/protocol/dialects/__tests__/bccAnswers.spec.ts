@@ -72,4 +72,14 @@ describe('bcc plan ids', () => {
       'x'
     ]);
   });
+
+  it('reads a JSON behavior under "behavior" without an id', () => {
+    expect(
+      planningAnswerFromJson({ behavior: { task: 'Read the file' } })
+    ).toMatchObject({
+      kind: 'behavior',
+      behavior: { behavior_id: '', task: 'Read the file' }
+    });
+    expect(planningAnswerFromJson({ task: 'no marker' })).toBeNull();
+  });
 });
