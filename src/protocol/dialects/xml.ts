@@ -15,7 +15,10 @@ export interface IXmlElement {
 export type XmlNode = IXmlElement | string;
 
 export interface IXmlDocument {
-  /** The first root element with a known name (or the first root when no names are given). */
+  /**
+   * The first root element with a known name (or the first root when no names are given); with none,
+   * the outermost known element inside the roots (an LLM's `<response>` wrapper).
+   */
   root: IXmlElement | null;
   /** Every top-level element, in order (several roots are wrapped as if in a synthetic root). */
   roots: IXmlElement[];
@@ -99,10 +102,16 @@ class Reader {
       );
     }
     const wanted = known?.map(name => name.toLowerCase());
-    const root =
+    let root =
       (wanted
         ? roots.find(r => wanted.includes(r.name.toLowerCase()))
         : roots[0]) ?? null;
+    if (!root && wanted) {
+      root = outermostNamed(roots, wanted);
+      if (root) {
+        this._repairs.push(`<${root.name}> found inside a wrapper element`);
+      }
+    }
     return { root, roots, partial: this._partial, repairs: this._repairs };
   }
 
@@ -333,6 +342,27 @@ class Reader {
   private _stack: IXmlElement[] = [];
   private _partial = false;
   private readonly _repairs: string[] = [];
+}
+
+/** The first element named one of `names` (lower case), level by level below `roots`. */
+function outermostNamed(
+  roots: IXmlElement[],
+  names: readonly string[]
+): IXmlElement | null {
+  let level = roots;
+  while (level.length > 0) {
+    const next: IXmlElement[] = [];
+    for (const element of level) {
+      const children = elements(element);
+      const found = children.find(c => names.includes(c.name.toLowerCase()));
+      if (found) {
+        return found;
+      }
+      next.push(...children);
+    }
+    level = next;
+  }
+  return null;
 }
 
 /** Reads `text` (optionally inside a Markdown code fence) as leniently as possible. */

@@ -116,3 +116,33 @@ describe('lenient XML around LLM prose', () => {
     expect(textOf(child(doc.root, 'task'))).toBe('t');
   });
 });
+
+describe('a known element inside a wrapper', () => {
+  it.each([
+    [
+      '<response><stages><stage id="a" title="A"/></stages></response>',
+      'stages'
+    ],
+    [
+      '<answer><result><reflection current_step_is_complete="true"/></result></answer>',
+      'reflection'
+    ],
+    ['<Response><STAGES/></Response>', 'STAGES']
+  ])('%s → <%s>', (xml, name) => {
+    const doc = parseLenientXml(xml, ['stages', 'reflection']);
+    expect(doc.root?.name).toBe(name);
+    expect(doc.repairs).toContain(`<${name}> found inside a wrapper element`);
+  });
+
+  it('keeps a known root before looking inside, and finds nothing when nothing is known', () => {
+    expect(
+      parseLenientXml('<stages><reflection/></stages>', [
+        'stages',
+        'reflection'
+      ]).root?.name
+    ).toBe('stages');
+    expect(
+      parseLenientXml('<response><other/></response>', ['stages']).root
+    ).toBeNull();
+  });
+});
