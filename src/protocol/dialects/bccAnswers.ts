@@ -414,7 +414,10 @@ function emptyReflection(kind: IReflection['kind']): IReflection {
 export function reflectionFromXml(root: IXmlElement): IReflection | null {
   const name = root.name.toLowerCase();
   const decision = child(root, 'decision');
-  const nextState = textOf(child(decision, 'next_state')).toUpperCase();
+  // `Step Completed`, `step-completed` and `STEP_COMPLETED` alike.
+  const nextState = textOf(child(decision, 'next_state'))
+    .toUpperCase()
+    .replace(/[\s-]+/g, '_');
   const context = child(root, 'context_for_next');
   if (name === 'reflection') {
     const result = emptyReflection('reflection');

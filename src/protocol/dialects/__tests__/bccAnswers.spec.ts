@@ -33,6 +33,14 @@ describe('bcc reflection completion', () => {
       '<reflection current_behavior_is_complete="false"><decision><next_state>STATE_Step_Completed</next_state></decision></reflection>',
       true
     ],
+    [
+      '<reflection><decision><next_state>Step Completed</next_state></decision></reflection>',
+      true
+    ],
+    [
+      '<reflection current_step_is_complete="true"><decision><next_state>step-running</next_state></decision></reflection>',
+      false
+    ],
     // Both spelled: the newer attribute wins.
     [
       '<reflection current_step_is_complete="false" current_behavior_is_complete="true"/>',
