@@ -239,7 +239,9 @@ test.describe('One run per notebook', () => {
       ([key, id]) => window.sessionStorage.setItem(key, id),
       [TAB_OWNER_STORAGE_KEY, firstOwner!] as const
     );
-    await duplicate.goto('lab');
+    // Its own workspace, as JupyterLab gives a second window of one workspace: opened at `lab`, the
+    // page would be redirected there mid-test once JupyterLab saw the first tab use the workspace.
+    await duplicate.goto('lab/workspaces/duplicate-tab');
     await duplicate.waitForFunction(() => !!window.jupyterapp?.commands);
     await duplicate.evaluate(() => window.jupyterapp.restored);
     await duplicate.evaluate(
