@@ -33,7 +33,8 @@ import {
   IPlan,
   IPrefetchedAnswer,
   level,
-  stageName
+  stageName,
+  withIds
 } from './bccPlan';
 import { BccRequests } from './bccRequests';
 
@@ -241,7 +242,7 @@ export class BccPlannerService
   ): void {
     const plan = emptyPlan();
     plan.variables = this._plan.variables;
-    const stages = answer.stages.filter(s => s.stage_id);
+    const stages = withIds(answer.stages, 'stage_id', 'stage');
     if (stages.length === 0) {
       throw new PlannerError({
         kind: 'invalid',
@@ -279,7 +280,7 @@ export class BccPlannerService
   ): void {
     const plan = this._plan;
     const stage = plan.stages.current;
-    const steps = answer.steps.filter(s => s.step_id);
+    const steps = withIds(answer.steps, 'step_id', 'step');
     if (!stage || steps.length === 0) {
       throw new PlannerError({
         kind: 'invalid',

@@ -191,35 +191,6 @@ function behaviorOf(element: IXmlElement): IBehaviorDef {
   return behavior;
 }
 
-/**
- * Stages or steps as an LLM may write them, some without an id: each gets one from its title (its
- * letters and digits joined by `_`), else `<prefix>_<n>`; a repeated id gets `_2`, `_3`, ... The
- * client keys its plan by these ids, so none may be empty or shared.
- */
-export function withIds<T extends { title: string }>(
-  items: T[],
-  key: 'stage_id' | 'step_id',
-  prefix: string
-): T[] {
-  const used = new Set<string>();
-  return items.map((item, index) => {
-    const given = String((item as Record<string, unknown>)[key] ?? '').trim();
-    const base =
-      given ||
-      item.title
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N}]+/gu, '_')
-        .replace(/^_+|_+$/g, '') ||
-      `${prefix}_${index + 1}`;
-    let id = base;
-    for (let n = 2; used.has(id); n++) {
-      id = `${base}_${n}`;
-    }
-    used.add(id);
-    return id === given ? item : { ...item, [key]: id };
-  });
-}
-
 /** A planning answer's root element -> its record; null for a root this reader does not know. */
 export function planningAnswerFromXml(
   root: IXmlElement
@@ -231,14 +202,7 @@ export function planningAnswerFromXml(
       const answer: IStagesAnswer =
         inner?.kind === 'stages'
           ? inner
-          : {
-              kind: 'stages',
-              stages: withIds(
-                findAll(root, 'stage').map(stageOf),
-                'stage_id',
-                'stage'
-              )
-            };
+          : { kind: 'stages', stages: findAll(root, 'stage').map(stageOf) };
       answer.title = optionalText(child(root, 'title')) ?? answer.title;
       answer.description =
         optionalText(child(root, 'description')) ?? answer.description;
@@ -247,11 +211,7 @@ export function planningAnswerFromXml(
     case 'stages':
       return {
         kind: 'stages',
-        stages: withIds(
-          findAll(root, 'stage').map(stageOf),
-          'stage_id',
-          'stage'
-        ),
+        stages: findAll(root, 'stage').map(stageOf),
         focus: optionalText(child(root, 'focus')),
         title: optionalText(child(root, 'title')),
         description: optionalText(child(root, 'description'))
@@ -259,7 +219,7 @@ export function planningAnswerFromXml(
     case 'steps':
       return {
         kind: 'steps',
-        steps: withIds(findAll(root, 'step').map(stepOf), 'step_id', 'step'),
+        steps: findAll(root, 'step').map(stepOf),
         focus: optionalText(child(root, 'focus')),
         goals: optionalText(child(root, 'goals'))
       };
@@ -309,18 +269,14 @@ export function planningAnswerFromJson(
       title: asString(body.title),
       description: asString(body.description),
       focus: asString(body.focus),
-      stages: withIds(
-        body.stages.filter(isRecord).map(s => ({
-          stage_id: text(s.stage_id ?? s.id),
-          title: text(s.title ?? s.name) || text(s.stage_id ?? s.id),
-          goal: text(s.goal),
-          verified_artifacts: namedJson(s.verified_artifacts),
-          required_variables: namedJson(s.required_variables),
-          ...(s.optional === true ? { optional: true } : {})
-        })),
-        'stage_id',
-        'stage'
-      )
+      stages: body.stages.filter(isRecord).map(s => ({
+        stage_id: text(s.stage_id ?? s.id),
+        title: text(s.title ?? s.name) || text(s.stage_id ?? s.id),
+        goal: text(s.goal),
+        verified_artifacts: namedJson(s.verified_artifacts),
+        required_variables: namedJson(s.required_variables),
+        ...(s.optional === true ? { optional: true } : {})
+      }))
     };
   }
   if (Array.isArray(body.steps)) {
@@ -328,17 +284,13 @@ export function planningAnswerFromJson(
       kind: 'steps',
       focus: asString(body.focus),
       goals: asString(body.goals),
-      steps: withIds(
-        body.steps.filter(isRecord).map(s => ({
-          step_id: text(s.step_id ?? s.id),
-          title: text(s.title ?? s.name) || text(s.step_id ?? s.id),
-          goal: text(s.goal),
-          verified_artifacts: namedJson(s.verified_artifacts),
-          required_variables: namedJson(s.required_variables)
-        })),
-        'step_id',
-        'step'
-      )
+      steps: body.steps.filter(isRecord).map(s => ({
+        step_id: text(s.step_id ?? s.id),
+        title: text(s.title ?? s.name) || text(s.step_id ?? s.id),
+        goal: text(s.goal),
+        verified_artifacts: namedJson(s.verified_artifacts),
+        required_variables: namedJson(s.required_variables)
+      }))
     };
   }
   // Under `behavior` it is one even without an id (`<step_id>_b<n>` is given later); at the top level

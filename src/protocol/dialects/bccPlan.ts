@@ -140,3 +140,32 @@ export function unwrappedList(roots: IXmlElement[]): IXmlElement | null {
   }
   return null;
 }
+
+/**
+ * Stages or steps as an LLM may write them, some without an id: each gets one from its title (its
+ * letters and digits joined by `_`), else `<prefix>_<n>`; a repeated id gets `_2`, `_3`, ... The
+ * client keys its plan by these ids, so none may be empty or shared.
+ */
+export function withIds<T extends { title: string }>(
+  items: T[],
+  key: 'stage_id' | 'step_id',
+  prefix: string
+): T[] {
+  const used = new Set<string>();
+  return items.map((item, index) => {
+    const given = String((item as Record<string, unknown>)[key] ?? '').trim();
+    const base =
+      given ||
+      item.title
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, '_')
+        .replace(/^_+|_+$/g, '') ||
+      `${prefix}_${index + 1}`;
+    let id = base;
+    for (let n = 2; used.has(id); n++) {
+      id = `${base}_${n}`;
+    }
+    used.add(id);
+    return id === given ? item : { ...item, [key]: id };
+  });
+}

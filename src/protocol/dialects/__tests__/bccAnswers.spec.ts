@@ -3,6 +3,7 @@ import {
   planningAnswerFromXml,
   reflectionFromXml
 } from '../bccAnswers';
+import { withIds } from '../bccPlan';
 import { parseLenientXml } from '../xml';
 
 function reflect(xml: string) {
@@ -68,17 +69,17 @@ describe('bcc plan ids', () => {
       ).root!
     );
     expect(
-      stages?.kind === 'stages' && stages.stages.map(s => s.stage_id)
+      stages?.kind === 'stages' &&
+        withIds(stages.stages, 'stage_id', 'stage').map(s => s.stage_id)
     ).toEqual(['load_data', 'model', '数据_清洗', 'load_data_2', 'stage_5']);
 
     const steps = planningAnswerFromJson({
       steps: [{ title: 'Read' }, { name: 'Read' }, { step_id: 'x', title: 'X' }]
     });
-    expect(steps?.kind === 'steps' && steps.steps.map(s => s.step_id)).toEqual([
-      'read',
-      'read_2',
-      'x'
-    ]);
+    expect(
+      steps?.kind === 'steps' &&
+        withIds(steps.steps, 'step_id', 'step').map(s => s.step_id)
+    ).toEqual(['read', 'read_2', 'x']);
   });
 
   it('reads a JSON behavior under "behavior" without an id', () => {
