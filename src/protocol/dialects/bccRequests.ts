@@ -11,6 +11,7 @@ import type {
   ContextUpdate,
   INotebookSummary,
   ObservationInput,
+  PlanningRequestInput,
   PlanningResponse,
   WorkflowStage,
   WorkflowTemplate
@@ -200,6 +201,19 @@ export abstract class BccRequests {
       throw invalidAnswer(url, status, 'neither XML nor NDJSON', text);
     }
     return reflectionFromNdjson(messages);
+  }
+
+  /**
+   * The body this adapter sends first, at `IDLE`, for `request`: detection's probe when a server
+   * refuses the superset. Call it on an adapter with no plan (a new one).
+   */
+  idleBody(
+    request: PlanningRequestInput,
+    notebook?: INotebookSummary
+  ): JsonObject {
+    this._observation = request.observation;
+    this._notebook = notebook ?? null;
+    return this._body('IDLE', false);
   }
 
   protected _body(state: FsmName, stream: boolean): JsonObject {

@@ -28,7 +28,6 @@ import type {
 } from '../schemas';
 import type { IPlannerTransport } from '../transport';
 import { BccPlannerService, IBccOptions, IPrefetchedAnswer } from './bcc';
-import { DEFAULT_BCC_IDLE_GOALS, substitute } from './bccPlan';
 import {
   Dialect,
   DialectLog,
@@ -94,26 +93,6 @@ export function supersetProbeBody(
   };
 }
 
-/**
- * The superset as a bcc client sends it: no `observation.context`, and `location.goals` the string that
- * asks for stages (docs/dialects.md#bcc-requests).
- */
-export function bccProbeBody(superset: JsonObject): JsonObject {
-  const observation = { ...(superset.observation as JsonObject) };
-  delete observation.context;
-  const state = superset.state as { variables: JsonObject };
-  return {
-    ...superset,
-    observation: {
-      ...observation,
-      location: {
-        ...((observation.location as JsonObject | undefined) ?? {}),
-        goals: substitute(DEFAULT_BCC_IDLE_GOALS, state.variables)
-      }
-    }
-  };
-}
-
 /** The superset without the sibling `state`: the seed's own request. */
 export function seedProbeBody(superset: JsonObject): JsonObject {
   const seed = { ...superset };
@@ -131,6 +110,8 @@ export async function detectDialect(options: {
   request: PlanningRequestInput;
   /** The notebook the engine described beside the request. */
   notebook?: INotebookSummary;
+  /** The bcc adapter's options, for the body it would send itself (the second `/planning` probe). */
+  bcc?: Omit<IBccOptions, 'transport'>;
   v1Hint?: boolean;
   signal?: AbortSignal;
   /** The `/planning` probe is the run's first planning request: it gets the same timeout and retries. */
@@ -188,7 +169,13 @@ export async function detectDialect(options: {
     const superset = supersetProbeBody(options.request, options.notebook);
     let { response, text } = await attempt('', superset);
     const fallbacks: [string, JsonObject][] = [
-      [' (bcc body)', bccProbeBody(superset)],
+      [
+        ' (bcc body)',
+        new BccPlannerService({ ...options.bcc, transport }).idleBody(
+          options.request,
+          options.notebook
+        )
+      ],
       [' (seed body)', seedProbeBody(superset)]
     ];
     for (const [label, body] of fallbacks) {
@@ -478,6 +465,7 @@ export class DialectPlannerService implements IDialectPlannerService {
       transport: this._options.transport,
       request,
       notebook: options.notebook,
+      bcc: this._options.bcc,
       v1Hint: this._v1Hint,
       signal: options.signal,
       timing:
