@@ -287,13 +287,8 @@ export abstract class BccRequests {
     url: string,
     line: string
   ): GeneratingEvent[] {
-    const items: unknown[] = Array.isArray(message)
-      ? message
-      : isRecord(message) && Array.isArray(message.actions)
-        ? message.actions
-        : [message];
     const events: GeneratingEvent[] = [];
-    for (const item of items) {
+    for (const item of messageList(message) ?? [message]) {
       const raw = isRecord(item) && isRecord(item.action) ? item.action : item;
       if (
         !isRecord(raw) ||
@@ -531,6 +526,15 @@ export abstract class BccRequests {
   protected _reflectRoute: 'reflecting' | 'planning' | 'local' = 'reflecting';
 }
 
+/** The messages of a JSON value that lists them: a JSON array or `{"actions": [...]}`; else null. */
+function messageList(value: unknown): unknown[] | null {
+  return Array.isArray(value)
+    ? value
+    : isRecord(value) && Array.isArray(value.actions)
+      ? value.actions
+      : null;
+}
+
 /**
  * The messages of a reflection that is not XML, in the forms a `/generating` answer takes: NDJSON
  * lines, one JSON array (pretty-printed over many lines) or `{"actions": [...]}` (an older client's
@@ -538,13 +542,9 @@ export abstract class BccRequests {
  */
 function reflectionMessages(text: string): unknown[] {
   const whole = parseJson(text);
-  if (whole.ok) {
-    if (Array.isArray(whole.value)) {
-      return whole.value;
-    }
-    if (isRecord(whole.value) && Array.isArray(whole.value.actions)) {
-      return whole.value.actions;
-    }
+  const listed = whole.ok ? messageList(whole.value) : null;
+  if (listed) {
+    return listed;
   }
   return text
     .split('\n')
