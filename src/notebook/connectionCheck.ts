@@ -6,6 +6,12 @@
  * stays "starting" and runs nothing, while Kernel > Reconnect to Kernel usually brings it back. So before
  * the run uses a connection that has (re)opened since it last answered, a kernel_info request tells, and
  * the connection is reopened when no reply comes, a bounded number of times.
+ *
+ * A local kernel's connection can be half deaf the same way: after an automatic restart (the kernel
+ * died), JupyterLab reopens the websocket while the server is still restarting the kernel, and the
+ * server may bind the new connection's iopub channel to the old kernel. Replies then arrive and outputs
+ * never do, so every cell stays at [*]. The check therefore waits for the request's status message on
+ * iopub as well as for its reply.
  */
 import type { ISessionContext } from '@jupyterlab/apputils';
 import { KernelMessage } from '@jupyterlab/services';
@@ -68,11 +74,28 @@ export class ConnectionCheck {
     }
   }
 
-  /** One kernel_info request, sent once the connection is open: whether its reply comes within `answerMs`. */
+  /**
+   * One kernel_info request, sent once the connection is open: whether both its reply (shell) and a
+   * status message for it (iopub) come within `answerMs`.
+   */
   private async _probe(kernel: Kernel.IKernelConnection): Promise<boolean> {
     const answered = new PromiseDelegate<boolean>();
     const timer = setTimeout(() => answered.resolve(false), this._answerMs);
     let future: Kernel.IShellFuture | null = null;
+    let replied = false;
+    let published = false;
+    const settle = () => {
+      if (replied && published) {
+        answered.resolve(true);
+      }
+    };
+    const onIopub = (_: unknown, message: KernelMessage.IIOPubMessage) => {
+      const parent = message.parent_header as Partial<KernelMessage.IHeader>;
+      if (future !== null && parent.msg_id === future.msg.header.msg_id) {
+        published = true;
+        settle();
+      }
+    };
     const send = () => {
       if (future !== null || kernel.connectionStatus !== 'connected') {
         return;
@@ -88,17 +111,22 @@ export class ConnectionCheck {
           }),
           true
         );
-        future.onReply = () => answered.resolve(true);
+        future.onReply = () => {
+          replied = true;
+          settle();
+        };
       } catch {
         // The kernel is dead or the connection closed meanwhile: the timer decides.
       }
     };
+    kernel.iopubMessage.connect(onIopub);
     kernel.connectionStatusChanged.connect(send);
     send();
     try {
       return await answered.promise;
     } finally {
       clearTimeout(timer);
+      kernel.iopubMessage.disconnect(onIopub);
       kernel.connectionStatusChanged.disconnect(send);
       (future as Kernel.IShellFuture | null)?.dispose();
     }

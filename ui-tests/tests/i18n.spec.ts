@@ -245,6 +245,13 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
     await expect(panel(page).locator('.jp-bcc-warning-list')).toContainText(
       '；1 秒后重试（第 1 次，共 3 次）'
     );
+    // The failed run's notification, in Chinese; it follows the panel's error, once the run's state is
+    // saved.
+    await expect(
+      toast.filter({
+        hasText: /Untitled\d*\.ipynb 中的工作流失败：\/generating 请求失败/
+      })
+    ).toHaveCount(1, { timeout: 30000 });
     // The notifications (Test connection, the failed run) would cover the panel.
     await page.evaluate(() =>
       window.jupyterapp.commands.execute('apputils:dismiss-notification', {})

@@ -6,7 +6,9 @@ import { ConnectionCheck } from '../connectionCheck';
 /**
  * A kernel connection whose kernel answers its kernel_info requests or not, connection after connection
  * (`answering[0]` for the first, then one per reconnection, the last repeating): through a Kernel Gateway,
- * after a restart, a connection may be deaf until it reconnects.
+ * after a restart, a connection may be deaf until it reconnects. `publishing` says, the same way, whether
+ * the connection's iopub channel carries the kernel's status messages: a websocket that reopened while the
+ * server was restarting the kernel may get the replies and never the outputs.
  */
 class FakeKernel {
   readonly clientId = 'this-client';
@@ -19,6 +21,10 @@ class FakeKernel {
     Kernel.ConnectionStatus
   >(this);
   answering = [true];
+  publishing = [true];
+  readonly iopubMessage = new Signal<FakeKernel, KernelMessage.IIOPubMessage>(
+    this
+  );
   readonly sent: KernelMessage.IShellMessage[] = [];
   reconnects = 0;
 
@@ -27,16 +33,37 @@ class FakeKernel {
     return this.answering[Math.min(this.reconnects, this.answering.length - 1)];
   }
 
+  /** Whether the kernel's status messages reach this connection now. */
+  get publishes(): boolean {
+    return this.publishing[
+      Math.min(this.reconnects, this.publishing.length - 1)
+    ];
+  }
+
   sendShellMessage(message: KernelMessage.IShellMessage): FakeFuture {
     if (this.status === 'dead') {
       throw new Error('Kernel is dead');
     }
     this.sent.push(message);
-    const future = new FakeFuture();
+    const future = new FakeFuture(message);
     if (this.answers) {
       setTimeout(() => future.reply(), 5);
+      if (this.publishes) {
+        setTimeout(() => this.publishIdle(message), 6);
+      }
     }
     return future;
+  }
+
+  /** The kernel's status message once it has handled a request, on iopub. */
+  publishIdle(request: KernelMessage.IShellMessage): void {
+    this.iopubMessage.emit({
+      channel: 'iopub',
+      header: { msg_id: 'status', msg_type: 'status' },
+      parent_header: request.header,
+      metadata: {},
+      content: { execution_state: 'idle' }
+    } as unknown as KernelMessage.IIOPubMessage);
   }
 
   async reconnect(): Promise<void> {
@@ -53,6 +80,7 @@ class FakeKernel {
 }
 
 class FakeFuture {
+  constructor(readonly msg: KernelMessage.IShellMessage) {}
   onReply: (() => void) | null = null;
   disposed = false;
   reply(): void {
@@ -129,6 +157,20 @@ describe('ConnectionCheck', () => {
     expect(kernel.reconnects).toBe(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
     expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining('did not answer within 0.1 s; reconnecting')
+    );
+  });
+
+  it('reconnects a connection that gets the replies but not the status messages', async () => {
+    // After an automatic restart, JupyterLab reopens the websocket while the server restarts the
+    // kernel; the server may then bind the connection's iopub to the old kernel: cells run, their
+    // outputs and their end never arrive, and each cell stays at [*].
+    const { kernel, answering } = setup();
+    kernel.publishing = [false, true];
+    expect(await answering()).toBe(true);
+    expect(kernel.reconnects).toBe(1);
+    expect(kernel.sent).toHaveLength(2);
     expect(warn).toHaveBeenCalledWith(
       expect.stringContaining('did not answer within 0.1 s; reconnecting')
     );

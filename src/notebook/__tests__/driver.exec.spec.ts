@@ -233,19 +233,11 @@ describe('NotebookDriver execution', () => {
     expect(result.status).toBe('kernel');
     expect(result.message).toMatch(/kernel (restarted|died) during execution/);
     await notebook.panel.sessionContext.ready;
-    // The server restarts the kernel on its own; wait until it is back. A request sent while the new
-    // kernel starts may never be answered (JupyterLab's own cells then stay at [*]): each try has a
-    // time limit, and the next one is a new request.
-    const back = Date.now() + 60000;
-    let after = await run('40 + 2', 10000);
-    while (
-      (after.status === 'kernel' || after.status === 'timeout') &&
-      Date.now() < back
-    ) {
-      await new Promise(resolve => setTimeout(resolve, 500));
-      after = await run('40 + 2', 10000);
-    }
-    expect(after).toEqual({ status: 'ok', output: '42' });
+    // The server restarts the kernel on its own and JupyterLab reopens its connection meanwhile; the
+    // reopened connection's iopub may still be bound to the old kernel (replies come, outputs never:
+    // JupyterLab's own cells then stay at [*]), which the run's connection check finds and repairs.
+    // So the next cell runs, within one reconnection.
+    expect(await run('40 + 2', 10000)).toEqual({ status: 'ok', output: '42' });
   }, 120000);
 
   it('runs cells through the executor it was given', async () => {
