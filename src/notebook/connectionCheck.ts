@@ -10,7 +10,7 @@
  * A local kernel's connection can be half deaf the same way: after an automatic restart (the kernel
  * died), JupyterLab reopens the websocket while the server is still restarting the kernel, and the
  * server may bind the new connection's iopub channel to the old kernel. Replies then arrive and outputs
- * never do, so every cell stays at [*]. The check therefore waits for the request's status message on
+ * never do, so every cell stays at [*]. The check therefore waits for the request's idle status on
  * iopub as well as for its reply.
  */
 import type { ISessionContext } from '@jupyterlab/apputils';
@@ -75,27 +75,13 @@ export class ConnectionCheck {
   }
 
   /**
-   * One kernel_info request, sent once the connection is open: whether both its reply (shell) and a
-   * status message for it (iopub) come within `answerMs`.
+   * One kernel_info request, sent once the connection is open: whether both its reply (shell) and its
+   * idle status (iopub) come within `answerMs`.
    */
   private async _probe(kernel: Kernel.IKernelConnection): Promise<boolean> {
     const answered = new PromiseDelegate<boolean>();
     const timer = setTimeout(() => answered.resolve(false), this._answerMs);
     let future: Kernel.IShellFuture | null = null;
-    let replied = false;
-    let published = false;
-    const settle = () => {
-      if (replied && published) {
-        answered.resolve(true);
-      }
-    };
-    const onIopub = (_: unknown, message: KernelMessage.IIOPubMessage) => {
-      const parent = message.parent_header as Partial<KernelMessage.IHeader>;
-      if (future !== null && parent.msg_id === future.msg.header.msg_id) {
-        published = true;
-        settle();
-      }
-    };
     const send = () => {
       if (future !== null || kernel.connectionStatus !== 'connected') {
         return;
@@ -111,22 +97,21 @@ export class ConnectionCheck {
           }),
           true
         );
-        future.onReply = () => {
-          replied = true;
-          settle();
-        };
+        // A shell future is done once both its reply and its idle status on iopub have come.
+        future.done.then(
+          () => answered.resolve(true),
+          () => undefined
+        );
       } catch {
         // The kernel is dead or the connection closed meanwhile: the timer decides.
       }
     };
-    kernel.iopubMessage.connect(onIopub);
     kernel.connectionStatusChanged.connect(send);
     send();
     try {
       return await answered.promise;
     } finally {
       clearTimeout(timer);
-      kernel.iopubMessage.disconnect(onIopub);
       kernel.connectionStatusChanged.disconnect(send);
       (future as Kernel.IShellFuture | null)?.dispose();
     }

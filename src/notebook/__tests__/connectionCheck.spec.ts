@@ -1,5 +1,6 @@
 import type { ISessionContext } from '@jupyterlab/apputils';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
+import { PromiseDelegate } from '@lumino/coreutils';
 import { Signal } from '@lumino/signaling';
 import { ConnectionCheck } from '../connectionCheck';
 
@@ -22,9 +23,6 @@ class FakeKernel {
   >(this);
   answering = [true];
   publishing = [true];
-  readonly iopubMessage = new Signal<FakeKernel, KernelMessage.IIOPubMessage>(
-    this
-  );
   readonly sent: KernelMessage.IShellMessage[] = [];
   reconnects = 0;
 
@@ -45,25 +43,14 @@ class FakeKernel {
       throw new Error('Kernel is dead');
     }
     this.sent.push(message);
-    const future = new FakeFuture(message);
+    const future = new FakeFuture();
     if (this.answers) {
-      setTimeout(() => future.reply(), 5);
+      setTimeout(() => future.receive('reply'), 5);
       if (this.publishes) {
-        setTimeout(() => this.publishIdle(message), 6);
+        setTimeout(() => future.receive('idle'), 6);
       }
     }
     return future;
-  }
-
-  /** The kernel's status message once it has handled a request, on iopub. */
-  publishIdle(request: KernelMessage.IShellMessage): void {
-    this.iopubMessage.emit({
-      channel: 'iopub',
-      header: { msg_id: 'status', msg_type: 'status' },
-      parent_header: request.header,
-      metadata: {},
-      content: { execution_state: 'idle' }
-    } as unknown as KernelMessage.IIOPubMessage);
   }
 
   async reconnect(): Promise<void> {
@@ -79,17 +66,37 @@ class FakeKernel {
   }
 }
 
+/**
+ * As JupyterLab's shell future: `onReply` at the reply, done once both the reply and the idle status
+ * have come; disposing it first rejects.
+ */
 class FakeFuture {
-  constructor(readonly msg: KernelMessage.IShellMessage) {}
+  get done(): Promise<void> {
+    return this._done.promise;
+  }
   onReply: (() => void) | null = null;
-  disposed = false;
-  reply(): void {
-    if (!this.disposed) {
+  private _done = new PromiseDelegate<void>();
+  private _received = new Set<'reply' | 'idle'>();
+  private _disposed = false;
+
+  receive(message: 'reply' | 'idle'): void {
+    if (this._disposed) {
+      return;
+    }
+    this._received.add(message);
+    if (message === 'reply') {
       this.onReply?.();
     }
+    if (this._received.size === 2) {
+      this._done.resolve();
+    }
   }
+
   dispose(): void {
-    this.disposed = true;
+    if (!this._disposed && this._received.size < 2) {
+      this._done.reject(new Error('Canceled future before replies were done'));
+    }
+    this._disposed = true;
   }
 }
 
