@@ -106,17 +106,53 @@ export async function uploadHousing(
   await page.contents.uploadFile(HOUSING, `${tmpPath}/housing.csv`);
 }
 
-/** A new notebook in tmpPath, open, with the workflow panel shown. */
+/**
+ * A new notebook in tmpPath, open, with the workflow panel shown: File > New > Notebook, the kernel
+ * dialog accepted, then renamed to `name` once its session has started. JupyterLab starts a session
+ * under a temporary path, moves it to the notebook's and only then takes it as the notebook's session;
+ * a rename in between (galata's `createNew(name)` renames at once) leaves the kernel's session at
+ * `Untitled.ipynb`, and the next new notebook, given that free name again, joins that kernel without a
+ * kernel dialog.
+ */
 export async function newNotebook(
   page: IJupyterLabPageFixture,
   name: string
 ): Promise<void> {
-  await page.notebook.createNew(name);
+  const assigned = await page.notebook.createNew();
+  expect(assigned).toMatch(/\.ipynb$/);
+  const dir = await page.filebrowser.getCurrentDirectory();
+  await expect
+    .poll(() => currentSessionPath(page), { timeout: 60000 })
+    .toBe(`${dir}/${assigned}`);
+  expect(
+    await page.contents.renameFile(`${dir}/${assigned}`, `${dir}/${name}`)
+  ).toBe(true);
+  await expect(page.activity.getTabLocator(name)).toBeVisible();
+  await expect
+    .poll(() => serverSessionPaths(page), { timeout: 30000 })
+    .toContain(`${dir}/${name}`);
   await command(page, 'notebook-bcc:open');
   await expect(page.locator(SIDEBAR)).toBeVisible();
   await expect(page.locator(`${SIDEBAR} .jp-bcc-state`)).toHaveText(
     'Not started'
   );
+}
+
+/** The path of the active notebook's session, once JupyterLab has taken it as the notebook's. */
+async function currentSessionPath(page: Page): Promise<string | null> {
+  return page.evaluate(() => {
+    const widget = window.jupyterapp.shell.currentWidget as unknown as {
+      sessionContext?: { session?: { path: string } | null };
+    };
+    return widget?.sessionContext?.session?.path ?? null;
+  });
+}
+
+/** The paths of the server's sessions. */
+async function serverSessionPaths(page: Page): Promise<string[]> {
+  const response = await page.request.get('api/sessions');
+  expect(response.ok()).toBe(true);
+  return ((await response.json()) as { path: string }[]).map(s => s.path);
 }
 
 export function panel(page: Page) {
