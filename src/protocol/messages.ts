@@ -57,6 +57,8 @@ export const PROTOCOL_MESSAGES = {
   v1AnswerCutOff:
     'v1: the last answer of step %1 was cut off; the step restarts and some cells may repeat.',
   v1StepRestarts: 'v1: step %1 did not run (missing %2); it starts again.',
+  v1ReflectionDecidedLocally:
+    '%1 failed (%2); the step was decided from the stored toDoList (%3), as the server decides it.',
   bccNoStages: 'The planner answered <stages> without any stage',
   bccNoSteps: 'The planner answered <steps> without any step for stage %1',
   bccUnexpectedAnswer:

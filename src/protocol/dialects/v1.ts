@@ -99,8 +99,11 @@ export class V1PlannerService implements IDialectPlannerService {
       });
     }
     this._adoptTaskVariables(request.observation);
+    if (this._cutOff(stageId, stepId)) {
+      // A Retry after the answer broke off: the actions not received are lost.
+      yield this._warning(say('v1AnswerCutOff', stepId));
+    }
     this._enterStep(stageId, stepId);
-    this._behaviors++;
     this._missing = null;
     const body = {
       stage_id: stageId,
@@ -108,7 +111,6 @@ export class V1PlannerService implements IDialectPlannerService {
       state: this._outgoingState(request.observation),
       stream: true
     };
-    this._streamComplete = false;
     let response = await send(
       this._transport,
       'POST',
@@ -134,10 +136,12 @@ export class V1PlannerService implements IDialectPlannerService {
       );
     }
     if (!response.ok) {
+      // Nothing ran: the stored state stands, and a Retry is still the step's first behavior.
       const text = await readText(response);
-      this._streamComplete = true;
       throw this._actionsError(url, response.status, text, stageId, stepId);
     }
+    this._behaviors++;
+    this._streamComplete = false;
     const first = this._behaviors === 1;
     let index = 0;
     let onlyAdds = true;
@@ -202,6 +206,7 @@ export class V1PlannerService implements IDialectPlannerService {
         : null;
     if (names) {
       this._missing = names;
+      names.forEach(name => this._asked.add(name));
       const section = sectionOf(stageId, stepId);
       throw new PlannerError({
         kind: 'invalid',
@@ -221,7 +226,8 @@ export class V1PlannerService implements IDialectPlannerService {
       streamComplete: this._streamComplete,
       stepKey: this._stepKey,
       behaviors: this._behaviors,
-      nextStageId: this._nextStageId
+      nextStageId: this._nextStageId,
+      askedVariables: [...this._asked]
     };
   }
 
@@ -236,7 +242,13 @@ export class V1PlannerService implements IDialectPlannerService {
     this._stepKey = asString(saved.stepKey) ?? null;
     this._behaviors = typeof saved.behaviors === 'number' ? saved.behaviors : 0;
     this._nextStageId = asString(saved.nextStageId) ?? null;
-    this._restored = true;
+    this._asked = new Set(
+      Array.isArray(saved.askedVariables)
+        ? saved.askedVariables.filter(
+            (name): name is string => typeof name === 'string'
+          )
+        : []
+    );
   }
 
   resetState(): void {
@@ -247,7 +259,7 @@ export class V1PlannerService implements IDialectPlannerService {
     this._behaviors = 0;
     this._nextStageId = null;
     this._missing = null;
-    this._restored = false;
+    this._asked = new Set();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -288,12 +300,16 @@ export class V1PlannerService implements IDialectPlannerService {
       options.onWarning?.(say('v1StageWithoutSteps', where.stageId));
       return { targetAchieved: true };
     }
-    if (this._restored && !this._streamComplete) {
+    if (this._cutOff(where.stageId, where.stepId)) {
       options.onWarning?.(say('v1AnswerCutOff', where.stepId));
     }
-    this._restored = false;
     this._enterStep(where.stageId, where.stepId);
     return this._continue(where.stepId);
+  }
+
+  /** The step's last answer broke off (Stop, a lost connection, a reload): its end state cannot be trusted. */
+  private _cutOff(stageId: string, stepId: string): boolean {
+    return !this._streamComplete && this._stepKey === `${stageId}/${stepId}`;
   }
 
   /** Starting, abandoning or resuming a step: `toDoList` is `[]` unless the same step resumes intact. */
@@ -334,19 +350,42 @@ export class V1PlannerService implements IDialectPlannerService {
       this._enterStep(where.stageId, where.stepId);
       return this._continue(where.stepId);
     }
+    if (this._cutOff(where.stageId, where.stepId)) {
+      // Every line carries the end-of-behavior toDoList: a reflection on a partial answer would judge
+      // actions that never arrived (docs/dialects.md#v1, stop and resume).
+      options.onWarning?.(say('v1AnswerCutOff', where.stepId));
+      this._enterStep(where.stageId, where.stepId);
+      return this._continue(where.stepId);
+    }
     const body = {
       stage_id: where.stageId,
       step_index: this._stepIndex(where.stageId, where.stepId),
       state: this._outgoingState(request.observation)
     };
-    const response = await send(
-      this._transport,
-      'POST',
-      'v1/reflection',
-      body,
-      options.signal
-    );
-    const text = await readText(response);
+    let response: Response;
+    let text: string;
+    try {
+      response = await send(
+        this._transport,
+        'POST',
+        'v1/reflection',
+        body,
+        options.signal
+      );
+      text = await readText(response);
+    } catch (error) {
+      if (error instanceof PlannerError && error.kind === 'network') {
+        return this._decideLocally(where.stepId, error.message, options);
+      }
+      throw error;
+    }
+    if (response.status >= 500 || [408, 429].includes(response.status)) {
+      return this._decideLocally(
+        where.stepId,
+        `HTTP ${response.status}: ${detailOf(text) || '(no details)'}`,
+        options
+      );
+    }
     if (!response.ok) {
       throw httpError(
         'POST',
@@ -373,8 +412,34 @@ export class V1PlannerService implements IDialectPlannerService {
         text
       );
     }
-    if (!parsed.value.targetAchieved) {
-      return this._continue(where.stepId);
+    return this._stepEnd(where.stepId, parsed.value.targetAchieved);
+  }
+
+  /**
+   * `v1/reflection` failed on the way (a gateway, the network): its answer is known without it, since
+   * the server only says whether the stored `toDoList` is empty. Falling back to `/generating`
+   * instead would run the finished step's start handler again.
+   */
+  private _decideLocally(
+    stepId: string,
+    cause: string,
+    options: IPlanningOptions
+  ): PlanningResponse {
+    const done = Object.keys(this._state).length > 0 && emptyTodo(this._state);
+    options.onWarning?.(
+      say(
+        'v1ReflectionDecidedLocally',
+        `POST ${this._transport.urlOf('v1/reflection')}`,
+        cause,
+        JSON.stringify(this._state.toDoList ?? [])
+      )
+    );
+    return this._stepEnd(stepId, done);
+  }
+
+  private _stepEnd(stepId: string, achieved: boolean): PlanningResponse {
+    if (!achieved) {
+      return this._continue(stepId);
     }
     const next = this._nextStageId;
     this._nextStageId = null;
@@ -426,7 +491,7 @@ export class V1PlannerService implements IDialectPlannerService {
       ? { ...this._state.variables }
       : {};
     const task: JsonObject = {};
-    for (const name of TASK_VARIABLES) {
+    for (const name of [...TASK_VARIABLES, ...this._asked]) {
       task[name] = source[name];
     }
     task.user_goal ??= source.problem_description;
@@ -654,9 +719,10 @@ export class V1PlannerService implements IDialectPlannerService {
   private _behaviors = 0;
   private _nextStageId: string | null = null;
   private _missing: string[] | null = null;
+  /** Names the server said were missing: the user may set them ("Set Variables…"), and they are sent. */
+  private _asked = new Set<string>();
   /** The server answered 400 to a full step id: it is sent the bare section id instead. */
   private _bareStepIndex = false;
   /** The `context_description` this adapter made, replaced as the run learns more. */
   private _describedData: string | null = null;
-  private _restored = false;
 }

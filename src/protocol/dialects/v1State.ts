@@ -43,6 +43,8 @@ export interface IV1SavedState {
   stepKey: string | null;
   behaviors: number;
   nextStageId: string | null;
+  /** Variables the server asked for; the user's values for them are sent (absent in older saves). */
+  askedVariables?: string[];
 }
 
 export function emptyTodo(state: JsonObject): boolean {

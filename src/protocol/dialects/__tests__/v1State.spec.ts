@@ -207,6 +207,241 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     expect(third.saveState().state).toEqual({});
   });
 
+  it('restarts the step with a warning when the answer was cut off and the run resumes with feedback', async () => {
+    // Every line carries the end-of-behavior toDoList: here [], so a reflection would say "done".
+    const transport = new FakeTransport(req =>
+      req.path === 'v1/reflection'
+        ? json({ status: 'received', targetAchieved: true, state: {} })
+        : ndjson([
+            header,
+            {
+              action: {
+                action: 'add',
+                shotType: 'dialogue',
+                content: 'a',
+                state: state([])
+              }
+            },
+            {
+              action: {
+                action: 'add',
+                shotType: 'dialogue',
+                content: 'b',
+                state: state([])
+              }
+            }
+          ])
+    );
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    for await (const event of service.generating(request(STAGE, STEP))) {
+      expect(event.kind).toBe('action');
+      break;
+    }
+    const resumed = new V1PlannerService({ transport });
+    resumed.restoreState(JSON.parse(JSON.stringify(service.saveState())));
+    for (const adapter of [service, resumed]) {
+      const warned: string[] = [];
+      const answer = await adapter.planning(
+        request(STAGE, STEP, { feedback: true }),
+        { onWarning: w => warned.push(w.message) }
+      );
+      expect(answer.targetAchieved).toBe(false);
+      expect(warned).toEqual([expect.stringMatching(/cells may repeat/)]);
+    }
+    expect(transport.paths()).toEqual(['POST v1/actions']);
+    await collect(resumed.generating(request(STAGE, STEP)));
+    const restarted = transport.bodies('v1/actions')[1].state as Record<
+      string,
+      unknown
+    >;
+    expect(restarted.toDoList).toEqual([]);
+    expect(restarted.variables).toMatchObject({ column_names: 'x' });
+  });
+
+  it('warns that cells may repeat when a step is retried after its answer broke off', async () => {
+    let calls = 0;
+    const transport = new FakeTransport(() => {
+      calls++;
+      if (calls > 1) {
+        return oneAddStream(['next'], 'again');
+      }
+      const head = new TextEncoder().encode(
+        [
+          header,
+          {
+            action: {
+              action: 'add',
+              shotType: 'dialogue',
+              content: 'a',
+              state: state(['later'])
+            }
+          }
+        ]
+          .map(line => JSON.stringify(line) + '\n')
+          .join('')
+      );
+      let sent = false;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent) {
+              controller.error(new TypeError('network error'));
+            } else {
+              sent = true;
+              controller.enqueue(head);
+            }
+          }
+        }),
+        { status: 200, headers: { 'Content-Type': 'application/json' } }
+      );
+    });
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    await expect(
+      collect(service.generating(request(STAGE, STEP)))
+    ).rejects.toThrow(/network error/);
+    const retried = await collect(service.generating(request(STAGE, STEP)));
+    expect(
+      retried.flatMap(e => (e.kind === 'warning' ? [e.message] : []))
+    ).toEqual([expect.stringMatching(/cells may repeat/)]);
+    expect(
+      (transport.bodies('v1/actions')[1].state as Record<string, unknown>)
+        .toDoList
+    ).toEqual([]);
+  });
+
+  it('still finds missing variables when the step is retried after its first request failed', async () => {
+    let calls = 0;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'v1/reflection') {
+        return json({ status: 'received', targetAchieved: true, state: {} });
+      }
+      calls++;
+      return calls === 1
+        ? json({ detail: 'Sequence for section section_2_x not found' }, 404)
+        : ndjson([
+            header,
+            {
+              action: {
+                action: 'add',
+                shotType: 'dialogue',
+                content: "Step Data Structure needs: ['csv_file_path']",
+                state: { variables: {}, toDoList: [] }
+              }
+            }
+          ]);
+    });
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    await expect(
+      collect(service.generating(request(STAGE, STEP)))
+    ).rejects.toThrow(/no details returned/);
+    // Retry resends the request: the step still has not run.
+    await expect(
+      collect(service.generating(request(STAGE, STEP)))
+    ).rejects.toMatchObject({ missingVariables: ['csv_file_path'] });
+  });
+
+  it('decides a step itself from the stored toDoList when v1/reflection fails', async () => {
+    let behaviors = 0;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'v1/reflection') {
+        return json({ detail: 'Bad Gateway' }, 502);
+      }
+      behaviors++;
+      return oneAddStream(
+        behaviors === 1 ? ['after_exec'] : [],
+        `b${behaviors}`
+      );
+    });
+    const service = new V1PlannerService({ transport });
+    const warned: string[] = [];
+    const options = {
+      onWarning: (w: { message: string }) => warned.push(w.message)
+    };
+    await service.planning(request(STAGE, STEP));
+    await collect(service.generating(request(STAGE, STEP)));
+    const middle = await service.planning(
+      request(STAGE, STEP, { feedback: true }),
+      options
+    );
+    expect(middle.targetAchieved).toBe(false);
+    expect(middle.behavior?.id).toBe(`${STEP}#b2`);
+    await collect(service.generating(request(STAGE, STEP)));
+    const end = await service.planning(
+      request(STAGE, STEP, { feedback: true }),
+      options
+    );
+    expect(end.targetAchieved).toBe(true);
+    expect(transport.paths()).toEqual([
+      'POST v1/actions',
+      'POST v1/reflection',
+      'POST v1/actions',
+      'POST v1/reflection'
+    ]);
+    expect(warned).toEqual([
+      expect.stringMatching(
+        /v1\/reflection.*HTTP 502.*decided from the stored toDoList/
+      ),
+      expect.stringMatching(
+        /v1\/reflection.*HTTP 502.*decided from the stored toDoList/
+      )
+    ]);
+  });
+
+  it('sends the variables the server asked for once the user has set them', async () => {
+    let calls = 0;
+    const transport = new FakeTransport(() => {
+      calls++;
+      return calls === 1
+        ? ndjson([
+            header,
+            {
+              action: {
+                action: 'add',
+                shotType: 'dialogue',
+                content:
+                  "Step Train needs: ['column_names', 'target_variable']",
+                state: { variables: {}, toDoList: [] }
+              }
+            }
+          ])
+        : oneAddStream(['next'], 'ok');
+    });
+    const service = new V1PlannerService({ transport });
+    await expect(
+      collect(service.generating(request(STAGE, STEP)))
+    ).rejects.toMatchObject({
+      missingVariables: ['column_names', 'target_variable']
+    });
+    // "Set Variables…" puts the values among the run's variables; Retry resends the request, here
+    // after a reload.
+    const restored = new V1PlannerService({ transport });
+    restored.restoreState(JSON.parse(JSON.stringify(service.saveState())));
+    await collect(
+      restored.generating(
+        request(STAGE, STEP, {
+          variables: {
+            problem_description: 'Predict revenue',
+            column_names: "['month', 'revenue']",
+            target_variable: 'revenue',
+            sales_df: 'DataFrame(240×4)'
+          }
+        })
+      )
+    );
+    const sent = transport.bodies('v1/actions')[1].state as Record<
+      string,
+      Record<string, unknown>
+    >;
+    expect(sent.variables).toMatchObject({
+      column_names: "['month', 'revenue']",
+      target_variable: 'revenue'
+    });
+    expect(sent.variables.sales_df).toBeUndefined();
+  });
+
   it('resets toDoList when a new step starts', async () => {
     const transport = new FakeTransport(() => oneAddStream(['pending'], 'a'));
     const service = new V1PlannerService({ transport });
