@@ -470,8 +470,12 @@ export class WorkflowRunner implements IWorkflowRunner {
       state.planningFailures++;
       const detail = errorText(error);
       const message = `/planning failed: ${errorMessage(error)}`;
-      // An answer the service rejects as out of place would be just as wrong blind: the user decides.
-      if (error instanceof PlannerError && error.kind === 'invalid') {
+      // An answer the service rejects as out of place would be just as wrong blind, and one the planner
+      // cannot do without (a bcc reflection) has no fallback: the user decides.
+      if (
+        error instanceof PlannerError &&
+        (error.kind === 'invalid' || error.needsAnswer)
+      ) {
         state.retry = { endpoint: 'planning', body };
         return this._core.fail({
           endpoint: 'planning',

@@ -20,6 +20,8 @@ export class PlannerError extends Error {
     retryAfterMs?: number;
     /** Variables the planner says it lacks to do what was asked (v1's missing-variables answer). */
     missingVariables?: readonly string[];
+    /** The run cannot go on without this answer (no fallback to `/generating`): the user retries. */
+    needsAnswer?: boolean;
     cause?: unknown;
   }) {
     super(options.message, { cause: options.cause });
@@ -31,6 +33,7 @@ export class PlannerError extends Error {
     this.bodyExcerpt = options.bodyExcerpt;
     this.retryAfterMs = options.retryAfterMs;
     this.missingVariables = options.missingVariables;
+    this.needsAnswer = options.needsAnswer === true;
   }
 
   readonly kind: PlannerErrorKind;
@@ -43,6 +46,27 @@ export class PlannerError extends Error {
   readonly retryAfterMs?: number;
   /** Variables the planner says it lacks: the user can set them and retry. */
   readonly missingVariables?: readonly string[];
+  /**
+   * The run cannot go on without this answer: a failed planning request the engine would otherwise
+   * pass over (continuing with `/generating` without a plan) stops the run with a Retry instead.
+   */
+  readonly needsAnswer: boolean;
+}
+
+/** `error` marked as an answer the run cannot do without (`PlannerError.needsAnswer`). */
+export function answerNeeded(error: PlannerError): PlannerError {
+  return new PlannerError({
+    kind: error.kind,
+    url: error.url,
+    message: error.message,
+    text: error.text,
+    status: error.status,
+    bodyExcerpt: error.bodyExcerpt,
+    retryAfterMs: error.retryAfterMs,
+    missingVariables: error.missingVariables,
+    needsAnswer: true,
+    cause: error.cause
+  });
 }
 
 const EXCERPT_LENGTH = 200;

@@ -303,37 +303,53 @@ describe('WorkflowRunner and what planning answers and streams carry', () => {
     expect(stepsPlanned(s.client.planningRequests)).toEqual([null, 'open']);
   });
 
-  it('stops with Retry, without generating blind, when the service rejects an answer as out of place', async () => {
-    const invalid = new PlannerError({
-      kind: 'invalid',
-      url: 'http://planner.test/planning',
-      message: 'The planner answered <steps> to FSM state STEP_RUNNING'
-    });
-    const s = setup({
-      planning: [withTemplate(false), invalid, plan(true)],
-      generating: [[text('a')], [text('never')]]
-    });
-    const finished = await s.runner.start({ task: 't' });
-    expect(finished.reason).toBe('error');
-    expect(s.runner.snapshot.state).toBe('ERROR');
-    expect(s.errors).toEqual([
-      {
-        endpoint: 'planning',
+  it.each([
+    [
+      'rejects an answer as out of place',
+      new PlannerError({
+        kind: 'invalid',
+        url: 'http://planner.test/planning',
+        message: 'The planner answered <steps> to FSM state STEP_RUNNING'
+      })
+    ],
+    [
+      'cannot go on without an answer that failed (a bcc reflection)',
+      new PlannerError({
+        kind: 'http',
+        status: 500,
+        url: 'http://planner.test/reflecting',
         message:
-          '/planning failed: The planner answered <steps> to FSM state STEP_RUNNING',
-        text: {
-          id: 'planningFailed',
-          params: ['The planner answered <steps> to FSM state STEP_RUNNING']
-        },
-        retryable: true
-      }
-    ]);
-    expect(s.client.generatingRequests).toHaveLength(1);
-    const again = await s.runner.retry();
-    expect(again.reason).toBe('completed');
-    expect(s.client.planningRequests[2]).toEqual(s.client.planningRequests[1]);
-    expect(s.client.generatingRequests).toHaveLength(1);
-  });
+          'POST http://planner.test/reflecting failed: HTTP 500: LLM timeout',
+        needsAnswer: true
+      })
+    ]
+  ])(
+    'stops with Retry, without generating blind, when the service %s',
+    async (_, error) => {
+      const s = setup({
+        planning: [withTemplate(false), error, plan(true)],
+        generating: [[text('a')], [text('never')]]
+      });
+      const finished = await s.runner.start({ task: 't' });
+      expect(finished.reason).toBe('error');
+      expect(s.runner.snapshot.state).toBe('ERROR');
+      expect(s.errors).toEqual([
+        {
+          endpoint: 'planning',
+          message: `/planning failed: ${error.message}`,
+          text: { id: 'planningFailed', params: [error.message] },
+          retryable: true
+        }
+      ]);
+      expect(s.client.generatingRequests).toHaveLength(1);
+      const again = await s.runner.retry();
+      expect(again.reason).toBe('completed');
+      expect(s.client.planningRequests[2]).toEqual(
+        s.client.planningRequests[1]
+      );
+      expect(s.client.generatingRequests).toHaveLength(1);
+    }
+  );
 
   it('keeps the task variables in every request, whatever the kernel holds', async () => {
     const s = setup({

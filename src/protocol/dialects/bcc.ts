@@ -34,6 +34,7 @@ import {
   IPrefetchedAnswer,
   level,
   stageName,
+  stepList,
   withIds
 } from './bccPlan';
 import { BccRequests } from './bccRequests';
@@ -201,15 +202,21 @@ export class BccPlannerService
     warn: (warning: ProtocolText) => void,
     signal?: AbortSignal
   ): Promise<void> {
-    const plan = this._plan;
     const where = this._observation?.location?.current;
-    if (plan.fsm.state === 'IDLE' || plan.fsm.state === 'WORKFLOW_COMPLETED') {
+    const starting =
+      this._plan.fsm.state === 'IDLE' ||
+      this._plan.fsm.state === 'WORKFLOW_COMPLETED';
+    if (starting) {
       const answer = await this._planningAnswer('IDLE', ['stages'], signal);
       if (answer.kind !== 'stages') {
         throw this._unexpected('IDLE', answer.kind);
       }
       this._startWorkflow(answer, warn);
-    } else if (
+    }
+    // Read after `_startWorkflow`, which makes a new plan.
+    const plan = this._plan;
+    if (
+      !starting &&
       where?.stage_id &&
       where.stage_id !== plan.stages.current?.stage_id
     ) {
@@ -371,51 +378,65 @@ export class BccPlannerService
     signal?: AbortSignal
   ): Promise<boolean> {
     const plan = this._plan;
-    this._transition('BEHAVIOR_COMPLETED', 'COMPLETE_ACTION');
-    const reflection = await this._reflect('BEHAVIOR_COMPLETED', warn, signal);
-    this._applyReflection(reflection, update, warn);
-    const behavior = plan.behaviors.current;
-    if (behavior) {
-      plan.behaviors.completed.push({
-        ...behavior,
-        completion_status: 'success',
-        artifacts_produced: plan.behaviors.produced,
-        ...(reflection.whathappened
-          ? { whathappened: reflection.whathappened }
-          : {})
-      });
-      plan.behaviors.current = null;
-    }
-    if (!reflection.stepComplete) {
-      if (reflection.focus) {
-        progressAt(update, 'behaviors').focus = reflection.focus;
+    let stage: IReflection;
+    if (plan.fsm.state === 'STEP_COMPLETED') {
+      // A Retry after the stage reflection failed: the step's verdict is in; the stage's is asked again.
+      stage = await this._reflect('STEP_COMPLETED', warn, signal);
+      this._applyReflection(stage, update, warn);
+    } else {
+      this._transition('BEHAVIOR_COMPLETED', 'COMPLETE_ACTION');
+      const reflection = await this._reflect(
+        'BEHAVIOR_COMPLETED',
+        warn,
+        signal
+      );
+      this._applyReflection(reflection, update, warn);
+      const behavior = plan.behaviors.current;
+      if (behavior) {
+        plan.behaviors.completed.push({
+          ...behavior,
+          completion_status: 'success',
+          artifacts_produced: plan.behaviors.produced,
+          ...(reflection.whathappened
+            ? { whathappened: reflection.whathappened }
+            : {})
+        });
+        plan.behaviors.current = null;
       }
-      response.transition = {
-        continue_behaviors: true,
-        target_achieved: false
-      };
-      if (reflection.ndjson && behavior) {
-        // No /planning between NDJSON reflections: /generating runs the next iteration of this behavior.
-        this._startBehavior(
-          {
-            ...behavior,
-            behavior_id: '',
-            whathappened: reflection.whathappened
-          },
-          'NEXT_BEHAVIOR',
-          update,
-          response
-        );
-        return true;
+      if (!reflection.stepComplete) {
+        if (reflection.focus) {
+          progressAt(update, 'behaviors').focus = reflection.focus;
+        }
+        response.transition = {
+          continue_behaviors: true,
+          target_achieved: false
+        };
+        if (reflection.ndjson && behavior) {
+          // No /planning between NDJSON reflections: /generating runs the next iteration of this behavior.
+          this._startBehavior(
+            {
+              ...behavior,
+              behavior_id: '',
+              whathappened: reflection.whathappened
+            },
+            'NEXT_BEHAVIOR',
+            update,
+            response
+          );
+          return true;
+        }
+        this._transition('STEP_RUNNING', 'NEXT_BEHAVIOR');
+        return false;
       }
-      this._transition('STEP_RUNNING', 'NEXT_BEHAVIOR');
-      return false;
+      this._transition('STEP_COMPLETED', 'COMPLETE_STEP');
+      if (reflection.stageComplete) {
+        // An NDJSON reflection that also ends the stage: applied once, above.
+        stage = reflection;
+      } else {
+        stage = await this._reflect('STEP_COMPLETED', warn, signal);
+        this._applyReflection(stage, update, warn);
+      }
     }
-    this._transition('STEP_COMPLETED', 'COMPLETE_STEP');
-    const stage = reflection.stageComplete
-      ? reflection
-      : await this._reflect('STEP_COMPLETED', warn, signal);
-    this._applyReflection(stage, update, warn);
     response.targetAchieved = true;
     const step = plan.steps.current;
     if (step) {
@@ -480,6 +501,12 @@ export class BccPlannerService
         completion_status: 'success',
         artifacts_produced: plan.stages.produced
       });
+      if (plan.stepsOf === stage.stage_id) {
+        plan.pastSteps = {
+          ...plan.pastSteps,
+          [stage.stage_id]: stepList(plan)
+        };
+      }
     }
     const next = plan.stages.remaining.shift() ?? null;
     plan.stages.current = next;

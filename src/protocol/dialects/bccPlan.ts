@@ -38,6 +38,11 @@ export interface IPlan {
   iteration: number;
   /** The stage whose steps are in `steps`. */
   stepsOf: string | null;
+  /**
+   * The steps of the stages left behind, by stage id: the template the client sends back (a stage
+   * goal update) keeps them, or it would look like a new workflow. Absent in older saves.
+   */
+  pastSteps?: Record<string, IStepDef[]>;
   goals: string;
   fsm: { state: FsmName; last_transition: string; previous_state?: FsmName };
   variables: JsonObject;
@@ -67,6 +72,18 @@ export function level<T>(): ILevel<T> {
     produced: [],
     in_progress: []
   };
+}
+
+/** The current stage's steps, in order: done, current, to come (a completed current step once). */
+export function stepList(plan: IPlan): IStepDef[] {
+  const all = [
+    ...plan.steps.completed,
+    ...(plan.steps.current ? [plan.steps.current] : []),
+    ...plan.steps.remaining
+  ];
+  return all.filter(
+    (step, i) => all.findIndex(s => s.step_id === step.step_id) === i
+  );
 }
 
 export function emptyPlan(): IPlan {

@@ -2,7 +2,7 @@
  * The `bcc` adapter's requests, answers and actions; the loop that uses them is in `bcc.ts`
  * (docs/dialects.md#bcc).
  */
-import { PlannerError } from '../errors';
+import { answerNeeded, PlannerError } from '../errors';
 import type { GeneratingEvent } from '../actionStream';
 import { isRecord, JsonObject, omit } from '../fields';
 import { msg, type ProtocolText, say } from '../messages';
@@ -48,6 +48,7 @@ import {
   IPrefetchedAnswer,
   levelJson,
   stageName,
+  stepList,
   substitute,
   unwrappedList
 } from './bccPlan';
@@ -141,8 +142,17 @@ export abstract class BccRequests {
         continue;
       }
       const url = this._transport.urlOf(path);
-      const response = await send(this._transport, 'POST', path, body, signal);
-      const text = await readText(response);
+      // Without the reflection the behavior has no verdict: going on to /generating would run it again.
+      let response: Response;
+      let text: string;
+      try {
+        response = await send(this._transport, 'POST', path, body, signal);
+        text = await readText(response);
+      } catch (error) {
+        throw error instanceof PlannerError && error.kind !== 'abort'
+          ? answerNeeded(error)
+          : error;
+      }
       if (!response.ok) {
         const error = httpError('POST', url, response.status, text);
         if (isRouteMissingError(error)) {
@@ -150,7 +160,7 @@ export abstract class BccRequests {
           this._reflectRoute = path === 'reflecting' ? 'planning' : 'local';
           continue;
         }
-        throw error;
+        throw answerNeeded(error);
       }
       return this._readReflection(
         response.headers.get('Content-Type'),
@@ -193,6 +203,12 @@ export abstract class BccRequests {
           `expected <reflection> or <stage_reflection> for FSM state ${state}`,
           text
         );
+      }
+      const fits =
+        state === 'STEP_COMPLETED' ? 'stage_reflection' : 'reflection';
+      if (reflection.kind !== fits) {
+        // A verdict on the step taken for one on the stage (or back) would skip steps or stages.
+        throw this._unexpected(state, reflection.kind, url);
       }
       return reflection;
     }
@@ -250,10 +266,7 @@ export abstract class BccRequests {
       },
       state: {
         variables,
-        effects: {
-          current: [...(context?.effects?.current ?? [])],
-          history: [...(context?.effects?.history ?? [])]
-        },
+        effects: this._effects(state),
         notebook: {
           ...(this._notebook ?? context?.notebook ?? {}),
           notebook_id: this._notebookId
@@ -276,6 +289,20 @@ export abstract class BccRequests {
       body.notebook_id = this._notebookId;
     }
     return body;
+  }
+
+  /**
+   * `state.effects`: at `BEHAVIOR_RUNNING` the behavior has started (`START_BEHAVIOR`), so what is in
+   * `current` belongs to the behaviors before it and is sent in `history` (the engine moves it itself
+   * only when the first action arrives).
+   */
+  private _effects(state: FsmName): JsonObject {
+    const effects = this._observation?.context?.effects;
+    const current = [...(effects?.current ?? [])];
+    const history = [...(effects?.history ?? [])];
+    return state === 'BEHAVIOR_RUNNING'
+      ? { current: [], history: [...history, ...current] }
+      : { current, history };
   }
 
   // ------------------------------------------------------------------------------------------
@@ -405,11 +432,7 @@ export abstract class BccRequests {
       ...(plan.stages.current ? [plan.stages.current] : []),
       ...plan.stages.remaining
     ];
-    const steps = [
-      ...plan.steps.completed,
-      ...(plan.steps.current ? [plan.steps.current] : []),
-      ...plan.steps.remaining
-    ];
+    const steps = stepList(plan);
     return {
       ...(plan.title ? { name: plan.title } : {}),
       stages: stages.map((stage): WorkflowStage => ({
@@ -417,10 +440,10 @@ export abstract class BccRequests {
         name: stageName(stage),
         goal: stage.goal,
         expected_outputs: stage.verified_artifacts.map(a => a.name),
-        steps:
-          stage.stage_id === plan.stepsOf
-            ? steps.map(s => this._templateStep(s))
-            : []
+        steps: (stage.stage_id === plan.stepsOf
+          ? steps
+          : (plan.pastSteps?.[stage.stage_id] ?? [])
+        ).map(s => this._templateStep(s))
       }))
     };
   }
@@ -487,10 +510,14 @@ export abstract class BccRequests {
     }
   }
 
-  protected _unexpected(state: FsmName, kind: string): PlannerError {
+  protected _unexpected(
+    state: FsmName,
+    kind: string,
+    url = this._transport.urlOf('planning')
+  ): PlannerError {
     return new PlannerError({
       kind: 'invalid',
-      url: this._transport.urlOf('planning'),
+      url,
       ...say('bccUnexpectedAnswer', kind, state)
     });
   }

@@ -865,7 +865,11 @@ describe('bcc adapter', () => {
         return ndjson([{ action: { type: 'add', content: 'x' } }]);
       }
       if (req.path === 'reflecting') {
-        return text('<reflection current_step_is_complete="true"/>');
+        return text(
+          fsmOf(req) === 'STEP_COMPLETED'
+            ? '<stage_reflection stage_is_complete="false"/>'
+            : '<reflection current_step_is_complete="true"/>'
+        );
       }
       const state = fsmOf(req);
       return text(
@@ -965,6 +969,215 @@ describe('bcc adapter', () => {
       { action: 'update_title', title: 'Sales study' },
       { action: 'add', content: 'About sales' },
       { action: 'new_section', content: 'S1' }
+    ]);
+  });
+
+  /** A server with two stages of two steps whose reflections and generations the test scripts. */
+  function scripted(
+    reflect: (req: IPlannerRequest) => Response,
+    generate: () => Response = () => text(GENERATED, 200, 'application/json')
+  ) {
+    let behaviors = 0;
+    return new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return generate();
+      }
+      if (req.path === 'reflecting') {
+        return reflect(req);
+      }
+      switch (fsmOf(req)) {
+        case 'IDLE':
+          return text(STAGES);
+        case 'STAGE_RUNNING':
+          return text(
+            (req.body as any).observation.location.progress.stages.current
+              .stage_id === 'sales_data_check'
+              ? STEPS
+              : `<steps><step id="forecast" title="Forecast"><goal>Fit</goal></step><step id="explain" title="Explain"><goal>Say</goal></step></steps>`,
+            200,
+            'application/xml'
+          );
+        default:
+          behaviors++;
+          return text(behavior(`b${behaviors}`, 'load_sales'));
+      }
+    });
+  }
+
+  it('makes a failed /reflecting an error to retry, never a fallback that runs the behavior again', async () => {
+    let fail = true;
+    const transport = scripted(() =>
+      fail ? text('LLM timeout', 500) : text(REFLECT_RUNNING)
+    );
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    const error = await service
+      .planning(engineRequest('sales_data_check', 'load_sales', true))
+      .catch(e => e);
+    expect(error.message).toMatch(/HTTP 500: LLM timeout/);
+    expect(error.needsAnswer).toBe(true);
+    // Retry: the same question again, and the behavior is recorded once.
+    fail = false;
+    const answer = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(answer.targetAchieved).toBe(false);
+    expect(
+      transport.requests.map(r => `${r.path}:${fsmOf(r)}`).slice(-3)
+    ).toEqual([
+      'reflecting:BEHAVIOR_COMPLETED',
+      'reflecting:BEHAVIOR_COMPLETED',
+      'planning:STEP_RUNNING'
+    ]);
+    const plan = (service.saveState() as any).plan;
+    expect(plan.behaviors.completed.map((b: any) => b.behavior_id)).toEqual([
+      'b1'
+    ]);
+  });
+
+  it('rejects a reflection whose root does not fit the state just sent', async () => {
+    const service = new BccPlannerService({
+      transport: scripted(() => text(STAGE_DONE))
+    });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await expect(
+      service.planning(engineRequest('sales_data_check', 'load_sales', true))
+    ).rejects.toMatchObject({
+      kind: 'invalid',
+      message: expect.stringMatching(
+        /<stage_reflection> to FSM state BEHAVIOR_COMPLETED/
+      )
+    });
+    const second = new BccPlannerService({
+      transport: scripted(req =>
+        fsmOf(req) === 'BEHAVIOR_COMPLETED'
+          ? text(REFLECT_DONE)
+          : text(REFLECT_RUNNING)
+      )
+    });
+    await second.planning(engineRequest(null, null));
+    await collect(
+      second.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await expect(
+      second.planning(engineRequest('sales_data_check', 'load_sales', true))
+    ).rejects.toThrow(/<reflection> to FSM state STEP_COMPLETED/);
+  });
+
+  it('asks the stage question again when Retry follows an unreadable stage reflection', async () => {
+    let stageAnswer = 'Sorry, I cannot comply.';
+    const transport = scripted(req =>
+      fsmOf(req) === 'BEHAVIOR_COMPLETED'
+        ? text(REFLECT_DONE)
+        : text(stageAnswer)
+    );
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await expect(
+      service.planning(engineRequest('sales_data_check', 'load_sales', true))
+    ).rejects.toMatchObject({ kind: 'invalid' });
+    stageAnswer = STAGE_NOT_DONE;
+    const answer = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(answer.transition).toMatchObject({ next_step_id: 'check_sales' });
+    expect(
+      transport.requests.map(r => `${r.path}:${fsmOf(r)}`).slice(-3)
+    ).toEqual([
+      'reflecting:BEHAVIOR_COMPLETED',
+      'reflecting:STEP_COMPLETED',
+      'reflecting:STEP_COMPLETED'
+    ]);
+  });
+
+  it('starts the first step with START_STEP and moves effects.current into history for /generating', async () => {
+    const transport = scripted(() => text(REFLECT_RUNNING));
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    const behaviorRequest = transport.requests[2].body as any;
+    expect(behaviorRequest.state.FSM).toMatchObject({
+      state: 'STEP_RUNNING',
+      last_transition: 'START_STEP'
+    });
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    const generating = transport.bodies('generating')[0] as any;
+    expect(generating.state.effects).toEqual({
+      current: [],
+      history: ['(240, 4)']
+    });
+  });
+
+  it('writes the comments of an NDJSON reflection that ends the stage once', async () => {
+    const transport = scripted(() =>
+      ndjson([
+        { action: { type: 'add-text', content: 'Nice work' } },
+        { action: { type: 'mark_step_complete' } },
+        { action: { type: 'mark_stage_complete' } },
+        { action: { type: 'complete_reflection' } }
+      ])
+    );
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    const next = actionsOf(
+      await collect(
+        service.generating(engineRequest('revenue_forecast', 'forecast'))
+      )
+    );
+    expect(next.filter(a => a.content === 'Nice work')).toHaveLength(1);
+  });
+
+  it('updates a later stage goal with the steps of the stages before it', async () => {
+    const transport = scripted(req =>
+      fsmOf(req) === 'BEHAVIOR_COMPLETED'
+        ? text(REFLECT_DONE)
+        : text(
+            (req.body as any).observation.location.progress.stages.current
+              .stage_id === 'sales_data_check'
+              ? STAGE_DONE.replace(
+                  '<stage_goal_review needs_update="true" proposed_goal="Load and check sales"/>',
+                  ''
+                )
+              : `<stage_reflection stage_is_complete="false"><stage_goal_review><needs_update>true</needs_update><proposed_goal>Forecast per region</proposed_goal></stage_goal_review><decision><next_state>STEP_RUNNING</next_state></decision></stage_reflection>`
+          )
+    );
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    await service.planning(engineRequest('revenue_forecast', null));
+    await collect(
+      service.generating(engineRequest('revenue_forecast', 'forecast'))
+    );
+    const answer = await service.planning(
+      engineRequest('revenue_forecast', 'forecast', true)
+    );
+    const template = answer.context_update?.workflow_update?.workflowTemplate;
+    expect(
+      template?.stages.map(s => [s.id, s.goal, s.steps.map(t => t.id)])
+    ).toEqual([
+      ['sales_data_check', expect.any(String), ['load_sales', 'check_sales']],
+      ['revenue_forecast', 'Forecast per region', ['forecast', 'explain']]
     ]);
   });
 });
