@@ -275,7 +275,7 @@ export class BccPlannerService
         content: answer.description
       });
     }
-    this._heading('new_section', stageName(stages[0]));
+    this._heading('new_section', stageName(stages[0]), stages[0].title);
     this._transition('STAGE_RUNNING', 'START_WORKFLOW');
     this._checkRequired(stages[0].required_variables, warn);
   }
@@ -519,7 +519,7 @@ export class BccPlannerService
     plan.stepsOf = null;
     if (next) {
       plan.goals = next.goal;
-      this._heading('new_section', stageName(next));
+      this._heading('new_section', stageName(next), next.title);
       this._transition('STAGE_RUNNING', 'NEXT_STAGE');
     } else {
       this._transition('WORKFLOW_COMPLETED', 'COMPLETE_WORKFLOW');

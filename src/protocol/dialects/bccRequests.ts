@@ -418,9 +418,14 @@ export abstract class BccRequests {
     ];
   }
 
-  protected _heading(type: 'new_section' | 'new_step', title: string): void {
+  /** A heading the client writes; the server's copy of it is skipped, `plain` too (no "(optional)"). */
+  protected _heading(
+    type: 'new_section' | 'new_step',
+    title: string,
+    plain = title
+  ): void {
     this._pending.push({ type, content: title });
-    this._headings = [...this._headings.slice(-3), title];
+    this._headings = [...this._headings.slice(-3), ...new Set([title, plain])];
   }
 
   // ------------------------------------------------------------------------------------------

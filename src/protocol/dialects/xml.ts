@@ -49,11 +49,12 @@ function decodeEntities(text: string): string {
   return text.replace(
     /&(#x[0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+);/g,
     (whole, code: string) => {
-      if (code.startsWith('#x')) {
-        return String.fromCodePoint(parseInt(code.slice(2), 16));
-      }
       if (code.startsWith('#')) {
-        return String.fromCodePoint(parseInt(code.slice(1), 10));
+        const point = code.startsWith('#x')
+          ? parseInt(code.slice(2), 16)
+          : parseInt(code.slice(1), 10);
+        // Beyond Unicode: not a character, so the text stays as the planner wrote it.
+        return point <= 0x10ffff ? String.fromCodePoint(point) : whole;
       }
       return ENTITIES[code] ?? whole;
     }
@@ -324,6 +325,15 @@ class Reader {
     }
     const inner = rest.slice(0, match.index);
     if (!/<[A-Za-z/]/.test(inner) || inner.includes('<![CDATA[')) {
+      return false;
+    }
+    // A <variable> left open: the next </variable> belongs to a later one. The closing tag of an
+    // element around it, or another <variable>, ends it instead (the mismatched-tag repair).
+    const around = new Set(this._stack.map(e => e.name.toLowerCase()));
+    const closesAround = [
+      ...inner.matchAll(/<\/\s*([A-Za-z][\w:.-]*)\s*>/g)
+    ].some(m => around.has(m[1].toLowerCase()));
+    if (closesAround || /<variable[\s>/]/i.test(inner)) {
       return false;
     }
     element.children.push(inner);

@@ -1180,4 +1180,32 @@ describe('bcc adapter', () => {
       ['revenue_forecast', 'Forecast per region', ['forecast', 'explain']]
     ]);
   });
+
+  it('skips the server’s heading of an optional stage, which the client wrote with "(optional)"', async () => {
+    const transport = scripted(
+      req =>
+        text(fsmOf(req) === 'BEHAVIOR_COMPLETED' ? REFLECT_DONE : STAGE_DONE),
+      () =>
+        ndjson([
+          { action: { type: 'new_section', content: '## Revenue Forecast' } },
+          { action: { type: 'add', content: 'x' } }
+        ])
+    );
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    const next = actionsOf(
+      await collect(
+        service.generating(engineRequest('revenue_forecast', 'forecast'))
+      )
+    );
+    expect(
+      next.filter(a => a.action === 'new_section').map(a => a.content)
+    ).toEqual(['Revenue Forecast (optional)']);
+  });
 });

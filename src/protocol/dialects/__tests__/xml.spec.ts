@@ -66,6 +66,23 @@ describe('lenient XML', () => {
     expect(doc.repairs.some(r => r.includes('also closed <goal>'))).toBe(true);
   });
 
+  it('ends a <variable> left open at the closing tag of an element around it', () => {
+    const doc = parseLenientXml(
+      '<steps><step id="s1"><required_variables><variable name="a">desc</required_variables></step>' +
+        '<step id="s2"><required_variables><variable name="b">x</variable></required_variables></step></steps>'
+    );
+    const steps = childrenNamed(doc.root, 'step');
+    expect(steps.map(s => attr(s, 'id'))).toEqual(['s1', 's2']);
+    const [a] = findAll(steps[0], 'variable');
+    expect(textOf(a)).toBe('desc');
+    expect(textOf(find(steps[1], 'variable'))).toBe('x');
+  });
+
+  it('keeps a character reference it cannot decode as it is', () => {
+    const doc = parseLenientXml('<a>x &#99999999; y &#xFFFFFFF; z &#65;</a>');
+    expect(textOf(doc.root)).toBe('x &#99999999; y &#xFFFFFFF; z A');
+  });
+
   it('closes a truncated document and marks it partial', () => {
     const doc = parseLenientXml(
       '<stages><stage id="a"><goal>first</goal></stage><stage id="b"><goal>sec'
