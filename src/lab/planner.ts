@@ -173,6 +173,11 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
         firstByteTimeoutMs: this._options.settings().firstByteTimeout * 1000,
         retries: PLANNING_RETRIES
       }),
+      // The v1 and bcc requests wait like the seed client's (docs/dialects.md).
+      timeouts: () => ({
+        firstByteTimeoutMs: this._options.settings().firstByteTimeout * 1000,
+        stallTimeoutMs: this._options.settings().stallTimeout * 1000
+      }),
       log: message => console.debug(`Notebook-BCC: ${message}`)
     });
     this._facade = { key, transport, service };

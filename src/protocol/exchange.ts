@@ -4,6 +4,7 @@
  */
 import { abortError, excerpt, networkError, PlannerError } from './errors';
 import { type ProtocolText, say, textOf } from './messages';
+import type { IPlannerTransport } from './transport';
 
 /** Default time from sending a request to the first byte of its answer: an LLM planner thinks for minutes. */
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 300_000;
@@ -335,6 +336,91 @@ export class Exchange {
   private readonly _controller = new AbortController();
   private readonly _started = Date.now();
   private _receivedData = false;
+}
+
+/** The first-byte and stall timeouts of a planner's answers, in milliseconds (0 = none). */
+export interface ITimeouts {
+  firstByteTimeoutMs: number;
+  stallTimeoutMs: number;
+}
+
+/**
+ * `transport` whose every answer is bounded by the timeouts `timeouts()` gives when the request is
+ * sent: its headers and first byte by the first-byte timeout, each later chunk by the stall timeout;
+ * the body is read as it streams. The dialect adapters send through it (the seed client runs its
+ * own exchanges).
+ */
+export function withTimeouts(
+  transport: IPlannerTransport,
+  timeouts: () => ITimeouts
+): IPlannerTransport {
+  return {
+    get label() {
+      return transport.label;
+    },
+    get labelText() {
+      return transport.labelText;
+    },
+    urlOf: path => transport.urlOf(path),
+    async send(request) {
+      const exchange = new Exchange({
+        method: request.method,
+        url: transport.urlOf(request.path),
+        signal: request.signal,
+        ...timeouts()
+      });
+      let response: Response;
+      try {
+        response = await exchange.guard(
+          transport.send({ ...request, signal: exchange.signal })
+        );
+      } catch (error) {
+        exchange.dispose();
+        throw error;
+      }
+      // A status that has no body (204, 304) cannot be given one.
+      const body =
+        response.body && ![101, 204, 205, 304].includes(response.status)
+          ? streamOf(exchange.chunks(response), () => exchange.dispose())
+          : null;
+      if (!body) {
+        exchange.dispose();
+      }
+      const timed = new Response(body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers
+      });
+      Object.defineProperty(timed, 'url', { value: response.url });
+      return timed;
+    }
+  };
+}
+
+function streamOf(
+  chunks: AsyncGenerator<Uint8Array, void, undefined>,
+  done: () => void
+): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await chunks.next();
+        if (next.done) {
+          done();
+          controller.close();
+        } else {
+          controller.enqueue(next.value);
+        }
+      } catch (error) {
+        done();
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      done();
+      await chunks.return(undefined);
+    }
+  });
 }
 
 export interface IRetryPolicy {

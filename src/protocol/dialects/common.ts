@@ -195,6 +195,9 @@ export async function readText(
   try {
     return await collectText(bodyChunks(response), limit);
   } catch (error) {
+    if (limit.over === 'fail' && error instanceof PlannerError) {
+      throw error;
+    }
     if (limit.over === 'fail' && error instanceof Error) {
       throw invalidResponse(
         'POST',

@@ -7,9 +7,11 @@ import {
   defaultSleep,
   ERROR_BODY,
   Exchange,
+  ITimeouts,
   PLANNING_BODY,
   SleepLike,
-  withRetries
+  withRetries,
+  withTimeouts
 } from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
 import type {
@@ -307,6 +309,8 @@ export interface IPlannerServiceOptions {
   onDialect?: (dialect: Dialect, how: DialectChoice, detail: string) => void;
   /** The first-byte timeout and retries of the `/planning` probe (none when absent), read per probe. */
   probeTiming?: IProbeTiming | (() => IProbeTiming);
+  /** The timeouts of the v1 and bcc adapters' requests (none when absent), read per request. */
+  timeouts?: () => ITimeouts;
 }
 
 /** How long the `/planning` probe may wait for its answer, and how often a silent one is retried. */
@@ -338,15 +342,19 @@ export class DialectPlannerService implements IDialectPlannerService {
     this._v1Hint = v1Hint;
     this._cache = _options.cache ?? sharedCache;
     this._log = _options.log ?? (() => undefined);
+    const timeouts = _options.timeouts;
+    const transport = timeouts
+      ? withTimeouts(_options.transport, timeouts)
+      : _options.transport;
     this._v1 = new V1PlannerService({
       ..._options.v1,
       log: _options.v1?.log ?? this._log,
-      transport: _options.transport
+      transport
     });
     this._bcc = new BccPlannerService({
       ..._options.bcc,
       log: _options.bcc?.log ?? this._log,
-      transport: _options.transport
+      transport
     });
   }
 

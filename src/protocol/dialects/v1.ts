@@ -374,7 +374,10 @@ export class V1PlannerService implements IDialectPlannerService {
       );
       text = await readText(response);
     } catch (error) {
-      if (error instanceof PlannerError && error.kind === 'network') {
+      if (
+        error instanceof PlannerError &&
+        (error.kind === 'network' || error.kind === 'timeout')
+      ) {
         return this._decideLocally(where.stepId, error.message, options);
       }
       throw error;

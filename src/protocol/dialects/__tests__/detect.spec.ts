@@ -397,6 +397,85 @@ describe('the planner service façade', () => {
     expect(elsewhere.dialect).toBeNull();
   });
 
+  it('bounds the v1 and bcc requests by the first-byte and stall timeouts', async () => {
+    // Headers come at once; the body never does (a planner thinking, or one that hangs).
+    const silent = () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          pull: () => new Promise(() => undefined)
+        }),
+        {
+          status: 200,
+          headers: { 'Content-Type': 'application/json' }
+        }
+      );
+    // One line, then silence.
+    const stalls = () => {
+      let sent = false;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent) {
+              return new Promise(() => undefined);
+            }
+            sent = true;
+            controller.enqueue(
+              new TextEncoder().encode(
+                JSON.stringify({
+                  header: { stage_id: 'c', step: null, next_step: null }
+                }) + '\n'
+              )
+            );
+          }
+        }),
+        { status: 200, headers: { 'Content-Type': 'application/json' } }
+      );
+    };
+    const timeouts = () => ({ firstByteTimeoutMs: 40, stallTimeoutMs: 60 });
+    const where = {
+      observation: {
+        location: {
+          current: {
+            stage_id: 'chapter_0_planning',
+            step_id: 'section_1_design_workflow'
+          }
+        }
+      }
+    };
+    let answer = silent;
+    const v1 = createPlannerService({
+      protocol: 'v1',
+      transport: new FakeTransport(() => answer()),
+      dslc: fakeDslc(),
+      timeouts
+    });
+    await expect(collect(v1.generating(where))).rejects.toMatchObject({
+      kind: 'timeout',
+      message: expect.stringMatching(
+        /v1\/actions timed out: no data from the planner for 0\.04 s after the request was sent/
+      )
+    });
+    answer = stalls;
+    await expect(collect(v1.generating(where))).rejects.toMatchObject({
+      kind: 'timeout',
+      message: expect.stringMatching(
+        /v1\/actions timed out: no data from the planner for 0\.06 s since the last chunk/
+      )
+    });
+    const bcc = createPlannerService({
+      protocol: 'bcc',
+      transport: new FakeTransport(() => silent()),
+      dslc: fakeDslc(),
+      timeouts
+    });
+    await expect(bcc.planning(request)).rejects.toMatchObject({
+      kind: 'timeout',
+      message: expect.stringMatching(
+        /\/planning timed out: no data from the planner for 0\.04 s after the request was sent/
+      )
+    });
+  });
+
   it('skips detection for a fixed protocol', async () => {
     const transport = new FakeTransport(v1Server());
     const dslc = fakeDslc();
