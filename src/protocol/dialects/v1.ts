@@ -169,6 +169,7 @@ export class V1PlannerService implements IDialectPlannerService {
       const message = parsed.value;
       if (isRecord(message.header)) {
         this._nextStep = asString(message.header.next_step) ?? null;
+        this._nextStepOf = asString(message.header.stage_id) ?? stageId;
         this._log(
           `v1 header: stage ${String(message.header.stage_id)}, next step ${this._nextStep ?? '(none)'}`
         );
@@ -223,6 +224,7 @@ export class V1PlannerService implements IDialectPlannerService {
       dialect: 'v1',
       state: structuredClone(this._state),
       nextStep: this._nextStep,
+      nextStepOf: this._nextStepOf,
       streamComplete: this._streamComplete,
       stepKey: this._stepKey,
       behaviors: this._behaviors,
@@ -238,6 +240,7 @@ export class V1PlannerService implements IDialectPlannerService {
     }
     this._state = structuredClone(saved.state);
     this._nextStep = asString(saved.nextStep) ?? null;
+    this._nextStepOf = asString(saved.nextStepOf) ?? null;
     this._streamComplete = saved.streamComplete !== false;
     this._stepKey = asString(saved.stepKey) ?? null;
     this._behaviors = typeof saved.behaviors === 'number' ? saved.behaviors : 0;
@@ -254,6 +257,7 @@ export class V1PlannerService implements IDialectPlannerService {
   resetState(): void {
     this._state = {};
     this._nextStep = null;
+    this._nextStepOf = null;
     this._streamComplete = true;
     this._stepKey = null;
     this._behaviors = 0;
@@ -283,7 +287,8 @@ export class V1PlannerService implements IDialectPlannerService {
       };
     }
     if (!where.stepId) {
-      if (this._nextStep) {
+      // The header's next section is one of its own chapter's.
+      if (this._nextStep && this._nextStepOf === where.stageId) {
         this._log(
           `v1: stage ${where.stageId} has no step list; using the server's next step ${this._nextStep}`
         );
@@ -717,6 +722,8 @@ export class V1PlannerService implements IDialectPlannerService {
   private readonly _log: DialectLog;
   private _state: JsonObject = {};
   private _nextStep: string | null = null;
+  /** The stage of the header that gave `_nextStep`. */
+  private _nextStepOf: string | null = null;
   private _streamComplete = true;
   private _stepKey: string | null = null;
   private _behaviors = 0;

@@ -38,6 +38,8 @@ export interface IV1SavedState {
   dialect: 'v1';
   state: JsonObject;
   nextStep: string | null;
+  /** The stage of the header that named `nextStep` (absent in older saves). */
+  nextStepOf?: string | null;
   /** The last `v1/actions` answer was read to its end. */
   streamComplete: boolean;
   stepKey: string | null;

@@ -442,6 +442,27 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     expect(sent.variables.sales_df).toBeUndefined();
   });
 
+  it('uses header.next_step only for the stage whose header it is', async () => {
+    const transport = new FakeTransport(() => oneAddStream([], 'a'));
+    const service = new V1PlannerService({ transport });
+    await collect(service.generating(request(STAGE, STEP)));
+    const same = await service.planning(request(STAGE, null));
+    expect(same.context_update?.stage_steps_update).toEqual({
+      stage_id: STAGE,
+      steps: [{ id: 'section_3_x', name: 'section_3_x' }]
+    });
+    const warned: string[] = [];
+    const other = await service.planning(
+      request('chapter_2_data_cleaning', null),
+      { onWarning: w => warned.push(w.message) }
+    );
+    expect(other.context_update?.stage_steps_update).toBeUndefined();
+    expect(other.targetAchieved).toBe(true);
+    expect(warned).toEqual([
+      expect.stringContaining('chapter_2_data_cleaning')
+    ]);
+  });
+
   it('resets toDoList when a new step starts', async () => {
     const transport = new FakeTransport(() => oneAddStream(['pending'], 'a'));
     const service = new V1PlannerService({ transport });
