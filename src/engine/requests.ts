@@ -108,6 +108,11 @@ export function fitToContext<T extends { observation: ObservationInput }>(
 ): T {
   const max = core.settings().maxContextLength;
   const room = max - (core.client.requestOverhead?.() ?? 0);
+  const sent = core.client.sentSize?.(request) ?? null;
+  if (sent !== null && sent <= room) {
+    // The service sends less than the request, and that fits: trimming would only lose what it sends.
+    return request;
+  }
   const { request: fitted, report } = fitRequest(request, room);
   if (!report.fits) {
     core.warn(msg('requestTooLong', report.finalLength, max), 'engine');

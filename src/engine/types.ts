@@ -8,6 +8,7 @@ import type {
   GeneratingEvent,
   GeneratingRequestInput,
   INotebookSummary,
+  ObservationInput,
   PlanningRequestInput,
   PlanningResponse,
   UnknownAction,
@@ -43,6 +44,12 @@ export interface IPlannerService {
   resetState?(): void;
   /** Characters the service adds to every request body (e.g. `notebook_id`): the engine leaves room. */
   requestOverhead?(): number;
+  /**
+   * The length of the body the service would send for `request`, when that is not the request itself
+   * (a dialect that sends only part of the observation); null when it is. The engine trims a request
+   * only when what is sent would not fit.
+   */
+  sentSize?(request: { observation: ObservationInput }): number | null;
   planning(
     request: PlanningRequestInput,
     options?: {

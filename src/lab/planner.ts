@@ -19,6 +19,7 @@ import {
   IPlannerRequest,
   IPlannerTransport,
   NOTEBOOK_ID_HEADER,
+  ObservationInput,
   PlannerClient,
   PLANNING_RETRIES,
   PlanningRequestInput,
@@ -99,6 +100,10 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
 
   requestOverhead(): number {
     return this._client().requestOverhead();
+  }
+
+  sentSize(request: { observation: ObservationInput }): number | null {
+    return this._ensureFacade().service.sentSize?.(request) ?? null;
   }
 
   /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */

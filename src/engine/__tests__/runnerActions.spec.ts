@@ -112,6 +112,25 @@ describe('WorkflowRunner actions, requests and modes', () => {
     expect(longest).toBeGreaterThan(18600 - overhead - 3000);
   });
 
+  it('fits what the service sends: nothing is trimmed when its own body fits (a v1 server is sent no variable summaries)', async () => {
+    const s = longOutputsRun();
+    const sizes: number[] = [];
+    // A service that sends only the effects' last two items.
+    s.client.sentSize = request => {
+      const effects = request.observation.context?.effects;
+      const size = JSON.stringify(effects?.current?.slice(-2) ?? []).length;
+      sizes.push(size);
+      return size;
+    };
+    await s.runner.start({ task: 't' });
+    expect(sizes.length).toBeGreaterThan(0);
+    const requests = allRequests(s);
+    expect(requests.some(r => JSON.stringify(r).length > 18600)).toBe(true);
+    for (const request of requests) {
+      expect(effectsOf(request).join()).not.toContain('[context trimmed:');
+    }
+  });
+
   it('pauses when the kernel is gone and goes on after resume', async () => {
     const driver = new FakeNotebookDriver();
     driver.kernelAlive = false;

@@ -8,6 +8,7 @@ import type {
   IPlannerObserver,
   GeneratingRequestInput,
   INotebookSummary,
+  ObservationInput,
   PlanningRequestInput,
   PlanningResponse,
   UnknownAction
@@ -162,6 +163,8 @@ export class FakePlannerService implements IPlannerService {
   generatingNotebooks: (INotebookSummary | undefined)[] = [];
   /** Characters a real service adds to every body; tests set it. */
   requestOverhead?: () => number;
+  /** The size of what a real service would send for a request; tests set it. */
+  sentSize?: (request: { observation: ObservationInput }) => number | null;
 
   async planning(
     request: PlanningRequestInput,

@@ -24,6 +24,7 @@ import {
 import type {
   GeneratingRequestInput,
   INotebookSummary,
+  ObservationInput,
   PlanningRequestInput,
   PlanningResponse
 } from '../schemas';
@@ -63,6 +64,8 @@ export interface IDialectPlannerService {
   restoreState?(saved: unknown): void;
   /** A new run starts. */
   resetState?(): void;
+  /** The length of the body sent for `request` when it is not the request itself (engine `sentSize`). */
+  sentSize?(request: { observation: ObservationInput }): number | null;
 }
 
 /** Informational lines (the choices an adapter makes); never sent to the planner. */

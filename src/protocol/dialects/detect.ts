@@ -25,6 +25,7 @@ import { normalizePlanningResponse } from '../normalizeResponse';
 import type {
   GeneratingRequestInput,
   INotebookSummary,
+  ObservationInput,
   PlanningRequestInput,
   PlanningResponse
 } from '../schemas';
@@ -405,6 +406,12 @@ export class DialectPlannerService implements IDialectPlannerService {
       await this._choose(asPlanning, options);
       yield* this._service().generating(request, options);
     }
+  }
+
+  sentSize(request: { observation: ObservationInput }): number | null {
+    return this._dialect
+      ? (this._service().sentSize?.(request) ?? null)
+      : null;
   }
 
   saveState(): unknown {

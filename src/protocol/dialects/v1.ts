@@ -266,6 +266,22 @@ export class V1PlannerService implements IDialectPlannerService {
     this._asked = new Set();
   }
 
+  /**
+   * The length of the `v1/actions` body this adapter would send for `request` (the server gets its
+   * state and the effects, never the kernel summaries of the seed observation): the engine trims
+   * only when that would not fit.
+   */
+  sentSize(request: { observation: ObservationInput }): number {
+    const { stageId, stepId } = locationOf(request.observation);
+    const { state } = this._withTaskVariables(request.observation);
+    return JSON.stringify({
+      stage_id: stageId,
+      step_index: stageId && stepId ? this._stepIndex(stageId, stepId) : null,
+      state: this._outgoingState(request.observation, state),
+      stream: true
+    }).length;
+  }
+
   // ------------------------------------------------------------------------------------------
 
   private _stepStart(
@@ -494,6 +510,18 @@ export class V1PlannerService implements IDialectPlannerService {
 
   /** Task variables from the engine's context fill names the server's state lacks (never kernel summaries). */
   private _adoptTaskVariables(observation: ObservationInput | undefined): void {
+    const { state, described } = this._withTaskVariables(observation);
+    this._state = state;
+    if (described) {
+      this._describedData = described;
+    }
+  }
+
+  /** The stored state with the task variables it lacks (the adapter's state is left as it is). */
+  private _withTaskVariables(observation: ObservationInput | undefined): {
+    state: JsonObject;
+    described: string | null;
+  } {
     const source = observation?.context?.variables ?? {};
     const variables: JsonObject = isRecord(this._state.variables)
       ? { ...this._state.variables }
@@ -510,24 +538,27 @@ export class V1PlannerService implements IDialectPlannerService {
     }
     // Chapter 2 steps need `context_description` ("file, rows x columns"): made from what the run
     // knows, and kept up to date (the shape once the data is loaded) while nobody else set it.
-    const described = describeData(source);
+    let described = describeData(source);
     if (
       described &&
       (isMissing(variables.context_description) ||
         variables.context_description === this._describedData)
     ) {
       variables.context_description = described;
-      this._describedData = described;
+    } else {
+      described = null;
     }
-    this._state = { ...this._state, variables };
-    if (!Array.isArray(this._state.toDoList)) {
-      this._state.toDoList = [];
+    const state: JsonObject = { ...this._state, variables };
+    if (!Array.isArray(state.toDoList)) {
+      state.toDoList = [];
     }
+    return { state, described };
   }
 
   /** The stored state with the client-owned `effect` (the engine's effects without its notices). */
   private _outgoingState(
-    observation: ObservationInput | undefined
+    observation: ObservationInput | undefined,
+    stored: JsonObject = this._state
   ): JsonObject {
     const effects = observation?.context?.effects;
     const keep = (items: readonly string[] | undefined) =>
@@ -536,7 +567,7 @@ export class V1PlannerService implements IDialectPlannerService {
       );
     const history = keep(effects?.history);
     return {
-      ...this._state,
+      ...stored,
       effect: {
         current: keep(effects?.current),
         history: history.slice(Math.max(0, history.length - this._historyLimit))

@@ -476,6 +476,27 @@ describe('the planner service façade', () => {
     });
   });
 
+  it('measures what the chosen dialect sends; nothing before a dialect is known, nothing for dslc', async () => {
+    const transport = new FakeTransport(v1Server());
+    const auto = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      cache: new Map()
+    });
+    expect(auto.sentSize(request)).toBeNull();
+    await auto.planning(request);
+    expect(auto.dialect).toBe('v1');
+    expect(auto.sentSize(request)).toEqual(expect.any(Number));
+    const dslc = createPlannerService({
+      protocol: 'dslc',
+      transport,
+      dslc: fakeDslc()
+    });
+    await dslc.planning(request);
+    expect(dslc.sentSize(request)).toBeNull();
+  });
+
   it('skips detection for a fixed protocol', async () => {
     const transport = new FakeTransport(v1Server());
     const dslc = fakeDslc();

@@ -418,4 +418,26 @@ describe('v1 adapter', () => {
     );
     expect(done.transition?.next_stage_id).toBe(STAGE);
   });
+
+  it('measures the body it sends, without the kernel summaries it never sends', async () => {
+    const transport = new FakeTransport(() => oneAddStream(['next'], 'a'));
+    const service = new V1PlannerService({ transport });
+    const summaries: Record<string, unknown> = {
+      problem_description: 'Predict revenue',
+      csv_file_path: 'data/sales.csv'
+    };
+    for (let i = 0; i < 40; i++) {
+      summaries[`df_${i}`] = `DataFrame(1460×79) ${'x'.repeat(150)}`;
+    }
+    const output = 'col,'.repeat(3000);
+    const seed = request(STAGE, STEP, {
+      current: [output],
+      variables: summaries
+    });
+    const measured = service.sentSize(seed);
+    await collect(service.generating(seed));
+    const sent = JSON.stringify(transport.bodies('v1/actions')[0]).length;
+    expect(measured).toBe(sent);
+    expect(measured).toBeLessThan(JSON.stringify(seed).length - 6000);
+  });
 });
