@@ -409,9 +409,7 @@ export class DialectPlannerService implements IDialectPlannerService {
   }
 
   sentSize(request: { observation: ObservationInput }): number | null {
-    return this._dialect
-      ? (this._service().sentSize?.(request) ?? null)
-      : null;
+    return this._dialect ? (this._service().sentSize?.(request) ?? null) : null;
   }
 
   saveState(): unknown {
