@@ -26,7 +26,7 @@ export function observationOf(
   const { state } = core;
   return buildObservation({
     progress: state.progress,
-    // A kernel variable of the same name never hides the task.
+    // A kernel variable of the same name never hides the task, nor a value the user set.
     variables: redactVariables(
       {
         ...state.contextVariables,
@@ -113,7 +113,10 @@ export function fitToContext<T extends { observation: ObservationInput }>(
     // The service sends less than the request, and that fits: trimming would only lose what it sends.
     return request;
   }
-  const { request: fitted, report } = fitRequest(request, room);
+  // What the service leaves out is not counted: the request is trimmed by what it sends too much.
+  const unsent =
+    sent === null ? 0 : Math.max(0, JSON.stringify(request).length - sent);
+  const { request: fitted, report } = fitRequest(request, room + unsent);
   if (!report.fits) {
     core.warn(msg('requestTooLong', report.finalLength, max), 'engine');
   }

@@ -65,6 +65,8 @@ export interface ISavedRunState {
   effects: IEffectsState;
   /** Variables set by the planner (`context_update.variables`) and the task. */
   contextVariables: Record<string, unknown>;
+  /** Names among them the user set ("Set Variables…"): their values win over the kernel's. */
+  userVariables?: string[];
   /** The last kernel variables seen, as names, types and shapes only: values are never saved. */
   kernelVariableTypes?: Record<string, string>;
   /** Older saves: the last kernel variables' values, read as their types and never written again. */
@@ -111,6 +113,8 @@ export class RunState {
   task: string | null = null;
   dataFiles: string[] = [];
   contextVariables: Record<string, unknown> = {};
+  /** Names of context variables the user set: like the task, a kernel variable never hides them. */
+  userVariables: string[] = [];
   /** The last values collected, sent to the planner; kept in memory only. */
   kernelVariables: Record<string, unknown> = {};
   kernelVariableTypes: Record<string, string> = {};
@@ -146,6 +150,7 @@ export class RunState {
     this.task = null;
     this.dataFiles = [];
     this.contextVariables = {};
+    this.userVariables = [];
     this.kernelVariables = {};
     this.kernelVariableTypes = {};
     this.legacy = {};
@@ -177,6 +182,7 @@ export class RunState {
     this.dataFiles = [...dataFiles];
     this.stepMode = options.stepMode ?? false;
     this.contextVariables = { problem_description: options.task };
+    this.userVariables = [];
     if (dataFiles.length > 0) {
       this.contextVariables.csv_file_path = dataFiles[0];
       this.contextVariables.data_files = [...dataFiles];
@@ -202,6 +208,7 @@ export class RunState {
     this.progress.restore(saved.progress);
     this.effects.restore(saved.effects);
     this.contextVariables = { ...saved.contextVariables };
+    this.userVariables = [...(saved.userVariables ?? [])];
     this.kernelVariableTypes = saved.kernelVariableTypes
       ? { ...saved.kernelVariableTypes }
       : describeVariables(saved.kernelVariables ?? {});
@@ -240,6 +247,7 @@ export class RunState {
       progress: this.progress.toJSON(),
       effects: this.effects.toJSON(),
       contextVariables: { ...this.contextVariables },
+      userVariables: [...this.userVariables],
       kernelVariableTypes: { ...this.kernelVariableTypes },
       cells: this.cells.toJSON(),
       filter: this.filter,
@@ -258,10 +266,10 @@ export class RunState {
     return saved;
   }
 
-  /** The task's variables as the run holds them (the planner may have updated them). */
+  /** The task's variables and those the user set, as the run holds them (the planner may have updated them). */
   taskVariables(): Record<string, unknown> {
     const task: Record<string, unknown> = {};
-    for (const name of TASK_VARIABLES) {
+    for (const name of [...TASK_VARIABLES, ...this.userVariables]) {
       if (name in this.contextVariables) {
         task[name] = this.contextVariables[name];
       }

@@ -302,6 +302,9 @@ export class WorkflowRunner implements IWorkflowRunner {
     }
     if (options.variables && Object.keys(options.variables).length > 0) {
       Object.assign(state.contextVariables, options.variables);
+      state.userVariables = [
+        ...new Set([...state.userVariables, ...Object.keys(options.variables)])
+      ];
       state.retry = null;
     }
     state.error = null;

@@ -66,6 +66,7 @@ export const SavedRunStateSchema = z.looseObject({
   }),
   effects: z.looseObject({ current: Names, history: Names }),
   contextVariables: z.record(z.string(), z.unknown()),
+  userVariables: Names.optional(),
   kernelVariableTypes: z.record(z.string(), z.string()).optional(),
   kernelVariables: z.record(z.string(), z.unknown()).optional(),
   cells: z.looseObject({

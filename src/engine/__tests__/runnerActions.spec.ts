@@ -131,6 +131,23 @@ describe('WorkflowRunner actions, requests and modes', () => {
     }
   });
 
+  it('trims a request whose sent body is too long only by what the body is over', async () => {
+    const s = longOutputsRun();
+    // A service that leaves 6,000 characters of every request out.
+    const sentSize = (request: { observation: unknown }) =>
+      JSON.stringify(request).length - 6000;
+    s.client.sentSize = sentSize;
+    await s.runner.start({ task: 't' });
+    const requests = allRequests(s);
+    for (const request of requests) {
+      expect(sentSize(request)).toBeLessThanOrEqual(18600);
+    }
+    // Not trimmed down to 18,600 as if everything were sent.
+    expect(
+      Math.max(...requests.map(r => JSON.stringify(r).length))
+    ).toBeGreaterThan(18600 + 3000);
+  });
+
   it('pauses when the kernel is gone and goes on after resume', async () => {
     const driver = new FakeNotebookDriver();
     driver.kernelAlive = false;

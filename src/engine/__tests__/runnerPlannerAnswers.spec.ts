@@ -12,6 +12,7 @@ import {
   exec,
   ONE_STEP,
   plan,
+  saved,
   setup,
   TEMPLATE,
   text,
@@ -373,6 +374,34 @@ describe('WorkflowRunner and what planning answers and streams carry', () => {
         sales: 'DataFrame(2×2)'
       });
     }
+  });
+
+  it('keeps the values the user set for a Retry over the kernel’s, in every request and after a reload', async () => {
+    const invalid = new PlannerError({
+      kind: 'invalid',
+      url: 'http://planner.test/planning',
+      message: 'variables missing: column_names',
+      missingVariables: ['column_names']
+    });
+    const s = setup({
+      planning: [withTemplate(false), invalid, plan(true)],
+      generating: [[text('a')]]
+    });
+    s.driver.variables = { column_names: 'list(4)', sales: 'DataFrame(2×2)' };
+    await s.runner.start({ task: 'Forecast' });
+    expect(s.runner.snapshot.state).toBe('ERROR');
+    await s.runner.retry({
+      variables: { column_names: "['month', 'revenue']" }
+    });
+    const after = s.client.planningRequests.slice(2);
+    expect(after.length).toBeGreaterThan(0);
+    for (const request of after) {
+      expect(request.observation.context?.variables).toMatchObject({
+        column_names: "['month', 'revenue']",
+        sales: 'DataFrame(2×2)'
+      });
+    }
+    expect(saved(s.driver).userVariables).toEqual(['column_names']);
   });
 
   it('reports added cells without a follow flag (the driver follows by its own setting)', async () => {
