@@ -397,30 +397,38 @@ export function withTimeouts(
   };
 }
 
+/**
+ * The chunks as a body. Nothing is read ahead (`highWaterMark` 0): a chunk is asked for, and its
+ * timeout runs, only when the reader wants one, as with `Exchange.chunks`; and a cancel finds no read
+ * pending, so it reaches the answer's connection at once.
+ */
 function streamOf(
   chunks: AsyncGenerator<Uint8Array, void, undefined>,
   done: () => void
 ): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const next = await chunks.next();
-        if (next.done) {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await chunks.next();
+          if (next.done) {
+            done();
+            controller.close();
+          } else {
+            controller.enqueue(next.value);
+          }
+        } catch (error) {
           done();
-          controller.close();
-        } else {
-          controller.enqueue(next.value);
+          controller.error(error);
         }
-      } catch (error) {
+      },
+      async cancel() {
         done();
-        controller.error(error);
+        await chunks.return(undefined);
       }
     },
-    async cancel() {
-      done();
-      await chunks.return(undefined);
-    }
-  });
+    { highWaterMark: 0 }
+  );
 }
 
 export interface IRetryPolicy {

@@ -466,14 +466,14 @@ test.describe('Planner dialects', () => {
         '--dialect',
         'v1',
         '--require-variable',
-        'section_3_monthly_trend:target_variable'
+        'section_3_monthly_trend:region_column'
       ],
       { protocol: 'v1', autoAcceptWorkflowUpdates: true },
       'v1-variables.ipynb'
     );
     await startRun(page, TASK, { path: notebook, dataFiles: ['sales.csv'] });
     const error = panel(page).locator('.jp-bcc-error');
-    await expect(error).toContainText('variables missing: target_variable', {
+    await expect(error).toContainText('variables missing: region_column', {
       timeout: 240000
     });
     await expect(stateLine(page)).toHaveAttribute('data-state', 'ERROR');
@@ -482,9 +482,9 @@ test.describe('Planner dialects', () => {
     await capturePanel(page, testInfo, 'dialect-v1-set-variables');
     await setVariables.click();
     const dialog = page.locator('.jp-Dialog');
-    await expect(dialog).toContainText('target_variable');
+    await expect(dialog).toContainText('region_column');
     // The field has the focus: typing goes there.
-    await page.keyboard.type('revenue');
+    await page.keyboard.type('region');
     await dialog.getByRole('button', { name: 'Set and Retry' }).click();
     await expect(stateLine(page)).toHaveText('Completed', { timeout: 240000 });
     expect((await runInfo(page, notebook)).error).toBeNull();
@@ -495,9 +495,10 @@ test.describe('Planner dialects', () => {
         r.path === '/v1/actions' &&
         String(dig(r.body, 'step_index')).endsWith('section_3_monthly_trend')
     );
+    // Not a task variable: it reaches the server because the server asked for it.
     expect(
-      trend.map(r => dig(r.body, 'state', 'variables', 'target_variable'))
-    ).toEqual([undefined, ...trend.slice(1).map(() => 'revenue')]);
+      trend.map(r => dig(r.body, 'state', 'variables', 'region_column'))
+    ).toEqual([undefined, ...trend.slice(1).map(() => 'region')]);
   });
 
   for (const target of ['v1', 'bcc', 'dslc'] as const) {

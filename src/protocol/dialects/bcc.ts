@@ -65,7 +65,10 @@ export class BccPlannerService
     };
     const update: ContextUpdate = {};
     const response: PlanningResponse = { targetAchieved: false };
-    if (request.behavior_feedback) {
+    if (request.behavior_feedback && this._plan.fsm.state === 'STEP_RUNNING') {
+      // A Retry after the next behavior could not be planned: the last one's verdict is in already.
+      this._feedback = request.behavior_feedback as JsonObject;
+    } else if (request.behavior_feedback) {
       this._feedback = request.behavior_feedback as JsonObject;
       const finished = await this._afterBehavior(
         update,
@@ -381,6 +384,10 @@ export class BccPlannerService
     let stage: IReflection;
     if (plan.fsm.state === 'STEP_COMPLETED') {
       // A Retry after the stage reflection failed: the step's verdict is in; the stage's is asked again.
+      // The variables of that verdict were lost with the failed answer: they go with this one.
+      if (Object.keys(plan.variables).length > 0) {
+        update.variables = { ...plan.variables };
+      }
       stage = await this._reflect('STEP_COMPLETED', warn, signal);
       this._applyReflection(stage, update, warn);
     } else {

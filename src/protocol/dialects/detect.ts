@@ -347,6 +347,7 @@ export class DialectPlannerService implements IDialectPlannerService {
     const transport = timeouts
       ? withTimeouts(_options.transport, timeouts)
       : _options.transport;
+    this._transport = transport;
     this._v1 = new V1PlannerService({
       ..._options.v1,
       log: _options.v1?.log ?? this._log,
@@ -475,7 +476,7 @@ export class DialectPlannerService implements IDialectPlannerService {
       return null;
     }
     const result = await detectDialect({
-      transport: this._options.transport,
+      transport: this._transport,
       request,
       notebook: options.notebook,
       bcc: this._options.bcc,
@@ -534,6 +535,8 @@ export class DialectPlannerService implements IDialectPlannerService {
   }
 
   private readonly _root: string;
+  /** The planner's transport, under the timeouts when they are given. */
+  private readonly _transport: IPlannerTransport;
   private readonly _v1Hint: boolean;
   private readonly _cache: Map<string, Dialect>;
   private readonly _log: DialectLog;

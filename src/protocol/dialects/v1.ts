@@ -3,7 +3,7 @@
  * v1/reflection` says whether the step is done, and the server's only memory is a `state` object that
  * the client stores and sends back (docs/dialects.md#v1).
  */
-import { PlannerError } from '../errors';
+import { answerNeeded, PlannerError } from '../errors';
 import { overlongLineWarning } from '../actionStream';
 import type { GeneratingEvent } from '../actionStream';
 import { msg, type ProtocolText, say } from '../messages';
@@ -24,6 +24,7 @@ import {
   httpError,
   IDialectPlannerService,
   invalidAnswer,
+  isRouteMissingError,
   parseJson,
   readLines,
   readText,
@@ -141,8 +142,8 @@ export class V1PlannerService implements IDialectPlannerService {
       throw this._actionsError(url, response.status, text, stageId, stepId);
     }
     this._behaviors++;
-    this._streamComplete = false;
-    const first = this._behaviors === 1;
+    // The missing-variables answer comes instead of the step's first actions.
+    const first = !this._stepActed;
     let index = 0;
     let onlyAdds = true;
     let lastContent: string | null = null;
@@ -187,6 +188,11 @@ export class V1PlannerService implements IDialectPlannerService {
         continue;
       }
       const raw = message.action;
+      if (!sawAction) {
+        // From the first action on, an answer that breaks off leaves the step half done.
+        this._streamComplete = false;
+        this._stepActed = true;
+      }
       if (isRecord(raw.state)) {
         this._state = omit(raw.state, ['effect']);
       }
@@ -228,6 +234,7 @@ export class V1PlannerService implements IDialectPlannerService {
       streamComplete: this._streamComplete,
       stepKey: this._stepKey,
       behaviors: this._behaviors,
+      stepActed: this._stepActed,
       nextStageId: this._nextStageId,
       askedVariables: [...this._asked]
     };
@@ -244,6 +251,10 @@ export class V1PlannerService implements IDialectPlannerService {
     this._streamComplete = saved.streamComplete !== false;
     this._stepKey = asString(saved.stepKey) ?? null;
     this._behaviors = typeof saved.behaviors === 'number' ? saved.behaviors : 0;
+    this._stepActed =
+      typeof saved.stepActed === 'boolean'
+        ? saved.stepActed
+        : this._behaviors > 0;
     this._nextStageId = asString(saved.nextStageId) ?? null;
     this._asked = new Set(
       Array.isArray(saved.askedVariables)
@@ -261,6 +272,7 @@ export class V1PlannerService implements IDialectPlannerService {
     this._streamComplete = true;
     this._stepKey = null;
     this._behaviors = 0;
+    this._stepActed = false;
     this._nextStageId = null;
     this._missing = null;
     this._asked = new Set();
@@ -345,6 +357,7 @@ export class V1PlannerService implements IDialectPlannerService {
       }
       this._state = { ...this._state, toDoList: [] };
       this._behaviors = 0;
+      this._stepActed = false;
       this._streamComplete = true;
       this._missing = null;
     }
@@ -411,7 +424,7 @@ export class V1PlannerService implements IDialectPlannerService {
       );
     }
     if (!response.ok) {
-      throw httpError(
+      const error = httpError(
         'POST',
         url,
         response.status,
@@ -422,6 +435,9 @@ export class V1PlannerService implements IDialectPlannerService {
           `HTTP ${response.status}: ${detailOf(text) || '(no details)'}`
         )
       );
+      // A route that is missing lets detection run again; any other refusal stops with a Retry,
+      // since going on to /generating would run the step's start handler again.
+      throw isRouteMissingError(error) ? error : answerNeeded(error);
     }
     const parsed = parseJson(text);
     if (
@@ -758,6 +774,8 @@ export class V1PlannerService implements IDialectPlannerService {
   private _streamComplete = true;
   private _stepKey: string | null = null;
   private _behaviors = 0;
+  /** An action of the current step has arrived (its first behavior has begun). */
+  private _stepActed = false;
   private _nextStageId: string | null = null;
   private _missing: string[] | null = null;
   /** Names the server said were missing: the user may set them ("Set Variables…"), and they are sent. */

@@ -44,6 +44,8 @@ export interface IV1SavedState {
   streamComplete: boolean;
   stepKey: string | null;
   behaviors: number;
+  /** An action of the current step has arrived (absent in older saves). */
+  stepActed?: boolean;
   nextStageId: string | null;
   /** Variables the server asked for; the user's values for them are sent (absent in older saves). */
   askedVariables?: string[];

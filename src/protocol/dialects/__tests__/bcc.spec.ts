@@ -1208,4 +1208,75 @@ describe('bcc adapter', () => {
       next.filter(a => a.action === 'new_section').map(a => a.content)
     ).toEqual(['Revenue Forecast (optional)']);
   });
+
+  it('plans the next behavior on Retry after an unreadable <behavior>, without asking the reflection again', async () => {
+    let behaviorAnswers = 0;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return text(GENERATED, 200, 'application/json');
+      }
+      if (req.path === 'reflecting') {
+        return text(REFLECT_RUNNING);
+      }
+      switch (fsmOf(req)) {
+        case 'IDLE':
+          return text(STAGES);
+        case 'STAGE_RUNNING':
+          return text(STEPS, 200, 'application/xml');
+        default:
+          behaviorAnswers++;
+          return text(
+            behaviorAnswers === 2
+              ? 'I cannot plan that.'
+              : behavior(`b${behaviorAnswers}`, 'load_sales')
+          );
+      }
+    });
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await expect(
+      service.planning(engineRequest('sales_data_check', 'load_sales', true))
+    ).rejects.toMatchObject({ kind: 'invalid' });
+    const retried = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(retried.behavior?.id).toBe('b3');
+    expect(
+      transport.requests.map(r => `${r.path}:${fsmOf(r)}`).slice(-3)
+    ).toEqual([
+      'reflecting:BEHAVIOR_COMPLETED',
+      'planning:STEP_RUNNING',
+      'planning:STEP_RUNNING'
+    ]);
+  });
+
+  it('passes on the step verdict’s variables when Retry follows a failed stage reflection', async () => {
+    let stageFails = true;
+    const transport = scripted(req =>
+      fsmOf(req) === 'BEHAVIOR_COMPLETED'
+        ? text(REFLECT_DONE)
+        : stageFails
+          ? text('LLM timeout', 500)
+          : text(STAGE_NOT_DONE)
+    );
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await expect(
+      service.planning(engineRequest('sales_data_check', 'load_sales', true))
+    ).rejects.toMatchObject({ needsAnswer: true });
+    stageFails = false;
+    const answer = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(answer.context_update?.variables).toMatchObject({
+      shape_text: '(240, 4)',
+      rows: '240'
+    });
+  });
 });

@@ -468,6 +468,17 @@ describe('the planner service façade', () => {
       dslc: fakeDslc(),
       timeouts
     });
+    // Detection's probes too (here with no retries of its own for the /planning probe).
+    const auto = createPlannerService({
+      protocol: 'auto',
+      transport: new FakeTransport(() => silent()),
+      dslc: fakeDslc(),
+      cache: new Map(),
+      timeouts
+    });
+    await expect(auto.planning(request)).rejects.toMatchObject({
+      kind: 'timeout'
+    });
     await expect(bcc.planning(request)).rejects.toMatchObject({
       kind: 'timeout',
       message: expect.stringMatching(

@@ -311,6 +311,45 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     ).toEqual([]);
   });
 
+  it('resends the same state, without a warning, when an answer breaks before its first action', async () => {
+    let calls = 0;
+    const transport = new FakeTransport(() => {
+      calls++;
+      if (calls === 1) {
+        return oneAddStream(['next'], 'a');
+      }
+      if (calls > 2) {
+        return oneAddStream(['later'], 'b');
+      }
+      const head = new TextEncoder().encode(JSON.stringify(header) + '\n');
+      let sent = false;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent) {
+              controller.error(new TypeError('network error'));
+            } else {
+              sent = true;
+              controller.enqueue(head);
+            }
+          }
+        }),
+        { status: 200, headers: { 'Content-Type': 'application/json' } }
+      );
+    });
+    const service = new V1PlannerService({ transport });
+    await collect(service.generating(request(STAGE, STEP)));
+    await expect(
+      collect(service.generating(request(STAGE, STEP)))
+    ).rejects.toThrow(/network error/);
+    const retried = await collect(service.generating(request(STAGE, STEP)));
+    expect(retried.filter(e => e.kind === 'warning')).toEqual([]);
+    const bodies = transport.bodies('v1/actions');
+    expect((bodies[2].state as Record<string, unknown>).toDoList).toEqual([
+      'next'
+    ]);
+  });
+
   it('still finds missing variables when the step is retried after its first request failed', async () => {
     let calls = 0;
     const transport = new FakeTransport(req => {
@@ -388,6 +427,25 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
         /v1\/reflection.*HTTP 502.*decided from the stored toDoList/
       )
     ]);
+  });
+
+  it('stops with a Retry when v1/reflection refuses the request, and lets detection run on a missing route', async () => {
+    for (const [answer, needsAnswer, missing] of [
+      [json({ detail: 'stage_id cannot be null' }, 422), true, false],
+      [json({ detail: 'Not Found' }, 404), false, true]
+    ] as const) {
+      const transport = new FakeTransport(req =>
+        req.path === 'v1/reflection' ? answer.clone() : oneAddStream([], 'a')
+      );
+      const service = new V1PlannerService({ transport });
+      await collect(service.generating(request(STAGE, STEP)));
+      const error = await service
+        .planning(request(STAGE, STEP, { feedback: true }))
+        .catch(e => e);
+      expect(error).toBeInstanceOf(PlannerError);
+      expect(error.needsAnswer).toBe(needsAnswer);
+      expect(isRouteMissingError(error)).toBe(missing);
+    }
   });
 
   it('sends the variables the server asked for once the user has set them', async () => {
