@@ -36,8 +36,22 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
       }
     };
     const watch = ({ panel, runner }: IRunnerEntry) => {
+      // The failure's notice, with its Retry, while the run stays failed: gone once the run goes on.
+      let failure: string | null = null;
+      const dismissFailure = () => {
+        if (failure !== null) {
+          Notification.dismiss(failure);
+          failure = null;
+        }
+      };
+      runner.stateChanged.connect((_, transition) => {
+        if (transition.from === 'ERROR' && transition.to !== 'ERROR') {
+          dismissFailure();
+        }
+      });
       runner.finished.connect((_, finished: IRunFinished) => {
         const name = PathExt.basename(panel.context.localPath);
+        dismissFailure();
         switch (finished.reason) {
           case 'completed':
             Notification.success(trans.__('Workflow completed in %1', name), {
@@ -46,7 +60,7 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
             });
             break;
           case 'error':
-            Notification.error(
+            failure = Notification.error(
               trans.__(
                 'Workflow failed in %1: %2',
                 name,

@@ -482,6 +482,11 @@ test.describe('Faults during a run', () => {
       await expectSavedAtFault(page, path, TASK, before, 'ERROR');
       await clickControl(page, 'Retry');
       await expectCompleted(page, path, 'Retry');
+      // The failure's notification, and its Retry, went with the failure.
+      const left = await page.evaluate(() => window.galata.getNotifications());
+      expect(left.map(n => n.message).join('\n')).not.toMatch(
+        /Workflow failed in/
+      );
       const after = await cellInfos(page, path);
       expectKept(before, after);
       // A retry never applies an action of the failed behavior a second time.

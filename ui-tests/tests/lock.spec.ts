@@ -22,8 +22,7 @@ import {
   startRun,
   stateLine,
   test,
-  uploadHousing,
-  waitForEnd
+  uploadHousing
 } from './helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -195,7 +194,15 @@ test.describe('One run per notebook', () => {
     await expect(stateLine(page)).not.toHaveText(/^Stopped/, {
       timeout: 30000
     });
-    const end = await waitForEnd(page, path, 240000);
+    // The take-over starts the run once it holds the lock, a moment after the click: wait for this
+    // page's run to end, not for the moment before it starts (this page has run nothing before).
+    await expect
+      .poll(async () => (await runInfo(page, path)).finished?.reason ?? null, {
+        timeout: 240000,
+        intervals: [250]
+      })
+      .not.toBeNull();
+    const end = await runInfo(page, path);
     expect(end.finished?.reason).toBe('completed');
 
     const file = await savedNotebook(page, path);
