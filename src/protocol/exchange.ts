@@ -378,14 +378,18 @@ export function withTimeouts(
         exchange.dispose();
         throw error;
       }
-      // A status that has no body (204, 304) cannot be given one.
-      const body =
-        response.body && ![101, 204, 205, 304].includes(response.status)
-          ? streamOf(exchange.chunks(response), () => exchange.dispose())
-          : null;
-      if (!body) {
+      if (!response.body || [101, 204, 205, 304].includes(response.status)) {
+        // No body to time: a status without one, or a `fetch` whose answers have no stream.
         exchange.dispose();
+        return response;
       }
+      // The stream class of the answer's own body: the one its `Response` takes (a test
+      // environment's `fetch` may not share the global one, or have none global).
+      const body = streamOf(
+        response.body.constructor as typeof ReadableStream,
+        exchange.chunks(response),
+        () => exchange.dispose()
+      );
       const timed = new Response(body, {
         status: response.status,
         statusText: response.statusText,
@@ -403,10 +407,11 @@ export function withTimeouts(
  * pending, so it reaches the answer's connection at once.
  */
 function streamOf(
+  Stream: typeof ReadableStream,
   chunks: AsyncGenerator<Uint8Array, void, undefined>,
   done: () => void
 ): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(
+  return new Stream<Uint8Array>(
     {
       async pull(controller) {
         try {
