@@ -18,12 +18,14 @@ import {
   IPlannerObserver,
   IPlannerRequest,
   IPlannerTransport,
+  ITimeouts,
   NOTEBOOK_ID_HEADER,
   ObservationInput,
   PlannerClient,
   PLANNING_RETRIES,
   PlanningRequestInput,
-  PlanningResponse
+  PlanningResponse,
+  withSend
 } from '../protocol';
 import {
   createPlannerService,
@@ -175,14 +177,11 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
       bcc: { notebookId: this._notebookId(settings) },
       // The probe is the run's first /planning request: the same timeout and retries as the client's.
       probeTiming: () => ({
-        firstByteTimeoutMs: this._options.settings().firstByteTimeout * 1000,
+        firstByteTimeoutMs: this._timeouts().firstByteTimeoutMs,
         retries: PLANNING_RETRIES
       }),
       // The v1 and bcc requests wait like the seed client's (docs/dialects.md).
-      timeouts: () => ({
-        firstByteTimeoutMs: this._options.settings().firstByteTimeout * 1000,
-        stallTimeoutMs: this._options.settings().stallTimeout * 1000
-      }),
+      timeouts: () => this._timeouts(),
       log: message => console.debug(`Notebook-BCC: ${message}`)
     });
     this._facade = { key, transport, service };
@@ -196,8 +195,7 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
     const settings = this._options.settings();
     const options = {
       notebookId: this._notebookId(settings),
-      firstByteTimeoutMs: settings.firstByteTimeout * 1000,
-      stallTimeoutMs: settings.stallTimeout * 1000
+      ...this._timeouts()
     };
     const key = JSON.stringify(options);
     if (!this._current || key !== this._clientKey) {
@@ -231,34 +229,33 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
    * as the client's do.
    */
   private _watch(transport: IPlannerTransport): IPlannerTransport {
-    return {
-      // Read through: a deferred transport names its choice once it is made.
-      get label() {
-        return transport.label;
-      },
-      get labelText() {
-        return transport.labelText;
-      },
-      urlOf: path => transport.urlOf(path),
-      send: async (request: IPlannerRequest) => {
-        const id = ++this._sends;
-        this._sending.set(id, Date.now());
+    return withSend(transport, async (request: IPlannerRequest) => {
+      const id = ++this._sends;
+      this._sending.set(id, Date.now());
+      this._changed.emit();
+      const notebookId = this._notebookId(this._options.settings());
+      try {
+        return await transport.send({
+          ...request,
+          body: withNotebookId(request.body, notebookId),
+          headers: {
+            ...(notebookId ? { [NOTEBOOK_ID_HEADER]: notebookId } : {}),
+            ...request.headers
+          }
+        });
+      } finally {
+        this._sending.delete(id);
         this._changed.emit();
-        const notebookId = this._notebookId(this._options.settings());
-        try {
-          return await transport.send({
-            ...request,
-            body: withNotebookId(request.body, notebookId),
-            headers: {
-              ...(notebookId ? { [NOTEBOOK_ID_HEADER]: notebookId } : {}),
-              ...request.headers
-            }
-          });
-        } finally {
-          this._sending.delete(id);
-          this._changed.emit();
-        }
       }
+    });
+  }
+
+  /** The first-byte and stall timeouts of every planner request, from the settings. */
+  private _timeouts(): ITimeouts {
+    const settings = this._options.settings();
+    return {
+      firstByteTimeoutMs: settings.firstByteTimeout * 1000,
+      stallTimeoutMs: settings.stallTimeout * 1000
     };
   }
 

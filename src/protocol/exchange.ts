@@ -4,7 +4,7 @@
  */
 import { abortError, excerpt, networkError, PlannerError } from './errors';
 import { type ProtocolText, say, textOf } from './messages';
-import type { IPlannerTransport } from './transport';
+import { type IPlannerTransport, withSend } from './transport';
 
 /** Default time from sending a request to the first byte of its answer: an LLM planner thinks for minutes. */
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 300_000;
@@ -171,15 +171,19 @@ export function invalidResponse(
   });
 }
 
-export interface IExchangeOptions {
+/** The first-byte and stall timeouts of a planner's answers, in milliseconds (0 = none). */
+export interface ITimeouts {
+  /** From sending the request to the first byte of its body. */
+  firstByteTimeoutMs: number;
+  /** Between two chunks of a body. */
+  stallTimeoutMs: number;
+}
+
+export interface IExchangeOptions extends ITimeouts {
   method: 'GET' | 'POST';
   url: string;
   /** The caller's signal (Stop). */
   signal?: AbortSignal;
-  /** From sending the request to the first byte of its body; 0 = none. */
-  firstByteTimeoutMs: number;
-  /** Between two chunks of a body; 0 = none. */
-  stallTimeoutMs: number;
   /** Called once, when the first byte of the body arrives. */
   onFirstByte?: () => void;
 }
@@ -338,12 +342,6 @@ export class Exchange {
   private _receivedData = false;
 }
 
-/** The first-byte and stall timeouts of a planner's answers, in milliseconds (0 = none). */
-export interface ITimeouts {
-  firstByteTimeoutMs: number;
-  stallTimeoutMs: number;
-}
-
 /**
  * `transport` whose every answer is bounded by the timeouts `timeouts()` gives when the request is
  * sent: its headers and first byte by the first-byte timeout, each later chunk by the stall timeout;
@@ -354,51 +352,42 @@ export function withTimeouts(
   transport: IPlannerTransport,
   timeouts: () => ITimeouts
 ): IPlannerTransport {
-  return {
-    get label() {
-      return transport.label;
-    },
-    get labelText() {
-      return transport.labelText;
-    },
-    urlOf: path => transport.urlOf(path),
-    async send(request) {
-      const exchange = new Exchange({
-        method: request.method,
-        url: transport.urlOf(request.path),
-        signal: request.signal,
-        ...timeouts()
-      });
-      let response: Response;
-      try {
-        response = await exchange.guard(
-          transport.send({ ...request, signal: exchange.signal })
-        );
-      } catch (error) {
-        exchange.dispose();
-        throw error;
-      }
-      if (!response.body || [101, 204, 205, 304].includes(response.status)) {
-        // No body to time: a status without one, or a `fetch` whose answers have no stream.
-        exchange.dispose();
-        return response;
-      }
-      // The stream class of the answer's own body: the one its `Response` takes (a test
-      // environment's `fetch` may not share the global one, or have none global).
-      const body = streamOf(
-        response.body.constructor as typeof ReadableStream,
-        exchange.chunks(response),
-        () => exchange.dispose()
+  return withSend(transport, async request => {
+    const exchange = new Exchange({
+      method: request.method,
+      url: transport.urlOf(request.path),
+      signal: request.signal,
+      ...timeouts()
+    });
+    let response: Response;
+    try {
+      response = await exchange.guard(
+        transport.send({ ...request, signal: exchange.signal })
       );
-      const timed = new Response(body, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers
-      });
-      Object.defineProperty(timed, 'url', { value: response.url });
-      return timed;
+    } catch (error) {
+      exchange.dispose();
+      throw error;
     }
-  };
+    if (!response.body || [101, 204, 205, 304].includes(response.status)) {
+      // No body to time: a status without one, or a `fetch` whose answers have no stream.
+      exchange.dispose();
+      return response;
+    }
+    // The stream class of the answer's own body: the one its `Response` takes (a test
+    // environment's `fetch` may not share the global one, or have none global).
+    const body = streamOf(
+      response.body.constructor as typeof ReadableStream,
+      exchange.chunks(response),
+      () => exchange.dispose()
+    );
+    const timed = new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers
+    });
+    Object.defineProperty(timed, 'url', { value: response.url });
+    return timed;
+  });
 }
 
 /**

@@ -33,6 +33,26 @@ export interface IPlannerTransport {
 }
 
 /**
+ * `transport` sending through `send`, its label and URLs read through (a deferred transport names its
+ * choice once it is made): what a wrapper around a transport changes is how it sends.
+ */
+export function withSend(
+  transport: IPlannerTransport,
+  send: (request: IPlannerRequest) => Promise<Response>
+): IPlannerTransport {
+  return {
+    get label() {
+      return transport.label;
+    },
+    get labelText() {
+      return transport.labelText;
+    },
+    urlOf: path => transport.urlOf(path),
+    send
+  };
+}
+
+/**
  * A header value any `fetch` accepts: visible ASCII stays, everything else (spaces, `%`, non-ASCII such
  * as `数据分析 📈.ipynb`) is percent-encoded as UTF-8, so `decodeURIComponent` (Python: `unquote`) gives
  * the value back.

@@ -65,17 +65,13 @@ export class BccPlannerService
     };
     const update: ContextUpdate = {};
     const response: PlanningResponse = { targetAchieved: false };
-    if (request.behavior_feedback && this._plan.fsm.state === 'STEP_RUNNING') {
-      // A Retry after the next behavior could not be planned: the last one's verdict is in already.
+    if (request.behavior_feedback) {
       this._feedback = request.behavior_feedback as JsonObject;
-    } else if (request.behavior_feedback) {
-      this._feedback = request.behavior_feedback as JsonObject;
-      const finished = await this._afterBehavior(
-        update,
-        response,
-        warn,
-        options.signal
-      );
+      // At STEP_RUNNING the last behavior's verdict is in already: a Retry after the next behavior
+      // could not be planned.
+      const finished =
+        this._plan.fsm.state !== 'STEP_RUNNING' &&
+        (await this._afterBehavior(update, response, warn, options.signal));
       if (finished) {
         return this._finish(response, update);
       }

@@ -972,6 +972,14 @@ describe('bcc adapter', () => {
     ]);
   });
 
+  /** The run's start (stages, steps, the first behavior planned) and that behavior's /generating. */
+  async function runFirstBehavior(service: BccPlannerService): Promise<void> {
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+  }
+
   /** A server with two stages of two steps whose reflections and generations the test scripts. */
   function scripted(
     reflect: (req: IPlannerRequest) => Response,
@@ -1010,10 +1018,7 @@ describe('bcc adapter', () => {
       fail ? text('LLM timeout', 500) : text(REFLECT_RUNNING)
     );
     const service = new BccPlannerService({ transport });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     const error = await service
       .planning(engineRequest('sales_data_check', 'load_sales', true))
       .catch(e => e);
@@ -1042,10 +1047,7 @@ describe('bcc adapter', () => {
     const service = new BccPlannerService({
       transport: scripted(() => text(STAGE_DONE))
     });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     await expect(
       service.planning(engineRequest('sales_data_check', 'load_sales', true))
     ).rejects.toMatchObject({
@@ -1061,10 +1063,7 @@ describe('bcc adapter', () => {
           : text(REFLECT_RUNNING)
       )
     });
-    await second.planning(engineRequest(null, null));
-    await collect(
-      second.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(second);
     await expect(
       second.planning(engineRequest('sales_data_check', 'load_sales', true))
     ).rejects.toThrow(/<reflection> to FSM state STEP_COMPLETED/);
@@ -1078,10 +1077,7 @@ describe('bcc adapter', () => {
         : text(stageAnswer)
     );
     const service = new BccPlannerService({ transport });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     await expect(
       service.planning(engineRequest('sales_data_check', 'load_sales', true))
     ).rejects.toMatchObject({ kind: 'invalid' });
@@ -1128,10 +1124,7 @@ describe('bcc adapter', () => {
       ])
     );
     const service = new BccPlannerService({ transport });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
     );
@@ -1158,10 +1151,7 @@ describe('bcc adapter', () => {
           )
     );
     const service = new BccPlannerService({ transport });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
     );
@@ -1192,10 +1182,7 @@ describe('bcc adapter', () => {
         ])
     );
     const service = new BccPlannerService({ transport });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
     );
@@ -1233,10 +1220,7 @@ describe('bcc adapter', () => {
       }
     });
     const service = new BccPlannerService({ transport });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     await expect(
       service.planning(engineRequest('sales_data_check', 'load_sales', true))
     ).rejects.toMatchObject({ kind: 'invalid' });
@@ -1263,10 +1247,7 @@ describe('bcc adapter', () => {
           : text(STAGE_NOT_DONE)
     );
     const service = new BccPlannerService({ transport });
-    await service.planning(engineRequest(null, null));
-    await collect(
-      service.generating(engineRequest('sales_data_check', 'load_sales'))
-    );
+    await runFirstBehavior(service);
     await expect(
       service.planning(engineRequest('sales_data_check', 'load_sales', true))
     ).rejects.toMatchObject({ needsAnswer: true });

@@ -82,3 +82,24 @@ export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   }
   return items;
 }
+
+/** An answer whose body gives `lines` (as NDJSON), then breaks off with a network error. */
+export function breaksAfter(lines: unknown[]): Response {
+  const head = new TextEncoder().encode(
+    lines.map(line => JSON.stringify(line) + '\n').join('')
+  );
+  let sent = false;
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) {
+          controller.error(new TypeError('network error'));
+        } else {
+          sent = true;
+          controller.enqueue(head);
+        }
+      }
+    }),
+    { status: 200, headers: { 'Content-Type': 'application/json' } }
+  );
+}

@@ -3,7 +3,14 @@ import { PlannerError } from '../../errors';
 import type { GeneratingEvent } from '../../actionStream';
 import { isRouteMissingError } from '../common';
 import { fullStepIndex, missingVariableNames, V1PlannerService } from '../v1';
-import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
+import {
+  breaksAfter,
+  collect,
+  FakeTransport,
+  json,
+  ndjson,
+  text
+} from './fakeTransport';
 import {
   actions,
   header,
@@ -266,35 +273,17 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       if (calls > 1) {
         return oneAddStream(['next'], 'again');
       }
-      const head = new TextEncoder().encode(
-        [
-          header,
-          {
-            action: {
-              action: 'add',
-              shotType: 'dialogue',
-              content: 'a',
-              state: state(['later'])
-            }
+      return breaksAfter([
+        header,
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: 'a',
+            state: state(['later'])
           }
-        ]
-          .map(line => JSON.stringify(line) + '\n')
-          .join('')
-      );
-      let sent = false;
-      return new Response(
-        new ReadableStream<Uint8Array>({
-          pull(controller) {
-            if (sent) {
-              controller.error(new TypeError('network error'));
-            } else {
-              sent = true;
-              controller.enqueue(head);
-            }
-          }
-        }),
-        { status: 200, headers: { 'Content-Type': 'application/json' } }
-      );
+        }
+      ]);
     });
     const service = new V1PlannerService({ transport });
     await service.planning(request(STAGE, STEP));
@@ -321,21 +310,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       if (calls > 2) {
         return oneAddStream(['later'], 'b');
       }
-      const head = new TextEncoder().encode(JSON.stringify(header) + '\n');
-      let sent = false;
-      return new Response(
-        new ReadableStream<Uint8Array>({
-          pull(controller) {
-            if (sent) {
-              controller.error(new TypeError('network error'));
-            } else {
-              sent = true;
-              controller.enqueue(head);
-            }
-          }
-        }),
-        { status: 200, headers: { 'Content-Type': 'application/json' } }
-      );
+      return breaksAfter([header]);
     });
     const service = new V1PlannerService({ transport });
     await collect(service.generating(request(STAGE, STEP)));
