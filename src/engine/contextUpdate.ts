@@ -67,6 +67,9 @@ export async function applyPlanning(
     if (progressUpdate.focus !== undefined) {
       progress.setFocus(progressUpdate.level, progressUpdate.focus);
     }
+    if (progressUpdate.assessment) {
+      progress.setAssessment(progressUpdate.level, progressUpdate.assessment);
+    }
     const outputs = progressUpdate.current_outputs;
     const expected = outputs?.expected;
     if (expected && expected.length > 0) {

@@ -8,6 +8,7 @@
  */
 import type {
   Artifact,
+  Assessment,
   CompletedItem,
   CurrentLocation,
   CurrentOutputs,
@@ -51,6 +52,17 @@ export interface IProgressState {
    * another stage, before they came up. Absent in older saved runs.
    */
   skippedSteps?: Record<string, string[]>;
+  /**
+   * The planner's latest assessment of each stage and step (`progress_update.assessment`), by stage
+   * id, for the whole run. Absent in older saved runs.
+   */
+  assessments?: Record<string, IStageAssessments>;
+}
+
+export interface IStageAssessments {
+  stage?: Assessment;
+  /** By step id. */
+  steps?: Record<string, Assessment>;
 }
 
 /** How many action summaries one behavior keeps for `actions_taken`. */
@@ -179,6 +191,38 @@ export class WorkflowProgress {
 
   setFocus(level: ProgressLevelName, focus: string): void {
     this._level(level).focus = focus;
+  }
+
+  /**
+   * `progress_update.assessment`: replaces what the planner said before about the current stage, or
+   * the current step (a behavior's assessment is its step's). Nothing to say changes nothing.
+   */
+  setAssessment(level: ProgressLevelName, assessment: Assessment): void {
+    const stageId = this.currentStageId;
+    const stepId = level === 'stages' ? undefined : this.currentStepId;
+    if (stageId === null || stepId === null) {
+      return;
+    }
+    const value: Assessment = {};
+    if (assessment.reasoning?.trim()) {
+      value.reasoning = assessment.reasoning.trim();
+    }
+    if (
+      typeof assessment.percent === 'number' &&
+      Number.isFinite(assessment.percent)
+    ) {
+      value.percent = Math.min(100, Math.max(0, assessment.percent));
+    }
+    if (Object.keys(value).length === 0) {
+      return;
+    }
+    const all = (this._state.assessments ??= {});
+    const ofStage = (all[stageId] ??= {});
+    if (stepId === undefined) {
+      ofStage.stage = value;
+    } else {
+      ofStage.steps = { ...ofStage.steps, [stepId]: value };
+    }
   }
 
   /** Expected names sent by the planner for a level (`progress_update.current_outputs`). */

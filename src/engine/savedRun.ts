@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import {
+  AssessmentSchema,
   BehaviorFeedbackSchema,
   ContextFilterSchema,
   WorkflowTemplateSchema
@@ -62,7 +63,16 @@ export const SavedRunStateSchema = z.looseObject({
       goal: z.string().nullable(),
       actionsTaken: Names,
       nextExpected: Names
-    })
+    }),
+    assessments: z
+      .record(
+        z.string(),
+        z.looseObject({
+          stage: AssessmentSchema.optional(),
+          steps: z.record(z.string(), AssessmentSchema).optional()
+        })
+      )
+      .optional()
   }),
   effects: z.looseObject({ current: Names, history: Names }),
   contextVariables: z.record(z.string(), z.unknown()),

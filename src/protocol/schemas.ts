@@ -499,10 +499,22 @@ export const TransitionSchema = z.looseObject({
 });
 export type Transition = z.infer<typeof TransitionSchema>;
 
+/**
+ * Our extension: the planner's judgement of the current item of a level (a reflection's reasoning, a
+ * stage's progress percentage). The progress panel shows it on that stage or step.
+ */
+export const AssessmentSchema = z.looseObject({
+  reasoning: z.string().optional(),
+  /** 0 to 100. */
+  percent: z.number().optional()
+});
+export type Assessment = z.infer<typeof AssessmentSchema>;
+
 export const ProgressUpdateSchema = z.looseObject({
   level: ProgressLevelNameSchema,
   focus: z.string().optional(),
-  current_outputs: CurrentOutputsSchema.optional()
+  current_outputs: CurrentOutputsSchema.optional(),
+  assessment: AssessmentSchema.optional()
 });
 export type ProgressUpdate = z.infer<typeof ProgressUpdateSchema>;
 

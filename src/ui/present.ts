@@ -4,7 +4,12 @@
  * a notebook.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import type { Artifact, CompletedItem, CurrentOutputs } from '../protocol';
+import type {
+  Artifact,
+  Assessment,
+  CompletedItem,
+  CurrentOutputs
+} from '../protocol';
 import {
   type IMessage,
   type IMessageText,
@@ -223,6 +228,8 @@ export interface IStepNode {
   goal: string | null;
   /** The planner's guidance for the current step (markdown). */
   focus: string | null;
+  /** The planner's latest assessment of the step, current or not. */
+  assessment: Assessment | null;
   produced: string[];
   behaviors: IBehaviorNode[];
 }
@@ -233,6 +240,7 @@ export interface IStageNode {
   status: ItemStatus;
   goal: string | null;
   focus: string | null;
+  assessment: Assessment | null;
   produced: string[];
   steps: IStepNode[];
 }
@@ -403,6 +411,7 @@ export function buildTree(
   completed: CompletedItems
 ): IStageNode[] {
   const template = progress?.template ?? null;
+  const assessments = progress?.assessments ?? {};
   return snapshot.stages.map(stage => {
     const stageTemplate = template?.stages.find(s => s.id === stage.id);
     const stageItem = completed.stage(stage.id);
@@ -413,6 +422,7 @@ export function buildTree(
       status: stage.status,
       goal: stageTemplate ? templateGoal(stageTemplate) : null,
       focus: isCurrentStage ? snapshot.stage.focus : null,
+      assessment: assessments[stage.id]?.stage ?? null,
       produced: produced(stageItem),
       steps: stage.steps.map(step => {
         const stepTemplate = stageTemplate?.steps.find(s => s.id === step.id);
@@ -423,6 +433,7 @@ export function buildTree(
           status: step.status,
           goal: stepTemplate ? templateGoal(stepTemplate) : null,
           focus: isCurrentStep ? snapshot.step.focus : null,
+          assessment: assessments[stage.id]?.steps?.[step.id] ?? null,
           produced: produced(completed.step(stage.id, step.id)),
           behaviors: behaviorsOf(
             step.id,

@@ -337,6 +337,23 @@ test.describe('Planner dialects', () => {
       ['Load Sales Data', 'Check Data Quality'],
       ['Revenue by Region', 'Monthly Trend']
     ]);
+    // §3.7: the reflections' progress percentage and reasoning are shown in the panel, on the
+    // stage and the step they are about, after the run as during it.
+    const item = (name: string) =>
+      panel(page).locator(`li[role="treeitem"][aria-label="${name}"]`);
+    await expect(
+      item('Sales Data Check').locator(
+        ':scope > .jp-bcc-tree-row .jp-bcc-percent'
+      )
+    ).toHaveText('100%');
+    const loadStep = item('Load Sales Data');
+    if ((await loadStep.getAttribute('aria-expanded')) !== 'true') {
+      await loadStep.locator(':scope > .jp-bcc-tree-row').click();
+    }
+    await expect(
+      loadStep.locator(':scope > .jp-bcc-tree-details > .jp-bcc-assessment')
+    ).toContainText('step done');
+    await capturePanel(page, testInfo, 'dialect-bcc-assessment');
 
     const requests = await received(url);
     await attachLog(testInfo, 'bcc-requests', requests);

@@ -406,12 +406,22 @@ const ENTRY_CHAPTER: IChapter = {
       id: ENTRY_STEP,
       title: 'Design the workflow',
       description: 'Read the goal and propose the chapters.',
-      requires: ['user_goal'],
+      // The real server's DesignWorkflow requires these four, each non-empty, before anything runs.
+      requires: [
+        'problem_name',
+        'user_goal',
+        'problem_description',
+        'context_description'
+      ],
       wholeChain: true,
       handlers: [
         [
           'start',
           context => {
+            context.emit({
+              action: 'update_title',
+              title: `${text(context.lookup('problem_name'))}: Data Science Analysis`
+            });
             context.emit({
               action: 'is_thinking',
               shotType: 'thinking',

@@ -218,6 +218,40 @@ describe('WorkflowProgress', () => {
     expect(progress.goals().step).toBe('Read the file');
   });
 
+  it('keeps the planner’s assessment of each stage and step for the whole run, saved with it', () => {
+    const progress = atCleaning();
+    // A behavior's assessment is its step's.
+    progress.setAssessment('behaviors', {
+      reasoning: 'Gaps filled in 3 of 5 columns.',
+      percent: 60
+    });
+    progress.setAssessment('stages', { percent: 140 });
+    progress.completeStep([]);
+    progress.startStep('handle_outliers');
+    progress.setAssessment('steps', { reasoning: 'Outliers capped.' });
+    progress.setAssessment('steps', { reasoning: 'Outliers capped at p99.' });
+    progress.setAssessment('stages', {});
+    progress.completeStage([]);
+    progress.startStage('modeling');
+    const copy = WorkflowProgress.fromJSON(
+      JSON.parse(JSON.stringify(progress.toJSON())),
+      NOW
+    );
+    expect(copy.toJSON().assessments).toEqual({
+      data_cleaning: {
+        // Bounded to 0-100; an empty assessment changes nothing.
+        stage: { percent: 100 },
+        steps: {
+          handle_missing_values: {
+            reasoning: 'Gaps filled in 3 of 5 columns.',
+            percent: 60
+          },
+          handle_outliers: { reasoning: 'Outliers capped at p99.' }
+        }
+      }
+    });
+  });
+
   it('round-trips through JSON', () => {
     const progress = atCleaning();
     progress.planBehaviorOutputs(['x']);

@@ -168,7 +168,9 @@ export class BccPlannerService
     return {
       dialect: 'bcc',
       plan: structuredClone(this._plan),
-      headings: this._headings
+      headings: this._headings,
+      // Cells an answer asked for that the next /generating writes first: a reload in between keeps them.
+      pending: structuredClone(this._pending)
     };
   }
 
@@ -180,6 +182,9 @@ export class BccPlannerService
         ? saved.headings.map(String)
         : [];
       this._templateSent = this._plan.stages.current !== null;
+      this._pending = Array.isArray(saved.pending)
+        ? (structuredClone(saved.pending.filter(isRecord)) as JsonObject[])
+        : [];
     }
   }
 
@@ -246,8 +251,10 @@ export class BccPlannerService
     answer: Extract<PlanningAnswer, { kind: 'stages' }>,
     warn: (warning: ProtocolText) => void
   ): void {
+    const goals = answer.goals ?? this._idleGoalsText();
     const plan = emptyPlan();
     plan.variables = this._plan.variables;
+    plan.goals = goals;
     const stages = withIds(answer.stages, 'stage_id', 'stage');
     if (stages.length === 0) {
       throw new PlannerError({
@@ -354,6 +361,16 @@ export class BccPlannerService
       ...Object.entries(behavior.inputs).map(([k, v]) => `input ${k}: ${v}`),
       ...behavior.acceptance.map(c => `accept: ${c}`)
     ].join('\n');
+    if (plan.iteration === 1) {
+      // A step's first behavior: the engine is at this step (and stage) now, so their focus texts
+      // (§3.3, and a stage reflection's next_step_focus) land there.
+      if (plan.stages.focus) {
+        progressAt(update, 'stages').focus = plan.stages.focus;
+      }
+      if (plan.steps.focus) {
+        progressAt(update, 'steps').focus = plan.steps.focus;
+      }
+    }
     const entry = progressAt(update, 'behaviors');
     entry.focus = focus;
     entry.current_outputs = {
@@ -462,8 +479,8 @@ export class BccPlannerService
       plan.behaviors = level();
       plan.iteration = 0;
       if (stage.focus) {
+        // Sent to the engine with the step's first behavior (`_startBehavior`).
         plan.steps.focus = stage.focus;
-        progressAt(update, 'steps').focus = stage.focus;
       }
       this._heading('new_step', nextStep.title);
       this._transition('STEP_RUNNING', 'NEXT_STEP');
@@ -657,12 +674,26 @@ export class BccPlannerService
         content: comment
       });
     }
+    // §3.7: the reasoning and the progress percentage are shown in the progress panel, on the step
+    // (a behavior's reflection) or the stage.
+    const percent = Number.parseFloat(reflection.progressPercent ?? '');
+    if (reflection.reasoning || Number.isFinite(percent)) {
+      progressAt(
+        update,
+        reflection.kind === 'stage_reflection' ? 'stages' : 'steps'
+      ).assessment = {
+        ...(reflection.reasoning ? { reasoning: reflection.reasoning } : {}),
+        ...(Number.isFinite(percent) ? { percent } : {})
+      };
+    }
     const notes = [
       reflection.reasoning,
       reflection.progressPercent
         ? `progress ${reflection.progressPercent}`
         : undefined,
-      reflection.whathappened
+      typeof reflection.whathappened === 'object'
+        ? JSON.stringify(reflection.whathappened)
+        : reflection.whathappened
     ]
       .filter(Boolean)
       .join(' · ');

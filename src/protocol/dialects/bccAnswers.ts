@@ -9,6 +9,7 @@ import {
   attr,
   child,
   childrenNamed,
+  elements,
   find,
   findAll,
   IXmlElement,
@@ -49,14 +50,18 @@ export interface IBehaviorDef {
   inputs: Record<string, string>;
   outputs: INamed[];
   acceptance: string[];
-  whathappened?: string;
+  whathappened?: Happened;
 }
+
+/** `<whathappened>`: its fields (`overview`, `background`, …) as the BCC client sends them, or its text. */
+export type Happened = string | JsonObject;
 
 export interface IStagesAnswer {
   kind: 'stages';
   title?: string;
   description?: string;
   focus?: string;
+  goals?: string;
   stages: IStageDef[];
 }
 
@@ -94,7 +99,7 @@ export interface IReflection {
   focus?: string;
   reasoning?: string;
   progressPercent?: string;
-  whathappened?: string;
+  whathappened?: Happened;
   proposedGoal?: string;
   needsMoreSteps: boolean;
   /** Markdown comment cells (NDJSON form). */
@@ -184,11 +189,29 @@ function behaviorOf(element: IXmlElement): IBehaviorDef {
       textOf
     )
   };
-  const happened = optionalText(child(element, 'whathappened'));
+  const happened = happenedOf(child(element, 'whathappened'));
   if (happened) {
     behavior.whathappened = happened;
   }
   return behavior;
+}
+
+/** An element with element children as `{child: text}` (a repeated child: a list); else its text. */
+function happenedOf(element: IXmlElement | undefined): Happened | undefined {
+  const parts = elements(element);
+  if (parts.length === 0) {
+    return optionalText(element);
+  }
+  const fields: JsonObject = {};
+  for (const part of parts) {
+    const value = textOf(part).trim();
+    const before = fields[part.name];
+    fields[part.name] =
+      before === undefined
+        ? value
+        : [...(Array.isArray(before) ? before : [before]), value];
+  }
+  return fields;
 }
 
 /** A planning answer's root element -> its record; null for a root this reader does not know. */
@@ -213,6 +236,7 @@ export function planningAnswerFromXml(
         kind: 'stages',
         stages: findAll(root, 'stage').map(stageOf),
         focus: optionalText(child(root, 'focus')),
+        goals: optionalText(child(root, 'goals')),
         title: optionalText(child(root, 'title')),
         description: optionalText(child(root, 'description'))
       };
@@ -269,6 +293,7 @@ export function planningAnswerFromJson(
       title: asString(body.title),
       description: asString(body.description),
       focus: asString(body.focus),
+      goals: asString(body.goals),
       stages: body.stages.filter(isRecord).map(s => ({
         stage_id: text(s.stage_id ?? s.id),
         title: text(s.title ?? s.name) || text(s.stage_id ?? s.id),
@@ -408,7 +433,7 @@ export function reflectionFromXml(root: IXmlElement): IReflection | null {
     result.reasoning =
       optionalText(child(decision, 'reasoning')) ??
       optionalText(child(find(root, 'goal_achievement'), 'reasoning'));
-    result.whathappened = optionalText(child(context, 'whathappened'));
+    result.whathappened = happenedOf(child(context, 'whathappened'));
     return result;
   }
   if (name === 'stage_reflection') {

@@ -235,18 +235,8 @@ export abstract class BccRequests {
   protected _body(state: FsmName, stream: boolean): JsonObject {
     const plan = this._plan;
     const context = this._observation?.context;
-    const engineVariables: JsonObject = { ...(context?.variables ?? {}) };
-    const files =
-      engineVariables.data_files ??
-      (engineVariables.csv_file_path ? [engineVariables.csv_file_path] : []);
-    const variables: JsonObject = {
-      user_problem: engineVariables.problem_description ?? '',
-      user_submit_files: files,
-      ...plan.variables,
-      ...engineVariables
-    };
-    const goals =
-      state === 'IDLE' ? substitute(this._idleGoals, variables) : plan.goals;
+    const variables = this._stateVariables();
+    const goals = state === 'IDLE' ? this._idleGoalsText() : plan.goals;
     const body: JsonObject = {
       observation: {
         location: {
@@ -259,7 +249,10 @@ export abstract class BccRequests {
           progress: {
             stages: levelJson(plan.stages),
             steps: levelJson(plan.steps),
-            behaviors: levelJson(plan.behaviors)
+            behaviors: {
+              ...levelJson(plan.behaviors),
+              iteration: plan.iteration || null
+            }
           },
           goals
         }
@@ -416,6 +409,27 @@ export abstract class BccRequests {
         line
       }))
     ];
+  }
+
+  /** `state.variables`: the task's, the plan's, then the engine's (§3.2). */
+  protected _stateVariables(): JsonObject {
+    const engineVariables: JsonObject = {
+      ...(this._observation?.context?.variables ?? {})
+    };
+    const files =
+      engineVariables.data_files ??
+      (engineVariables.csv_file_path ? [engineVariables.csv_file_path] : []);
+    return {
+      user_problem: engineVariables.problem_description ?? '',
+      user_submit_files: files,
+      ...this._plan.variables,
+      ...engineVariables
+    };
+  }
+
+  /** `location.goals` at `IDLE`; the BCC client carries it on until `<steps>` brings its own. */
+  protected _idleGoalsText(): string {
+    return substitute(this._idleGoals, this._stateVariables());
   }
 
   /** A heading the client writes; the server's copy of it is skipped, `plain` too (no "(optional)"). */

@@ -43,12 +43,18 @@ import {
   lastTodo,
   locationOf,
   missingVariableNames,
+  NO_DATA_DESCRIPTION,
   NOTICE_PREFIXES,
+  problemName,
   sectionOf,
   TASK_VARIABLES,
   V1_ENTRY_STAGE_ID,
   V1_ENTRY_STEP_ID
 } from './v1State';
+
+/** What the server says before the list of names a later handler of a step is missing. */
+const MISSING_VARIABLES_SENTENCE =
+  /(缺少必需变量|missing|required|needs?)[^[\]]*\[[^[\]]*\]\s*\.?\s*$/i;
 
 export {
   fullStepIndex,
@@ -148,6 +154,9 @@ export class V1PlannerService implements IDialectPlannerService {
     let onlyAdds = true;
     let lastContent: string | null = null;
     let sawAction = false;
+    /** Whether a line carried the server's state: else the server did not move. */
+    let sawState = false;
+    let reportedError: string | null = null;
     for await (const line of readLines(response, options.signal)) {
       if (typeof line !== 'string') {
         const warning = overlongLineWarning(`POST ${url}`, line, line.head);
@@ -195,6 +204,13 @@ export class V1PlannerService implements IDialectPlannerService {
       }
       if (isRecord(raw.state)) {
         this._state = omit(raw.state, ['effect']);
+        sawState = true;
+      }
+      if (raw.action === 'error') {
+        reportedError ??=
+          asString(raw.error_message) ??
+          asString(raw.content) ??
+          'no details returned';
       }
       sawAction = true;
       if (raw.action === 'add') {
@@ -207,8 +223,27 @@ export class V1PlannerService implements IDialectPlannerService {
       }
     }
     this._streamComplete = true;
+    if (!sawState) {
+      // The server's memory did not move (a handler raised, or the last toDoList entry matches no
+      // handler): a reflection would complete the step with nothing run, or ask the same again forever.
+      throw new PlannerError({
+        kind: 'invalid',
+        url,
+        status: response.status,
+        ...(reportedError === null
+          ? say('v1NoAction', sectionOf(stageId, stepId))
+          : say('plannerReportedError', reportedError))
+      });
+    }
+    // The step's first answer names missing variables instead of its actions (toDoList stays
+    // empty); a later handler that lacks some pops its event first. Either way the server says so in
+    // a sentence of its own (`缺少必需变量`, "missing", "needs") ending with the list of names.
     const names =
-      first && sawAction && onlyAdds && emptyTodo(this._state) && lastContent
+      sawAction &&
+      onlyAdds &&
+      lastContent &&
+      (!first || emptyTodo(this._state)) &&
+      MISSING_VARIABLES_SENTENCE.test(lastContent)
         ? missingVariableNames(lastContent)
         : null;
     if (names) {
@@ -547,18 +582,21 @@ export class V1PlannerService implements IDialectPlannerService {
       task[name] = source[name];
     }
     task.user_goal ??= source.problem_description;
+    if (typeof task.user_goal === 'string') {
+      task.problem_name ??= problemName(task.user_goal);
+    }
     for (const [name, value] of Object.entries(task)) {
       if (isMissing(variables[name]) && !isMissing(value)) {
         variables[name] = value;
       }
     }
-    // Chapter 2 steps need `context_description` ("file, rows x columns"): made from what the run
-    // knows, and kept up to date (the shape once the data is loaded) while nobody else set it.
-    let described = describeData(source);
+    // The entry step and chapter 2 need `context_description` ("file, rows x columns"): made from
+    // what the run knows, and kept up to date (the shape once the data is loaded) while nobody else
+    // set it.
+    let described: string | null = describeData(source) ?? NO_DATA_DESCRIPTION;
     if (
-      described &&
-      (isMissing(variables.context_description) ||
-        variables.context_description === this._describedData)
+      isMissing(variables.context_description) ||
+      variables.context_description === this._describedData
     ) {
       variables.context_description = described;
     } else {

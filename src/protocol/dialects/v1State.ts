@@ -102,6 +102,33 @@ export function describeData(
   return files.join(', ');
 }
 
+/** `context_description` when the run has no data file: the server requires a non-empty one. */
+export const NO_DATA_DESCRIPTION = 'No data file was given.';
+
+/** How long a `problem_name` made from the task may be (the notebook's title is made of it). */
+const PROBLEM_NAME_LENGTH = 60;
+
+/**
+ * The task's first sentence as `problem_name` (the entry step requires one and titles the notebook
+ * with it), cut at a word before 60 characters; null for an empty task.
+ */
+export function problemName(task: string): string | null {
+  const first = task
+    .trim()
+    .split(/\n|(?<=[.!?])\s|[。！？]/u)[0]
+    .trim();
+  if (!first) {
+    return null;
+  }
+  const chars = [...first];
+  if (chars.length <= PROBLEM_NAME_LENGTH) {
+    return first;
+  }
+  const cut = chars.slice(0, PROBLEM_NAME_LENGTH).join('');
+  const space = cut.lastIndexOf(' ');
+  return `${(space > PROBLEM_NAME_LENGTH / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
 /** `<stage>_<section>`, the form the server matches first. */
 export function fullStepIndex(stageId: string, stepId: string): string {
   return stepId.startsWith(`${stageId}_`) ? stepId : `${stageId}_${stepId}`;

@@ -253,6 +253,15 @@ describe('buildTree: stages > steps > behaviors', () => {
     expect(tree[1].steps[0].focus).toBeNull();
   });
 
+  it('gives each stage and step the planner’s latest assessment of it, current or not', () => {
+    expect(tree[1].steps[0].assessment).toEqual({
+      reasoning: 'Every column was counted.'
+    });
+    expect(tree[1].assessment).toEqual({ percent: 50 });
+    expect(tree[1].steps[1].assessment).toBeNull();
+    expect(tree[0].assessment).toBeNull();
+  });
+
   it('keeps the completed behaviors of earlier steps with goal, outputs and time', () => {
     const [behavior] = tree[1].steps[0].behaviors;
     expect(behavior).toMatchObject({

@@ -51,6 +51,7 @@ function step(id: string, status: ItemStatus) {
     status,
     goal: null,
     focus: null,
+    assessment: null,
     produced: [],
     behaviors: []
   };
@@ -67,6 +68,7 @@ function stage(
     status,
     goal: null,
     focus: null,
+    assessment: null,
     produced: [],
     steps
   };
@@ -100,6 +102,54 @@ describe('ProgressTree', () => {
         b => b.dataset.stepId
       )
     ).toEqual(['p1']);
+  });
+
+  it('shows the planner’s assessment: its percentage in the row, its reasoning folded below', async () => {
+    const plain = {
+      createRenderer: () => {
+        const node = document.createElement('div');
+        return {
+          node,
+          renderModel: async (model: { data: Record<string, unknown> }) => {
+            node.textContent = String(model.data['text/markdown']);
+          },
+          dispose: () => undefined
+        };
+      }
+    } as unknown as IRenderMimeRegistry;
+    const stages = [
+      {
+        ...stage('s1', 'current', [
+          {
+            ...step('p1', 'completed'),
+            assessment: { reasoning: 'All **240** rows loaded.' }
+          },
+          step('p2', 'current')
+        ]),
+        assessment: { percent: 49.6 }
+      }
+    ];
+    const host = await render(
+      <ProgressTree stages={stages} rendermime={plain} trans={trans} />
+    );
+    const stageRow = host.querySelector(
+      '[data-id="stage:s1"] > .jp-bcc-tree-row'
+    );
+    expect(stageRow?.querySelector('.jp-bcc-percent')?.textContent).toBe('50%');
+    const p1 = host.querySelector('[data-id="step:s1/p1"]')!;
+    expect(p1.querySelector('.jp-bcc-percent')).toBeNull();
+    // A completed step starts folded; it can be unfolded for its assessment alone.
+    expect(p1.getAttribute('aria-expanded')).toBe('false');
+    p1.querySelector<HTMLElement>('.jp-bcc-tree-row')!.click();
+    await waitFor(() => p1.querySelector('.jp-bcc-assessment'));
+    const details = p1.querySelector('.jp-bcc-assessment')!;
+    expect(details.querySelector('summary')?.textContent).toBe(
+      'The planner’s assessment'
+    );
+    await waitFor(() => details.textContent?.includes('All **240** rows'));
+    expect(
+      host.querySelector('[data-id="step:s1/p2"] .jp-bcc-assessment')
+    ).toBeNull();
   });
 
   it('offers Redo from here on the completed steps that can be redone', async () => {

@@ -207,6 +207,9 @@ export function progressInMissingStep(): IProgressState {
   progress.startBehavior();
   progress.setBehaviorGoal('Count the missing values per column');
   progress.completeBehavior(['df', 'missing_summary']);
+  progress.setAssessment('steps', {
+    reasoning: 'Every column was counted.'
+  });
   return progress.toJSON();
 }
 
@@ -217,6 +220,7 @@ export function progressInImputeStep(): IProgressState {
   progress.startStep('impute');
   progress.setFocus('stages', 'Clean **carefully**.');
   progress.setFocus('steps', 'Impute the *numeric* columns with the median.');
+  progress.setAssessment('stages', { percent: 50 });
   progress.startBehavior();
   progress.setBehaviorGoal('Try the median');
   progress.completeBehavior(['df', 'missing_summary']);

@@ -114,9 +114,15 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
         focus={step.focus}
         focusLabel={trans.__('Focus of this step')}
         focusOpen={true}
+        assessment={step.assessment}
         produced={step.produced}
         expanded={expanded(id, step.status)}
-        expandable={step.behaviors.length > 0 || !!step.focus || !!step.goal}
+        expandable={
+          step.behaviors.length > 0 ||
+          !!step.focus ||
+          !!step.goal ||
+          !!step.assessment?.reasoning
+        }
         tabIndex={-1}
         onToggle={value => toggle(id, value)}
         rendermime={rendermime}
@@ -172,6 +178,7 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
             focus={stage.focus}
             focusLabel={trans.__('Focus of this stage')}
             focusOpen={false}
+            assessment={stage.assessment}
             produced={stage.produced}
             expanded={expanded(id, stage.status)}
             expandable={true}

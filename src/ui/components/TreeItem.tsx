@@ -2,6 +2,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
+import type { Assessment } from '../../protocol';
 import { Markdown } from '../markdown';
 import { Produced } from './Produced';
 import { StatusIcon } from './StatusIcon';
@@ -19,6 +20,8 @@ export interface ITreeItemProps {
   focusLabel: string;
   /** The focus starts unfolded. */
   focusOpen: boolean;
+  /** The planner's latest assessment: its percentage in the row, its reasoning folded. */
+  assessment: Assessment | null;
   produced: string[];
   expanded: boolean;
   /** Whether the item has anything to expand; a leaf has no caret and no aria-expanded. */
@@ -60,6 +63,14 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
         )}
         <StatusIcon status={status} trans={trans} />
         <span className="jp-bcc-tree-name">{name}</span>
+        {props.assessment?.percent !== undefined ? (
+          <span
+            className="jp-bcc-percent"
+            title={trans.__('How far the planner says this is')}
+          >
+            {`${Math.round(props.assessment.percent)}%`}
+          </span>
+        ) : null}
         {props.actions ? (
           <span
             className="jp-bcc-tree-actions"
@@ -79,6 +90,15 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
             >
               <summary>{props.focusLabel}</summary>
               <Markdown source={props.focus} rendermime={props.rendermime} />
+            </details>
+          ) : null}
+          {props.assessment?.reasoning ? (
+            <details className="jp-bcc-focus jp-bcc-assessment">
+              <summary>{trans.__('The planner’s assessment')}</summary>
+              <Markdown
+                source={props.assessment.reasoning}
+                rendermime={props.rendermime}
+              />
             </details>
           ) : null}
           <Produced names={props.produced} trans={trans} />

@@ -18,7 +18,8 @@ const TASK_VARIABLES = {
   user_goal: 'Predict next month’s revenue per region 📈',
   problem_description: 'Monthly sales by region; predict revenue.',
   csv_file_path: 'data/sales.csv',
-  context_description: 'data/sales.csv, 240 x 4'
+  context_description: 'data/sales.csv, 240 x 4',
+  problem_name: 'Revenue per region'
 };
 
 function state(
@@ -314,6 +315,14 @@ describe('v1 test double', () => {
   describe('required variables', () => {
     it.each([
       ['the entry step', ENTRY.stage_id, ENTRY.step_index, 'user_goal'],
+      // The published server's DesignWorkflow requires problem_name and context_description too.
+      ['the entry step', ENTRY.stage_id, ENTRY.step_index, 'problem_name'],
+      [
+        'the entry step',
+        ENTRY.stage_id,
+        ENTRY.step_index,
+        'context_description'
+      ],
       [
         'a chapter-1 step',
         CH1,
@@ -393,7 +402,10 @@ describe('v1 test double', () => {
     it('reads a variable from the top level of state as a fallback', async () => {
       const res = await stream({
         ...ENTRY,
-        state: { ...state({}), user_goal: 'from the top level' }
+        state: {
+          ...state({ ...TASK_VARIABLES, user_goal: '' }),
+          user_goal: 'from the top level'
+        }
       });
       expect(res.actions.map(a => a.action)).toContain('update_workflow');
     });

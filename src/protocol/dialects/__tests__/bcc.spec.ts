@@ -2,7 +2,9 @@ import type { GeneratingEvent } from '../../actionStream';
 import {
   type INotebookSummary,
   progressUpdatesOf,
-  type PlanningRequestInput
+  type PlanningRequestInput,
+  type PlanningResponse,
+  type ProgressUpdate
 } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { BccPlannerService } from '../bcc';
@@ -163,6 +165,10 @@ describe('bcc adapter', () => {
     expect(idle.observation).not.toHaveProperty('context');
     expect(idle.options).toEqual({ stream: false });
     const stepsRequest = transport.requests[1].body as Record<string, any>;
+    // The BCC client carries the IDLE goals text on until <steps> brings its own.
+    expect(stepsRequest.observation.location.goals).toBe(
+      idle.observation.location.goals
+    );
     expect(stepsRequest.observation.location.progress.stages.current).toEqual({
       stage_id: 'sales_data_check',
       title: 'Sales Data Check',
@@ -189,6 +195,10 @@ describe('bcc adapter', () => {
     });
     const behaviorRequest = transport.requests[2].body as Record<string, any>;
     expect(behaviorRequest.observation.location.goals).toBe('Load then check');
+    // Like every recorded payload, the behaviors level says its iteration (null before the first).
+    expect(
+      behaviorRequest.observation.location.progress.behaviors.iteration
+    ).toBeNull();
     expect(behaviorRequest.observation.location.progress.steps.current).toEqual(
       {
         step_id: 'load_sales',
@@ -221,13 +231,18 @@ describe('bcc adapter', () => {
       'check_sales'
     ]);
     expect(template?.stages[0].expected_outputs).toEqual(['sales_df']);
-    expect(start.context_update?.progress_update).toMatchObject({
-      level: 'behaviors',
+    const started = levelsOf(start);
+    expect(started.behaviors).toMatchObject({
       current_outputs: { expected: ['sales_df'] }
     });
-    expect(progressUpdatesOf(start.context_update)[0]?.focus).toContain(
+    expect(started.behaviors?.focus).toContain(
       'Explore-Agent: Read data/sales.csv'
     );
+    // §3.3: the focus of <stages> and of <steps> is the stages' and the steps' focus.
+    expect(started.stages?.focus).toBe(
+      'Keep MAPE < 10% & explain each region.'
+    );
+    expect(started.steps?.focus).toBe('be careful');
     expect(start.behavior).toMatchObject({ id: 'b1', iteration: 1 });
     expect(warnings.join()).toContain('required variables not found: nowhere');
     expect(logs.join()).toContain('XML repaired');
@@ -269,13 +284,17 @@ describe('bcc adapter', () => {
     });
     expect(next.behavior?.id).toBe('b2');
     // The reflection's tracking (the last behavior's) and the next behavior's expected share one entry.
-    expect(next.context_update?.progress_update).toMatchObject({
-      level: 'behaviors',
+    expect(levelsOf(next).behaviors).toMatchObject({
       current_outputs: {
         expected: ['sales_df'],
         produced: [],
         in_progress: ['sales_df']
       }
+    });
+    // Its reasoning is the step's assessment (the progress panel shows it).
+    expect(levelsOf(next).steps).toEqual({
+      level: 'steps',
+      assessment: { reasoning: 'print the shape' }
     });
     const reflecting = transport.bodies('reflecting')[0] as Record<string, any>;
     expect(reflecting.state.FSM).toMatchObject({
@@ -283,6 +302,9 @@ describe('bcc adapter', () => {
       last_transition: 'COMPLETE_ACTION'
     });
     expect(reflecting.behavior_feedback).toMatchObject({ actions_executed: 2 });
+    expect(reflecting.observation.location.progress.behaviors.iteration).toBe(
+      1
+    );
     expect(reflecting.notebook_id).toBe('nb1');
     const b2request = transport.requests.at(-1)?.body as Record<string, any>;
     expect(
@@ -307,10 +329,11 @@ describe('bcc adapter', () => {
       shape_text: '(240, 4)',
       rows: '240'
     });
-    expect(stepDone.context_update?.progress_update).toEqual({
-      level: 'steps',
-      focus: 'Check nulls'
-    });
+    // The stage's progress percentage; the next step's focus waits for that step (below): given now,
+    // it would be the focus of the step that just ended.
+    expect(progressUpdatesOf(stepDone.context_update)).toEqual([
+      { level: 'stages', assessment: { percent: 50 } }
+    ]);
     const stageRequest = transport.bodies('reflecting')[2] as Record<
       string,
       any
@@ -322,6 +345,7 @@ describe('bcc adapter', () => {
       engineRequest('sales_data_check', 'check_sales')
     );
     expect(check.behavior?.id).toBe('b3');
+    expect(levelsOf(check).steps?.focus).toBe('Check nulls');
     expect(
       (transport.requests.at(-1)?.body as Record<string, any>).observation
         .location.goals
@@ -335,7 +359,12 @@ describe('bcc adapter', () => {
     expect(stageDone.transition?.next_stage_id).toBe('revenue_forecast');
     expect(stageDone.context_update?.progress_update).toEqual({
       level: 'stages',
-      current_outputs: { expected: [], produced: ['sales_df'], in_progress: [] }
+      current_outputs: {
+        expected: [],
+        produced: ['sales_df'],
+        in_progress: []
+      },
+      assessment: { percent: 100 }
     });
     expect(
       stageDone.context_update?.workflow_update?.workflowTemplate.stages[0].goal
@@ -349,6 +378,10 @@ describe('bcc adapter', () => {
       stage_id: 'revenue_forecast',
       steps: [{ id: 'forecast' }]
     });
+    // The workflow's focus stays the focus of every stage.
+    expect(levelsOf(second).stages?.focus).toBe(
+      'Keep MAPE < 10% & explain each region.'
+    );
     const headings = actionsOf(
       await collect(
         service.generating(engineRequest('revenue_forecast', 'forecast'))
@@ -921,7 +954,7 @@ describe('bcc adapter', () => {
     );
   });
 
-  it('accepts a <workflow> root and a truncated document; saves and restores the plan', async () => {
+  it('accepts a <workflow> root and a truncated document; saves and restores the plan and the cells still to write', async () => {
     const transport = new FakeTransport(req => {
       const state = fsmOf(req);
       return text(
@@ -951,10 +984,22 @@ describe('bcc adapter', () => {
     const saved = JSON.parse(JSON.stringify(service.saveState()));
     const restored = new BccPlannerService({ transport });
     restored.restoreState(saved);
+    // A reload between the planning answer and its /generating (e.g. while an interactive run waits
+    // for the user's go-ahead) still writes the title, the description and the stage's heading.
     const actions = actionsOf(
       await collect(restored.generating(engineRequest('s1', 'a')))
     );
-    expect(actions.map(a => a.action)).toEqual([]);
+    expect(actions).toMatchObject([
+      { action: 'update_title', title: 'Sales study' },
+      { action: 'add', content: 'About sales' },
+      { action: 'new_section', content: 'S1' },
+      { action: 'new_step', content: 'A' }
+    ]);
+    const again = new BccPlannerService({ transport });
+    again.restoreState(JSON.parse(JSON.stringify(restored.saveState())));
+    expect(
+      actionsOf(await collect(again.generating(engineRequest('s1', 'a'))))
+    ).toEqual([]);
     expect(
       (
         restored.saveState() as {
@@ -971,6 +1016,36 @@ describe('bcc adapter', () => {
       { action: 'new_section', content: 'S1' }
     ]);
   });
+
+  it('keeps a structured <whathappened> as an object on the behavior record it sends back', async () => {
+    const happened =
+      '<whathappened><overview>Loaded 240 rows</overview><background>CSV from the user</background></whathappened>';
+    const transport = scripted(req =>
+      fsmOf(req) === 'BEHAVIOR_COMPLETED'
+        ? text(
+            `<reflection current_step_is_complete="false"><decision><next_state>STEP_RUNNING</next_state></decision><context_for_next>${happened}</context_for_next></reflection>`
+          )
+        : text('<stage_reflection stage_is_complete="false"/>')
+    );
+    const service = new BccPlannerService({ transport });
+    await runFirstBehavior(service);
+    await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    const next = transport.requests.at(-1)?.body as Record<string, any>;
+    expect(
+      next.observation.location.progress.behaviors.completed[0].whathappened
+    ).toEqual({ overview: 'Loaded 240 rows', background: 'CSV from the user' });
+  });
+
+  /** The `progress_update` entries of an answer, by level. */
+  function levelsOf(
+    response: PlanningResponse
+  ): Partial<Record<string, ProgressUpdate>> {
+    return Object.fromEntries(
+      progressUpdatesOf(response.context_update).map(e => [e.level, e])
+    );
+  }
 
   /** The run's start (stages, steps, the first behavior planned) and that behavior's /generating. */
   async function runFirstBehavior(service: BccPlannerService): Promise<void> {

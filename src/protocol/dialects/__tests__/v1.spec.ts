@@ -78,6 +78,7 @@ describe('v1 adapter', () => {
         user_goal: 'Predict revenue',
         problem_description: 'Predict revenue',
         csv_file_path: 'data/sales.csv',
+        problem_name: 'Predict revenue',
         context_description: 'data/sales.csv, 240 x 4'
       },
       toDoList: [],
@@ -103,6 +104,50 @@ describe('v1 adapter', () => {
       toDoList: ['read_columns'],
       current_workflow: { stages: [] }
     });
+  });
+
+  it('gives the entry step every variable the server requires of it, from the task alone', async () => {
+    // The server's DesignWorkflow requires problem_name, user_goal, problem_description and
+    // context_description (each non-empty) before it runs anything, and titles the notebook
+    // "<problem_name>: Data Science Analysis".
+    const transport = new FakeTransport(() => oneAddStream(['next']));
+    const service = new V1PlannerService({ transport });
+    const sentFor = async (task: string, files: string[] = []) => {
+      const variables: Record<string, unknown> = { problem_description: task };
+      if (files.length > 0) {
+        variables.csv_file_path = files[0];
+        variables.data_files = files;
+      }
+      await collect(
+        service.generating(
+          request('chapter_0_planning', 'section_1_design_workflow', {
+            variables
+          })
+        )
+      );
+      service.resetState();
+      return (
+        transport.bodies('v1/actions').at(-1)?.state as {
+          variables: Record<string, unknown>;
+        }
+      ).variables;
+    };
+    expect(
+      await sentFor('预测下个月每个地区的销售额。再解释各地区的差异。')
+    ).toEqual({
+      user_goal: '预测下个月每个地区的销售额。再解释各地区的差异。',
+      problem_description: '预测下个月每个地区的销售额。再解释各地区的差异。',
+      problem_name: '预测下个月每个地区的销售额',
+      context_description: 'No data file was given.'
+    });
+    const long = await sentFor(
+      'Find out which of the marketing channels in the attached spreadsheet bring customers who stay longest\nand why',
+      ['data/channels.csv']
+    );
+    expect(long.problem_name).toBe(
+      'Find out which of the marketing channels in the attached…'
+    );
+    expect(long.context_description).toBe('data/channels.csv');
   });
 
   it('describes the data as context_description (file, rows x columns) while the user gives none', async () => {

@@ -508,6 +508,72 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     ).toEqual([]);
   });
 
+  it('stops with a Retry, instead of reflecting, when the server did not move (no state in the answer)', async () => {
+    // A step handler that raised: the server sends one `error` line without a state. Reflecting on
+    // the unchanged toDoList ([] at the step's start) would mark the step done with nothing run.
+    const raised = ndjson([
+      header,
+      {
+        action: {
+          action: 'error',
+          content: 'Error executing action: KeyError'
+        }
+      }
+    ]);
+    // The last toDoList entry matches no handler: the answer is the header alone, again and again.
+    const headerOnly = ndjson([header]);
+    for (const [answer, expected] of [
+      [raised, /planner reported an error: Error executing action: KeyError/],
+      [headerOnly, /no action/]
+    ] as const) {
+      const transport = new FakeTransport(() => answer.clone());
+      const service = new V1PlannerService({ transport });
+      await service.planning(request(STAGE, STEP));
+      const run = collect(service.generating(request(STAGE, STEP)));
+      await expect(run).rejects.toThrow(expected);
+      await expect(run).rejects.toMatchObject({ kind: 'invalid' });
+      expect(transport.paths()).toEqual(['POST v1/actions']);
+    }
+  });
+
+  it('finds variables a later handler of the step is missing', async () => {
+    // The server pops the event before checking its handler's variables, then says what is missing.
+    let call = 0;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'v1/reflection') {
+        return json({ targetAchieved: false });
+      }
+      call++;
+      return call === 1
+        ? oneAddStream(['analyze'], 'Looking at the data.')
+        : oneAddStream(
+            [],
+            "事件处理器 'analyze' 缺少必需变量: ['column_names', 'top_5_lines']"
+          );
+    });
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    await collect(service.generating(request(STAGE, STEP)));
+    await expect(
+      service.planning(request(STAGE, STEP, { feedback: true }))
+    ).resolves.toMatchObject({ targetAchieved: false });
+    const second = collect(service.generating(request(STAGE, STEP)));
+    await expect(second).rejects.toMatchObject({
+      missingVariables: ['column_names', 'top_5_lines']
+    });
+    // A later text that merely ends with a list is no such answer.
+    const listing = new V1PlannerService({
+      transport: new FakeTransport(() =>
+        oneAddStream([], "The columns are ['month', 'region']")
+      )
+    });
+    await listing.planning(request(STAGE, STEP));
+    await collect(listing.generating(request(STAGE, STEP)));
+    await expect(
+      collect(listing.generating(request(STAGE, STEP)))
+    ).resolves.toBeDefined();
+  });
+
   it('finds the missing names at the end of a text', () => {
     expect(missingVariableNames("needs ['a', 'b']")).toEqual(['a', 'b']);
     expect(missingVariableNames('needs ["a"].')).toEqual(['a']);
