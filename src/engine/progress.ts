@@ -65,6 +65,9 @@ export interface IStageAssessments {
   steps?: Record<string, Assessment>;
 }
 
+/** How long an assessment's reasoning may be (the run's metadata and its checkpoints carry it). */
+export const MAX_ASSESSMENT_CHARS = 2000;
+
 /** How many action summaries one behavior keeps for `actions_taken`. */
 const MAX_ACTIONS_TAKEN = 30;
 
@@ -204,8 +207,12 @@ export class WorkflowProgress {
       return;
     }
     const value: Assessment = {};
-    if (assessment.reasoning?.trim()) {
-      value.reasoning = assessment.reasoning.trim();
+    const reasoning = [...(assessment.reasoning?.trim() ?? '')];
+    if (reasoning.length > 0) {
+      value.reasoning =
+        reasoning.length > MAX_ASSESSMENT_CHARS
+          ? `${reasoning.slice(0, MAX_ASSESSMENT_CHARS - 1).join('')}…`
+          : reasoning.join('');
     }
     if (
       typeof assessment.percent === 'number' &&

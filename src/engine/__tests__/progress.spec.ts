@@ -1,5 +1,10 @@
 import type { WorkflowTemplate } from '../../protocol';
-import { artifactId, behaviorIdFor, WorkflowProgress } from '../progress';
+import {
+  artifactId,
+  behaviorIdFor,
+  MAX_ASSESSMENT_CHARS,
+  WorkflowProgress
+} from '../progress';
 
 const TEMPLATE: WorkflowTemplate = {
   name: 'Ames',
@@ -231,6 +236,13 @@ describe('WorkflowProgress', () => {
     progress.setAssessment('steps', { reasoning: 'Outliers capped.' });
     progress.setAssessment('steps', { reasoning: 'Outliers capped at p99.' });
     progress.setAssessment('stages', {});
+    // A long reasoning is kept short: the run's metadata and every checkpoint carry it.
+    progress.setAssessment('stages', { reasoning: 'x'.repeat(10_000) });
+    expect(
+      [...(progress.toJSON().assessments?.data_cleaning.stage?.reasoning ?? '')]
+        .length
+    ).toBe(MAX_ASSESSMENT_CHARS);
+    progress.setAssessment('stages', { percent: 140 });
     progress.completeStage([]);
     progress.startStage('modeling');
     const copy = WorkflowProgress.fromJSON(

@@ -20,6 +20,14 @@ describe('saved run validation', () => {
   it('accepts what the runner saves', async () => {
     const state = await validSave();
     expect(checkSavedRunState(state)).toEqual({ ok: true, state });
+    // The planner's assessments, absent from older saves.
+    expect(
+      (state.progress as Record<string, unknown>).assessments
+    ).toBeUndefined();
+    (state.progress as Record<string, unknown>).assessments = {
+      s1: { stage: { percent: 50 }, steps: { a: { reasoning: 'ok' } } }
+    };
+    expect(checkSavedRunState(state)).toEqual({ ok: true, state });
   });
 
   it.each<[string, (state: Record<string, unknown>) => unknown, RegExp]>([
@@ -47,6 +55,16 @@ describe('saved run validation', () => {
         return state;
       },
       /^effects: /
+    ],
+    [
+      'a hand-edited assessment',
+      state => {
+        (state.progress as Record<string, unknown>).assessments = {
+          s1: { stage: { percent: 'half' } }
+        };
+        return state;
+      },
+      /^progress\.assessments\.s1\.stage\.percent: /
     ],
     ['another version', state => ({ ...state, version: 2 }), /^version: /],
     ['not an object', () => 'garbage', /^the saved run: /]

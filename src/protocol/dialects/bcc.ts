@@ -307,6 +307,7 @@ export class BccPlannerService
     plan.steps.current = first;
     plan.steps.remaining = steps.filter(s => s !== first);
     plan.steps.focus = answer.focus;
+    plan.stepListFocus = answer.focus;
     plan.steps.expected = first.verified_artifacts;
     plan.stepsOf = stage.stage_id;
     plan.behaviors = level();
@@ -478,10 +479,8 @@ export class BccPlannerService
       plan.goals = nextStep.goal;
       plan.behaviors = level();
       plan.iteration = 0;
-      if (stage.focus) {
-        // Sent to the engine with the step's first behavior (`_startBehavior`).
-        plan.steps.focus = stage.focus;
-      }
+      // Sent to the engine with the step's first behavior (`_startBehavior`).
+      plan.steps.focus = stage.focus ?? plan.stepListFocus;
       this._heading('new_step', nextStep.title);
       this._transition('STEP_RUNNING', 'NEXT_STEP');
       response.transition = {
@@ -620,6 +619,7 @@ export class BccPlannerService
     }
     plan.steps.remaining = plan.steps.remaining.filter(s => s !== target);
     plan.steps.current = target;
+    plan.steps.focus = plan.stepListFocus;
     plan.goals = target.goal;
     plan.behaviors = level();
     plan.iteration = 0;

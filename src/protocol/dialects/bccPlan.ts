@@ -43,6 +43,8 @@ export interface IPlan {
    * goal update) keeps them, or it would look like a new workflow. Absent in older saves.
    */
   pastSteps?: Record<string, IStepDef[]>;
+  /** The `<focus>` of the current stage's `<steps>`: a step's focus when nothing more specific came. */
+  stepListFocus?: string;
   goals: string;
   fsm: { state: FsmName; last_transition: string; previous_state?: FsmName };
   variables: JsonObject;

@@ -52,9 +52,13 @@ import {
   V1_ENTRY_STEP_ID
 } from './v1State';
 
-/** What the server says before the list of names a later handler of a step is missing. */
+/**
+ * The server's sentence about the variables a step or a handler lacks, ending with their list:
+ * `缺少必需变量: ['problem_name']` (the published server), `needs: ['user_goal']` (the spec's example),
+ * `missing required variables ['x']`.
+ */
 const MISSING_VARIABLES_SENTENCE =
-  /(缺少必需变量|missing|required|needs?)[^[\]]*\[[^[\]]*\]\s*\.?\s*$/i;
+  /(?:缺少必需变量|\bneeds?|\bmissing(?: required)? variables?|\brequired variables?)\s*[:：]?\s*\[[^[\]]*\]\s*[.。]?\s*$/i;
 
 export {
   fullStepIndex,
@@ -154,8 +158,8 @@ export class V1PlannerService implements IDialectPlannerService {
     let onlyAdds = true;
     let lastContent: string | null = null;
     let sawAction = false;
-    /** Whether a line carried the server's state: else the server did not move. */
-    let sawState = false;
+    /** Whether a line carried the server's state or steps: else the server did not move. */
+    let moved = false;
     let reportedError: string | null = null;
     for await (const line of readLines(response, options.signal)) {
       if (typeof line !== 'string') {
@@ -204,13 +208,16 @@ export class V1PlannerService implements IDialectPlannerService {
       }
       if (isRecord(raw.state)) {
         this._state = omit(raw.state, ['effect']);
-        sawState = true;
+        moved = true;
       }
-      if (raw.action === 'error') {
+      if (raw.action === 'error' || raw.action === 'text') {
+        // The server's fallbacks when a handler raised: "Error executing action: …".
         reportedError ??=
           asString(raw.error_message) ??
           asString(raw.content) ??
           'no details returned';
+      } else if (raw.action === 'update_stage_steps') {
+        moved = true;
       }
       sawAction = true;
       if (raw.action === 'add') {
@@ -223,7 +230,7 @@ export class V1PlannerService implements IDialectPlannerService {
       }
     }
     this._streamComplete = true;
-    if (!sawState) {
+    if (!moved) {
       // The server's memory did not move (a handler raised, or the last toDoList entry matches no
       // handler): a reflection would complete the step with nothing run, or ask the same again forever.
       throw new PlannerError({
@@ -238,7 +245,7 @@ export class V1PlannerService implements IDialectPlannerService {
     // The step's first answer names missing variables instead of its actions (toDoList stays
     // empty); a later handler that lacks some pops its event first. Either way the server says so in
     // a sentence of its own (`缺少必需变量`, "missing", "needs") ending with the list of names.
-    const names =
+    const said =
       sawAction &&
       onlyAdds &&
       lastContent &&
@@ -246,6 +253,10 @@ export class V1PlannerService implements IDialectPlannerService {
       MISSING_VARIABLES_SENTENCE.test(lastContent)
         ? missingVariableNames(lastContent)
         : null;
+    // Names the server's state has are not what it is missing.
+    const stored = isRecord(this._state.variables) ? this._state.variables : {};
+    const names =
+      said && said.every(name => isMissing(stored[name])) ? said : null;
     if (names) {
       this._missing = names;
       names.forEach(name => this._asked.add(name));

@@ -109,17 +109,20 @@ export const NO_DATA_DESCRIPTION = 'No data file was given.';
 const PROBLEM_NAME_LENGTH = 60;
 
 /**
- * The task's first sentence as `problem_name` (the entry step requires one and titles the notebook
- * with it), cut at a word before 60 characters; null for an empty task.
+ * The task's first sentence with a few letters or digits in it (not a list number such as `1.`) as
+ * `problem_name`, which the entry step requires and titles the notebook with: cut at a word before
+ * 60 characters. Never null for a task with anything in it.
  */
 export function problemName(task: string): string | null {
-  const first = task
-    .trim()
-    .split(/\n|(?<=[.!?])\s|[。！？]/u)[0]
-    .trim();
-  if (!first) {
+  const text = task.trim();
+  if (!text) {
     return null;
   }
+  const sentences = text
+    .split(/[\r\n\u2028\u2029]+|(?<=[.!?])\s+|[。！？]/u)
+    .map(s => s.trim());
+  const first =
+    sentences.find(s => (s.match(/[\p{L}\p{N}]/gu) ?? []).length >= 3) ?? text;
   const chars = [...first];
   if (chars.length <= PROBLEM_NAME_LENGTH) {
     return first;

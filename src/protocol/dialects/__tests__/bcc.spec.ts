@@ -1038,6 +1038,55 @@ describe('bcc adapter', () => {
     ).toEqual({ overview: 'Loaded 240 rows', background: 'CSV from the user' });
   });
 
+  it('gives each new step its own focus: the next_step_focus meant for it, else the step list’s', async () => {
+    let stageReflections = 0;
+    let behaviors = 0;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return text(GENERATED, 200, 'application/json');
+      }
+      if (req.path === 'reflecting') {
+        if (fsmOf(req) === 'BEHAVIOR_COMPLETED') {
+          return text(REFLECT_DONE);
+        }
+        stageReflections++;
+        return text(
+          `<stage_reflection stage_is_complete="false"><decision><next_state>STEP_RUNNING</next_state></decision>${stageReflections === 1 ? '<context_for_next><if_continuing_stage><next_step_focus>Check nulls</next_step_focus></if_continuing_stage></context_for_next>' : ''}</stage_reflection>`
+        );
+      }
+      switch (fsmOf(req)) {
+        case 'IDLE':
+          return text(STAGES);
+        case 'STAGE_RUNNING':
+          return text(
+            '<steps><step id="load" title="Load"/><step id="check" title="Check"/><step id="report" title="Report"/><focus>be careful</focus></steps>'
+          );
+        default:
+          behaviors++;
+          return text(behavior(`b${behaviors}`, 'x'));
+      }
+    });
+    const service = new BccPlannerService({ transport });
+    const focusAt = async (step: string) => {
+      const answer = await service.planning(
+        engineRequest('sales_data_check', step)
+      );
+      await collect(
+        service.generating(engineRequest('sales_data_check', step))
+      );
+      await service.planning(engineRequest('sales_data_check', step, true));
+      return levelsOf(answer).steps?.focus;
+    };
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load'))
+    );
+    await service.planning(engineRequest('sales_data_check', 'load', true));
+    expect(await focusAt('check')).toBe('Check nulls');
+    // The second stage reflection names no focus: the third step is not shown the second's.
+    expect(await focusAt('report')).toBe('be careful');
+  });
+
   /** The `progress_update` entries of an answer, by level. */
   function levelsOf(
     response: PlanningResponse

@@ -3,6 +3,7 @@ import { PlannerError } from '../../errors';
 import type { GeneratingEvent } from '../../actionStream';
 import { isRouteMissingError } from '../common';
 import { fullStepIndex, missingVariableNames, V1PlannerService } from '../v1';
+import { problemName } from '../v1State';
 import {
   breaksAfter,
   collect,
@@ -520,10 +521,16 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
         }
       }
     ]);
+    // The same as the server's `text` fallback line.
+    const fallback = ndjson([
+      header,
+      { action: { action: 'text', content: 'Error executing action: boom' } }
+    ]);
     // The last toDoList entry matches no handler: the answer is the header alone, again and again.
     const headerOnly = ndjson([header]);
     for (const [answer, expected] of [
       [raised, /planner reported an error: Error executing action: KeyError/],
+      [fallback, /planner reported an error: Error executing action: boom/],
       [headerOnly, /no action/]
     ] as const) {
       const transport = new FakeTransport(() => answer.clone());
@@ -534,6 +541,25 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       await expect(run).rejects.toMatchObject({ kind: 'invalid' });
       expect(transport.paths()).toEqual(['POST v1/actions']);
     }
+    // `update_stage_steps` lines carry no state, yet such an answer moved the step on.
+    const steps = new V1PlannerService({
+      transport: new FakeTransport(() =>
+        ndjson([
+          header,
+          {
+            action: {
+              action: 'update_stage_steps',
+              stage_id: STAGE,
+              updated_steps: []
+            }
+          }
+        ])
+      )
+    });
+    await steps.planning(request(STAGE, STEP));
+    await expect(
+      collect(steps.generating(request(STAGE, STEP)))
+    ).resolves.toBeDefined();
   });
 
   it('finds variables a later handler of the step is missing', async () => {
@@ -548,7 +574,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
         ? oneAddStream(['analyze'], 'Looking at the data.')
         : oneAddStream(
             [],
-            "事件处理器 'analyze' 缺少必需变量: ['column_names', 'top_5_lines']"
+            "事件处理器 'analyze' 缺少必需变量: ['top_5_lines', 'eda_summary']"
           );
     });
     const service = new V1PlannerService({ transport });
@@ -559,19 +585,43 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     ).resolves.toMatchObject({ targetAchieved: false });
     const second = collect(service.generating(request(STAGE, STEP)));
     await expect(second).rejects.toMatchObject({
-      missingVariables: ['column_names', 'top_5_lines']
+      missingVariables: ['top_5_lines', 'eda_summary']
     });
-    // A later text that merely ends with a list is no such answer.
-    const listing = new V1PlannerService({
-      transport: new FakeTransport(() =>
-        oneAddStream([], "The columns are ['month', 'region']")
-      )
-    });
-    await listing.planning(request(STAGE, STEP));
-    await collect(listing.generating(request(STAGE, STEP)));
-    await expect(
-      collect(listing.generating(request(STAGE, STEP)))
-    ).resolves.toBeDefined();
+    // A text that merely ends with a list is no such answer, even with "missing" in it; nor is a
+    // list of names the state already has.
+    for (const content of [
+      "The columns are ['month', 'region']",
+      "Columns with missing values: ['units', 'revenue']",
+      "Handler analyze cannot run: the output of the last cell is missing ['effect.current']",
+      "Step X needs: ['user_goal']"
+    ]) {
+      const listing = new V1PlannerService({
+        transport: new FakeTransport(() => oneAddStream([], content))
+      });
+      await listing.planning(request(STAGE, STEP));
+      await expect(
+        collect(listing.generating(request(STAGE, STEP)))
+      ).resolves.toBeDefined();
+      await expect(
+        collect(listing.generating(request(STAGE, STEP)))
+      ).resolves.toBeDefined();
+    }
+  });
+
+  it('makes a problem_name of the task’s first real sentence, never nothing', () => {
+    expect(problemName('1. Load sales.csv\n2. Predict revenue')).toBe(
+      'Load sales.csv'
+    );
+    expect(problemName('！预测销售额。再解释')).toBe('预测销售额');
+    expect(problemName('Forecast revenue\r\nper region')).toBe(
+      'Forecast revenue'
+    );
+    expect(problemName('Forecast revenue\rper region')).toBe(
+      'Forecast revenue'
+    );
+    expect(problemName('?!')).toBe('?!');
+    expect(problemName('  ')).toBeNull();
+    expect(problemName('数'.repeat(80))).toBe(`${'数'.repeat(60)}…`);
   });
 
   it('finds the missing names at the end of a text', () => {
