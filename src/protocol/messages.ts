@@ -50,6 +50,8 @@ export const PROTOCOL_MESSAGES = {
   v1VariablesMissing:
     'The planner did not run step %1: variables missing: %2. Set them with "Set Variables…" to retry the step.',
   v1StepFailed: 'planner failed in step %1 (no details returned)',
+  v1HandlerSkipped:
+    'The planner skipped part of step %1 (variables missing: %2); the step goes on without it.',
   v1NoAction:
     'The planner sent no action for step %1 and did not move on; retrying asks it the same again.',
   v1UnknownStage: '%1: the planner does not know stage %2 (HTTP 404: %3)',

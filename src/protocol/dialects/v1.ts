@@ -242,22 +242,26 @@ export class V1PlannerService implements IDialectPlannerService {
           : say('plannerReportedError', reportedError))
       });
     }
-    // The step's first answer names missing variables instead of its actions (toDoList stays
-    // empty); a later handler that lacks some pops its event first. Either way the server says so in
-    // a sentence of its own (`缺少必需变量`, "missing", "needs") ending with the list of names.
+    // The server says what a step or one of its handlers lacks in a sentence of its own
+    // (`缺少必需变量`, "needs", "missing variables") ending with the list of names; names its state
+    // has are not what it lacks.
     const said =
       sawAction &&
       onlyAdds &&
       lastContent &&
-      (!first || emptyTodo(this._state)) &&
       MISSING_VARIABLES_SENTENCE.test(lastContent)
         ? missingVariableNames(lastContent)
         : null;
-    // Names the server's state has are not what it is missing.
     const stored = isRecord(this._state.variables) ? this._state.variables : {};
     const names =
       said && said.every(name => isMissing(stored[name])) ? said : null;
-    if (names) {
+    if (names && !first) {
+      // A later handler: the server dropped its event and the chain goes on (spec §2.6).
+      yield this._warning(
+        say('v1HandlerSkipped', sectionOf(stageId, stepId), names.join(', '))
+      );
+    } else if (names && emptyTodo(this._state)) {
+      // The step's first answer names what it lacks instead of running: it did not run.
       this._missing = names;
       names.forEach(name => this._asked.add(name));
       const section = sectionOf(stageId, stepId);

@@ -562,8 +562,9 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     ).resolves.toBeDefined();
   });
 
-  it('finds variables a later handler of the step is missing', async () => {
-    // The server pops the event before checking its handler's variables, then says what is missing.
+  it('warns, and goes on, when a later handler of the step is missing variables (the server drops that event)', async () => {
+    // The server pops the event before checking its handler's variables, says what is missing, and
+    // the chain goes on (spec §2.6): the step is not stopped, but the user is told what was skipped.
     let call = 0;
     const transport = new FakeTransport(req => {
       if (req.path === 'v1/reflection') {
@@ -583,10 +584,19 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     await expect(
       service.planning(request(STAGE, STEP, { feedback: true }))
     ).resolves.toMatchObject({ targetAchieved: false });
-    const second = collect(service.generating(request(STAGE, STEP)));
-    await expect(second).rejects.toMatchObject({
-      missingVariables: ['top_5_lines', 'eda_summary']
-    });
+    const second = await collect(service.generating(request(STAGE, STEP)));
+    expect(
+      second.filter(e => e.kind === 'warning').map(e => e.message)
+    ).toEqual([
+      expect.stringMatching(
+        /skipped part of step section_2_data_structure_discovery \(variables missing: top_5_lines, eda_summary\)/
+      )
+    ]);
+    // The step goes on: the server is asked for its verdict, the step is not restarted.
+    await service.planning(request(STAGE, STEP, { feedback: true }));
+    expect(
+      transport.paths().filter(p => p === 'POST v1/reflection')
+    ).toHaveLength(2);
     // A text that merely ends with a list is no such answer, even with "missing" in it; nor is a
     // list of names the state already has.
     for (const content of [
