@@ -18,10 +18,16 @@ from traitlets import Bool, Float, Unicode, default
 from traitlets.config import Configurable
 
 DEFAULT_PLANNER_URL = "http://localhost:28600"
+# The administrator's token in the server's environment; removed from it once read (extension.py).
+TOKEN_VARIABLE = "NOTEBOOK_BCC_PLANNER_TOKEN"
 # The labextension's plugin id `jupyterlab-notebook-bcc:plugin` names its user settings file.
 SETTINGS_FILE = Path("jupyterlab-notebook-bcc") / "plugin.jupyterlab-settings"
 
-Source = Literal["server", "user", "default"]
+# The plugin's id: its key in JupyterLab's `overrides.json`.
+PLUGIN_ID = "jupyterlab-notebook-bcc:plugin"
+# `server`: the relay's config; `user`: the user's settings file; `overrides`: the administrator's JupyterLab
+# defaults (`overrides.json`, `overrides.d`); `default`: none of them (the built-in demo planner).
+Source = Literal["server", "user", "overrides", "default"]
 
 
 class NotebookBCC(Configurable):
@@ -36,7 +42,8 @@ class NotebookBCC(Configurable):
 
     planner_token = Unicode(
         help=(
-            "Bearer token the relay adds to every planner request (or NOTEBOOK_BCC_PLANNER_TOKEN). "
+            "Bearer token the relay adds to every planner request (or NOTEBOOK_BCC_PLANNER_TOKEN, which the "
+            "relay then removes from the environment kernels inherit). "
             "It never reaches the browser. Setting it also pins the planner URL to planner_url "
             "(or the default), so a user's setting cannot send the token elsewhere."
         ),
@@ -63,7 +70,7 @@ class NotebookBCC(Configurable):
 
     @default("planner_token")
     def _planner_token_from_env(self) -> str:
-        return os.environ.get("NOTEBOOK_BCC_PLANNER_TOKEN", "")
+        return os.environ.get(TOKEN_VARIABLE, "")
 
 
 @dataclass(frozen=True)
@@ -117,17 +124,35 @@ def planner_root(url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def resolve_target(config: NotebookBCC, settings_dir: str) -> PlannerTarget:
-    """Server config wins as a whole; otherwise the user's `baseUrl` and `token`; else the default URL."""
+def read_overrides(app_settings_dir: str | None) -> dict[str, Any]:
+    """The administrator's defaults for this plugin, read the way JupyterLab reads them (`overrides.d/*`,
+    `overrides.json`, labconfig `default_setting_overrides`); empty without them."""
+    if not app_settings_dir:
+        return {}
+    try:
+        from jupyterlab_server.settings_utils import _get_overrides
+    except ImportError:
+        return {}
+    # A broken overrides file is JupyterLab's to report (it logs it); what could be read still counts.
+    overrides, _error = _get_overrides(app_settings_dir)
+    plugin = overrides.get(PLUGIN_ID, {})
+    return plugin if isinstance(plugin, dict) else {}
+
+
+def resolve_target(config: NotebookBCC, settings_dir: str, app_settings_dir: str | None = None) -> PlannerTarget:
+    """Server config wins as a whole; otherwise the settings as JupyterLab composes them (the user's
+    `baseUrl` and `token` over the administrator's overrides); else the default URL."""
     if config.planner_url or config.planner_token:
         url = config.planner_url.strip() or DEFAULT_PLANNER_URL
         return PlannerTarget(planner_root(url), "server", config.planner_token)
-    settings = read_user_settings(settings_dir)
+    overrides = read_overrides(app_settings_dir)
+    user = read_user_settings(settings_dir)
+    settings = {**overrides, **user}
     base_url = settings.get("baseUrl")
     token = settings.get("token")
     token = token.strip() if isinstance(token, str) else ""
     if isinstance(base_url, str) and base_url.strip():
-        return PlannerTarget(planner_root(base_url), "user", token)
+        return PlannerTarget(planner_root(base_url), "user" if "baseUrl" in user else "overrides", token)
     return PlannerTarget(DEFAULT_PLANNER_URL, "default", token)
 
 

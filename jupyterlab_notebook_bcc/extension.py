@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from .config import NotebookBCC, PlannerTarget, default_user_settings_dir, display_url, resolve_target
+from .config import TOKEN_VARIABLE, NotebookBCC, PlannerTarget, default_user_settings_dir, display_url, resolve_target
 from .handlers import NAMESPACE, setup_handlers
 from .locks import RunLocks, follow_renames
 
@@ -20,6 +21,17 @@ def user_settings_dir(serverapp: Any) -> str:
     if lab_config.get("user_settings_dir"):
         return str(lab_config["user_settings_dir"])
     return default_user_settings_dir()
+
+
+def app_settings_dir(serverapp: Any) -> str | None:
+    """JupyterLab's application settings directory (where `overrides.json` lives), when JupyterLab or
+    Notebook 7 runs in this server."""
+    for apps in serverapp.extension_manager.extension_apps.values():
+        for app in apps:
+            configured = getattr(app, "app_settings_dir", "")
+            if configured:
+                return str(configured)
+    return None
 
 
 def use_gateway_websockets(serverapp: Any) -> None:
@@ -39,9 +51,13 @@ def use_gateway_websockets(serverapp: Any) -> None:
 
 def load(serverapp: Any) -> None:
     config = NotebookBCC(parent=serverapp)
+    # Read the administrator's token, then take it out of the environment every kernel and terminal
+    # inherits: the relay keeps it, a cell's `os.environ` no longer shows it.
+    _ = config.planner_token
+    os.environ.pop(TOKEN_VARIABLE, None)
 
     def resolve() -> PlannerTarget:
-        return resolve_target(config, user_settings_dir(serverapp))
+        return resolve_target(config, user_settings_dir(serverapp), app_settings_dir(serverapp))
 
     # Other server code (and tests) find the live configuration here.
     serverapp.web_app.settings["notebook_bcc"] = config

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
@@ -24,6 +24,11 @@ NAMESPACE = "notebook-bcc"
 FORWARDED_REQUEST_HEADERS = ("Content-Type", "Accept", "X-Notebook-Id")
 # What the browser needs from an answer: how to read it and when to retry.
 FORWARDED_ANSWER_HEADERS = ("Content-Type", "Retry-After", "Cache-Control")
+# Jupyter's own credentials may come in the query string; they are Jupyter's, not the planner's.
+JUPYTER_QUERY_CREDENTIALS = ("token", "_xsrf")
+# Who wrote an answer: `planner` (relayed) or `relay` (the relay's own, e.g. its 502). An answer
+# without it came from something else (Jupyter without the relay, a proxy in front of Jupyter).
+ORIGIN_HEADER = "X-Notebook-BCC-Relay"
 
 TargetResolver = Callable[[], PlannerTarget]
 
@@ -34,10 +39,16 @@ class _BrowserSink:
     def __init__(self, handler: RelayHandler, upstream: PlannerRequest) -> None:
         self.handler = handler
         self.upstream = upstream
+        # A redirect is not relayed: the browser's fetch would not follow it through the relay.
+        self.redirect: tuple[int, str] | None = None
 
-    def start(self, status: int, reason: str, headers: httputil.HTTPHeaders) -> Awaitable[None]:
+    def start(self, status: int, reason: str, headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
+        if 300 <= status < 400 and status != 304:
+            self.redirect = (status, headers.get("Location", ""))
+            return None
         handler = self.handler
         handler.set_status(status, reason or None)
+        handler.set_header(ORIGIN_HEADER, "planner")
         handler.clear_header("Content-Type")
         for name in FORWARDED_ANSWER_HEADERS:
             value = headers.get(name)
@@ -54,7 +65,9 @@ class _BrowserSink:
             stream.set_nodelay(True)
         return self._flush()
 
-    def chunk(self, data: bytes) -> Awaitable[None]:
+    def chunk(self, data: bytes) -> Awaitable[None] | None:
+        if self.redirect is not None:
+            return None
         self.handler.write(data)
         return self._flush()
 
@@ -72,6 +85,11 @@ class RelayHandler(APIHandler):
         self.bcc_config = config
         self.resolve = resolve
         self.upstream: PlannerRequest | None = None
+
+    def set_default_headers(self) -> None:
+        super().set_default_headers()
+        # Every answer of this handler is the relay's own (errors included) until the planner's starts.
+        self.set_header(ORIGIN_HEADER, "relay")
 
     @tornado.web.authenticated
     async def get(self, path: str) -> None:
@@ -107,9 +125,14 @@ class RelayHandler(APIHandler):
                 f"Planner URL {display_url(target.url)!r} ({target.source} setting) is not an http:// or https:// URL",
             )
             return
+        problem = url_problem(target.url)
+        if problem:
+            self._fail(502, f"Planner URL {display_url(target.url)!r} ({target.source} setting) is not valid: {problem}")
+            return
         url = f"{target.url}/{path}"
-        if self.request.query:
-            url += "?" + self.request.query
+        query = planner_query(self.request.query)
+        if query:
+            url += "?" + query
         headers = httputil.HTTPHeaders()
         for name in FORWARDED_REQUEST_HEADERS:
             value = self.request.headers.get(name)
@@ -122,11 +145,21 @@ class RelayHandler(APIHandler):
         self.upstream = PlannerRequest(
             url, self.request.method or "GET", headers, body, self.bcc_config.connect_timeout
         )
+        sink = _BrowserSink(self, self.upstream)
         try:
-            whole = await self.upstream.send(_BrowserSink(self, self.upstream))
+            whole = await self.upstream.send(sink)
         except PlannerUnreachable as error:
             state = "gave no answer" if error.connected else "is unreachable"
             self._fail(502, f"Planner at {display_url(target.url)} {state}: {error.cause}")
+            return
+        if sink.redirect is not None:
+            status, location = sink.redirect
+            where = f"redirects to {location}" if location else "answers with a redirect that names no address"
+            self._fail(
+                502,
+                f"Planner at {display_url(target.url)} {where} (HTTP {status}); "
+                "set the planner URL to the address it redirects to",
+            )
             return
         if not whole and self.request.connection is not None:
             # Ending the chunked answer normally would tell the browser a broken stream was complete.
@@ -137,7 +170,28 @@ class RelayHandler(APIHandler):
     def _fail(self, status: int, message: str) -> None:
         self.log.warning("Notebook-BCC relay: %s", message)
         self.set_status(status)
+        self.set_header(ORIGIN_HEADER, "relay")
         self.finish(json.dumps({"message": message}))
+
+
+def url_problem(url: str) -> str:
+    """Why `url` cannot be connected to (a port out of range, no host), or "" when it can."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number in range
+    except ValueError as error:
+        return str(error)
+    return "" if parts.hostname else "no host"
+
+
+def planner_query(query: str) -> str:
+    """The request's query string without Jupyter's own credentials, otherwise byte for byte."""
+    kept = [
+        part
+        for part in query.split("&")
+        if part and unquote_plus(part.split("=", 1)[0]).lower() not in JUPYTER_QUERY_CREDENTIALS
+    ]
+    return "&".join(kept)
 
 
 class ConfigHandler(APIHandler):

@@ -578,3 +578,173 @@ class TestAuthentication:
             )
             assert response.code == 403, path
         assert planner.received == []
+
+
+class TestWhoAnswered:
+    """Scripted planner: every answer says whether the planner or the relay itself wrote it."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            # An API gateway's own 502 looks like the relay's: only the marker tells them apart.
+            exchange.start(502, {"Content-Type": "application/json"})
+            exchange.write(b'{"message": "Internal server error"}')
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_the_planners_answer_and_the_relays_own_carry_different_marks(
+        self, jp_fetch: Fetch, planner: ScriptedPlanner
+    ) -> None:
+        relayed = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert relayed.code == 502
+        assert relayed.headers["X-Notebook-BCC-Relay"] == "planner"
+        refused = await jp_fetch("notebook-bcc", "relay", "v1", "..", "x", method="POST", body=b"{}", raise_error=False)
+        assert refused.code == 400
+        assert refused.headers["X-Notebook-BCC-Relay"] == "relay"
+
+
+class TestUnreachableIsMarked:
+    @pytest.fixture
+    def bcc_server_config(self) -> dict[str, Any]:
+        return {"planner_url": f"http://127.0.0.1:{free_port()}"}
+
+    async def test_the_relays_own_502_says_so(self, jp_fetch: Fetch) -> None:
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert response.headers["X-Notebook-BCC-Relay"] == "relay"
+
+
+class TestRedirect:
+    """A planner behind an ingress that redirects http to https (or a trailing-slash redirect)."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            exchange.start(308, {"Location": "https://planner.example.org/api/planning", "Content-Type": "text/plain"})
+            exchange.write(b"Permanent Redirect")
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_a_redirect_is_a_502_that_names_where_it_points(self, jp_fetch: Fetch, planner: ScriptedPlanner) -> None:
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert response.headers["X-Notebook-BCC-Relay"] == "relay"
+        assert json.loads(response.body) == {
+            "message": (
+                f"Planner at {planner.url} redirects to https://planner.example.org/api/planning (HTTP 308); "
+                "set the planner URL to the address it redirects to"
+            )
+        }
+
+
+class TestEnvironmentToken:
+    """The administrator's token in the server's environment stays out of every kernel's environment."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            exchange.start(200, {"Content-Type": "application/json"})
+            exchange.write(b"{}")
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+        monkeypatch.setenv("NOTEBOOK_BCC_PLANNER_URL", planner.url)
+        monkeypatch.setenv("NOTEBOOK_BCC_PLANNER_TOKEN", TOKEN)
+        return {}
+
+    async def test_kernels_do_not_inherit_it_and_the_relay_still_sends_it(
+        self, jp_fetch: Fetch, jp_serverapp: Any, planner: ScriptedPlanner
+    ) -> None:
+        kernel_env = jp_serverapp.session_manager.get_kernel_env("数据分析.ipynb")
+        assert "NOTEBOOK_BCC_PLANNER_TOKEN" not in kernel_env
+        assert TOKEN not in kernel_env.values()
+        await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}")
+        assert planner.received[0].headers["Authorization"] == f"Bearer {TOKEN}"
+
+
+class TestQueryCredentials:
+    """Scripted planner that records what it was asked."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            exchange.start(200, {"Content-Type": "application/json"})
+            exchange.write(b"{}")
+            exchange.end()
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_jupyters_token_and_xsrf_in_the_query_stay_in_jupyter(
+        self, jp_fetch: Fetch, planner: ScriptedPlanner, jp_serverapp: Any
+    ) -> None:
+        await jp_fetch(
+            "notebook-bcc", "relay", "health", params={"token": jp_serverapp.identity_provider.token, "stream": "1"}
+        )
+        await jp_fetch("notebook-bcc", "relay", "health", params={"_xsrf": "abc", "Token": "x", "q": "数据"})
+        assert [received.path for received in planner.received] == ["/health?stream=1", "/health?q=%E6%95%B0%E6%8D%AE"]
+
+
+class TestMistypedUrl:
+    @pytest.mark.parametrize(
+        ("base_url", "reason"),
+        [("http://localhost:286000", "Port out of range 0-65535"), ("http://[::1", "Invalid IPv6 URL"), ("http://:8000", "no host")],
+    )
+    async def test_a_url_that_cannot_be_parsed_is_a_502_naming_it(
+        self, jp_fetch: Fetch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_url: str, reason: str
+    ) -> None:
+        monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path))
+        TestUserSettings.write_settings(tmp_path, json.dumps({"baseUrl": base_url}))
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert json.loads(response.body) == {"message": f"Planner URL {base_url!r} (user setting) is not valid: {reason}"}
+
+
+class TestOverrides:
+    """An administrator sets the planner in JupyterLab's `overrides.json`, as for any other setting."""
+
+    @pytest.fixture
+    def app_settings_dir(self, tmp_path: Path) -> Path:
+        folder = tmp_path / "app-settings"
+        folder.mkdir()
+        (folder / "overrides.json").write_text(
+            json.dumps({"jupyterlab-notebook-bcc:plugin": {"baseUrl": "http://planner.internal:28600/", "token": "site"}}),
+            encoding="utf-8",
+        )
+        return folder
+
+    @pytest.fixture
+    def jp_server_config(self, app_settings_dir: Path, tmp_path: Path) -> dict[str, Any]:
+        return {
+            "ServerApp": {"jpserver_extensions": {"jupyterlab": True, "jupyterlab_notebook_bcc": True}},
+            "LabApp": {"app_settings_dir": str(app_settings_dir), "user_settings_dir": str(tmp_path / "user")},
+        }
+
+    async def test_the_overrides_url_and_token_are_the_default(self, jp_fetch: Fetch) -> None:
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body) == {
+            "planner_url": "http://planner.internal:28600",
+            "source": "overrides",
+            "token_configured": True,
+        }
+
+    async def test_the_users_own_setting_still_wins(self, jp_fetch: Fetch, tmp_path: Path) -> None:
+        TestUserSettings.write_settings(tmp_path / "user", '{"baseUrl": "http://mine:1"}')
+        config = await jp_fetch("notebook-bcc", "config")
+        assert json.loads(config.body) == {"planner_url": "http://mine:1", "source": "user", "token_configured": True}
