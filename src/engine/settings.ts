@@ -93,6 +93,12 @@ export const SETTING_MINIMA: Record<NumericSetting, number> = {
   stallTimeout: 1
 };
 
+/**
+ * The longest time limit a browser timer can hold (2^31 - 1 ms, about 24.8 days): a longer one fires at
+ * once. A user who types a huge limit means "never", so a longer limit is no limit (0).
+ */
+export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
 function text(value: unknown, fallback: string): string {
   return typeof value === 'string' ? value : fallback;
 }
@@ -122,6 +128,12 @@ export function toRunSettings(
       ? value
       : d[key];
   };
+  const limit = (
+    key: 'executionTimeout' | 'firstByteTimeout' | 'stallTimeout'
+  ) => {
+    const seconds = count(key);
+    return seconds > MAX_TIMEOUT_SECONDS ? 0 : seconds;
+  };
   const baseUrl = text(composite.baseUrl, d.baseUrl).trim().replace(/\/+$/, '');
   return {
     baseUrl,
@@ -144,7 +156,7 @@ export function toRunSettings(
       ['reflection', 'generation'],
       d.startMode
     ),
-    executionTimeout: count('executionTimeout'),
+    executionTimeout: limit('executionTimeout'),
     maxContextLength: count('maxContextLength'),
     maxHistoryItems: count('maxHistoryItems'),
     effectTruncation: count('effectTruncation'),
@@ -153,8 +165,8 @@ export function toRunSettings(
       d.autoAcceptWorkflowUpdates
     ),
     followNewCells: flag(composite.followNewCells, d.followNewCells),
-    firstByteTimeout: count('firstByteTimeout'),
-    stallTimeout: count('stallTimeout'),
+    firstByteTimeout: limit('firstByteTimeout'),
+    stallTimeout: limit('stallTimeout'),
     redactVariables: flag(composite.redactVariables, d.redactVariables),
     redactVariablePatterns: Array.isArray(composite.redactVariablePatterns)
       ? composite.redactVariablePatterns.filter(

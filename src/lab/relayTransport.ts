@@ -57,32 +57,89 @@ export async function fetchRelayConfig(
 }
 
 /**
- * The relay answers 502 with `{"message": ...}` when it cannot reach the planner: that is no answer from
- * the planner at all, so it becomes a network failure naming the planner URL and the cause.
+ * Who wrote an answer (`X-Notebook-BCC-Relay`): `planner` for a relayed answer, `relay` for the relay's
+ * own (its 502, a refused request); none when neither did (Jupyter without the relay, a proxy in front).
  */
-async function unreachable(
+export const ORIGIN_HEADER = 'X-Notebook-BCC-Relay';
+
+/** The `message` of a short JSON error body (the relay's and Jupyter's own form), or ''. */
+async function messageOf(response: Response): Promise<string> {
+  try {
+    // Only a short message matters: a long body is not read whole.
+    const body: unknown = JSON.parse(
+      await collectText(bodyChunks(response.clone()), ERROR_BODY)
+    );
+    return isRecord(body) && typeof body.message === 'string'
+      ? body.message
+      : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * An answer the planner did not write becomes an error that says who did, so the user is not sent to
+ * check a planner that never saw the request: the relay's 502 (it could not reach the planner), Jupyter
+ * refusing the request (an ended session, XSRF), a server without the relay, a proxy in front of
+ * Jupyter. Null for the planner's own answers.
+ */
+async function notFromPlanner(
   request: IPlannerRequest,
   url: string,
   response: Response
 ): Promise<PlannerError | null> {
-  let body: unknown;
-  try {
-    // Only the relay's own short message matters: a planner's long 502 body is not read whole.
-    body = JSON.parse(
-      await collectText(bodyChunks(response.clone()), ERROR_BODY)
-    );
-  } catch {
+  const origin = response.headers.get(ORIGIN_HEADER);
+  const status = response.status;
+  if (origin === 'planner' || status < 400) {
     return null;
   }
-  if (!isRecord(body) || typeof body.message !== 'string') {
-    return null;
+  const what = `${request.method} ${url}`;
+  const message = await messageOf(response);
+  if (origin === 'relay' && status === 502 && message) {
+    // No answer from the planner at all: a network failure, retried like one.
+    return new PlannerError({
+      kind: 'network',
+      url,
+      status,
+      ...say('relayUnreachable', what, message)
+    });
   }
-  return new PlannerError({
-    kind: 'network',
-    url,
-    status: response.status,
-    ...say('relayUnreachable', `${request.method} ${url}`, body.message)
-  });
+  if (status === 401 || status === 403) {
+    return new PlannerError({
+      kind: 'http',
+      url,
+      status,
+      needsAnswer: true,
+      ...say('jupyterRefused', what, status, message ? `: ${message}` : '')
+    });
+  }
+  if (origin === null && status === 404) {
+    return new PlannerError({
+      kind: 'http',
+      url,
+      status,
+      needsAnswer: true,
+      ...say('relayMissing', what)
+    });
+  }
+  if (origin === null && status === 504) {
+    // The proxy's limit will cut the same wait again: no status, so it is not retried.
+    return new PlannerError({
+      kind: 'http',
+      url,
+      needsAnswer: true,
+      ...say('proxyTimedOut', what)
+    });
+  }
+  if (origin === null && (status === 502 || status === 503)) {
+    return new PlannerError({
+      kind: 'http',
+      url,
+      status,
+      ...say('proxyFailed', what, status)
+    });
+  }
+  return null;
 }
 
 export function createServerTransport(
@@ -114,11 +171,9 @@ export function createServerTransport(
         },
         serverSettings
       );
-      if (response.status === 502) {
-        const failure = await unreachable(request, url, response);
-        if (failure) {
-          throw failure;
-        }
+      const failure = await notFromPlanner(request, url, response);
+      if (failure) {
+        throw failure;
       }
       return response;
     }

@@ -32,6 +32,14 @@ export const PROTOCOL_MESSAGES = {
   builtinLabel: 'Demo planner (built in)',
   relayUnreachable:
     '%1 failed: the Jupyter server could not reach the planner: %2',
+  jupyterRefused:
+    '%1 failed: the Jupyter server refused it (HTTP %2%3), so the planner never saw it. Your Jupyter session may have ended: reload the page, sign in again, then Retry.',
+  relayMissing:
+    '%1 failed: this Jupyter server has no Notebook-BCC relay (HTTP 404). Enable it with "jupyter server extension enable jupyterlab_notebook_bcc" and restart Jupyter, or set Transport to "browser" in Settings > Notebook-BCC.',
+  proxyTimedOut:
+    '%1 failed: a proxy in front of the Jupyter server stopped waiting (HTTP 504) before the planner answered. Its time limit (for example nginx proxy_read_timeout, or a load balancer idle timeout) must be longer than the planner takes to think: ask your administrator to raise it.',
+  proxyFailed:
+    '%1 failed: HTTP %2 from a proxy in front of the Jupyter server, not from the planner. Is the Jupyter server running?',
   requestProblem: '%1: %2',
   lineProblem: '%1: %2: %3',
   malformedJsonLine: 'malformed JSON line ignored (%1)',

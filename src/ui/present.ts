@@ -530,6 +530,7 @@ export function describePlanner(
   }
   switch (location.source) {
     case 'server':
+    case 'overrides':
       return {
         dialect: name,
         where: trans.__(

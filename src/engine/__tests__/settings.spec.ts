@@ -8,6 +8,7 @@ import { z } from 'zod';
 import {
   DEFAULT_SETTINGS,
   IRunSettings,
+  MAX_TIMEOUT_SECONDS,
   SETTING_MINIMA,
   toRunSettings
 } from '../settings';
@@ -46,6 +47,17 @@ describe('settings defaults', () => {
     const minima: Record<string, number> = SETTING_MINIMA;
     expect(minima[key]).toBe(schema[key].minimum);
   });
+
+  it.each(['executionTimeout', 'firstByteTimeout', 'stallTimeout'] as const)(
+    '%s: a limit longer than a browser timer holds is no limit, not one that fires at once',
+    key => {
+      expect(toRunSettings({ [key]: 99999999 })[key]).toBe(0);
+      expect(toRunSettings({ [key]: MAX_TIMEOUT_SECONDS })[key]).toBe(
+        MAX_TIMEOUT_SECONDS
+      );
+      expect(MAX_TIMEOUT_SECONDS * 1000).toBeLessThanOrEqual(2 ** 31 - 1);
+    }
+  );
 
   it('maps an empty composite to the defaults', () => {
     expect(toRunSettings({})).toEqual(DEFAULT_SETTINGS);

@@ -76,7 +76,10 @@ describe('createServerTransport', () => {
       () =>
         new Response(JSON.stringify({ message }), {
           status: 502,
-          headers: { 'Content-Type': 'application/json' }
+          headers: {
+            'Content-Type': 'application/json',
+            'X-Notebook-BCC-Relay': 'relay'
+          }
         })
     );
     const client = new PlannerClient({
@@ -96,7 +99,11 @@ describe('createServerTransport', () => {
 
   it("passes a planner's own 502 on as an HTTP error", async () => {
     const { settings } = server(
-      () => new Response('<html>Bad Gateway</html>', { status: 502 })
+      () =>
+        new Response('<html>Bad Gateway</html>', {
+          status: 502,
+          headers: { 'X-Notebook-BCC-Relay': 'planner' }
+        })
     );
     const client = new PlannerClient({
       transport: createServerTransport(settings),
@@ -106,6 +113,104 @@ describe('createServerTransport', () => {
       .planning({ observation: { location: {} } })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: 'http', status: 502 });
+  });
+
+  /** The error a planning request through the relay fails with, and how many requests it made. */
+  async function failure(answer: () => Response) {
+    const { settings, requests } = server(answer);
+    const client = new PlannerClient({
+      transport: createServerTransport(settings),
+      planningRetries: 2,
+      retryBaseDelayMs: 0
+    });
+    const error = await client
+      .planning({ observation: { location: {} } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PlannerError);
+    return { error: error as PlannerError, requests: requests.length };
+  }
+
+  const json = (status: number, body: unknown, origin?: string) => () =>
+    new Response(JSON.stringify(body), {
+      status,
+      headers: {
+        'Content-Type': 'application/json',
+        ...(origin ? { 'X-Notebook-BCC-Relay': origin } : {})
+      }
+    });
+  const URL_ =
+    'POST http://localhost:8888/user/alice/notebook-bcc/relay/planning';
+
+  it("keeps a planner's own 502 with a message (an API gateway's) as the planner's HTTP error", async () => {
+    const { error } = await failure(
+      json(502, { message: 'Internal server error' }, 'planner')
+    );
+    expect(error).toMatchObject({ kind: 'http', status: 502 });
+    expect(error.message).not.toContain('could not reach');
+  });
+
+  it('says an expired Jupyter session or a refused XSRF check is not the planner refusing', async () => {
+    const { error, requests } = await failure(
+      json(403, { message: "'_xsrf' argument missing from POST" }, 'relay')
+    );
+    expect(error).toMatchObject({
+      kind: 'http',
+      status: 403,
+      needsAnswer: true
+    });
+    expect(error.message).toBe(
+      `${URL_} failed: the Jupyter server refused it (HTTP 403: '_xsrf' argument missing from POST), so the planner never saw it. Your Jupyter session may have ended: reload the page, sign in again, then Retry.`
+    );
+    expect(requests).toBe(1);
+  });
+
+  it("keeps a planner's own 403 as the planner's", async () => {
+    const { error } = await failure(
+      json(403, { message: 'bad token' }, 'planner')
+    );
+    expect(error).toMatchObject({ kind: 'http', status: 403 });
+    expect(error.message).not.toContain('Jupyter server refused');
+  });
+
+  it('says so when the Jupyter server has no relay (its own 404, without the mark)', async () => {
+    const { error } = await failure(
+      () => new Response('<html>404: Not Found</html>', { status: 404 })
+    );
+    expect(error).toMatchObject({
+      kind: 'http',
+      status: 404,
+      needsAnswer: true
+    });
+    expect(error.message).toContain(
+      'this Jupyter server has no Notebook-BCC relay (HTTP 404). Enable it with "jupyter server extension enable jupyterlab_notebook_bcc"'
+    );
+  });
+
+  it("names a proxy's 504 in front of Jupyter and does not ask the planner again", async () => {
+    const { error, requests } = await failure(
+      () => new Response('<html>504 Gateway Time-out</html>', { status: 504 })
+    );
+    expect(error.message).toContain(
+      'a proxy in front of the Jupyter server stopped waiting (HTTP 504) before the planner answered'
+    );
+    expect(requests).toBe(1);
+  });
+
+  it("retries a proxy's 502 in front of Jupyter and then names it", async () => {
+    const { error, requests } = await failure(
+      () => new Response('<html>Bad Gateway</html>', { status: 502 })
+    );
+    expect(error).toMatchObject({ kind: 'http', status: 502 });
+    expect(error.message).toContain(
+      'HTTP 502 from a proxy in front of the Jupyter server, not from the planner'
+    );
+    expect(requests).toBe(3);
+  });
+
+  it("keeps the planner's own 504 retryable", async () => {
+    const { error, requests } = await failure(json(504, {}, 'planner'));
+    expect(error).toMatchObject({ kind: 'http', status: 504 });
+    expect(requests).toBe(3);
   });
 
   it('reads a streamed answer through the relay', async () => {

@@ -362,6 +362,15 @@ describe('describePlanner: the planner line', () => {
       ).where
     ).toBe('http://localhost:28600, through the Jupyter server');
     expect(
+      describePlanner(
+        null,
+        { via, url: 'http://planner.site:28600', source: 'overrides' },
+        trans
+      ).where
+    ).toBe(
+      'http://planner.site:28600 (set by your administrator), through the Jupyter server'
+    );
+    expect(
       describePlanner(null, { via: 'http://localhost:28600' }, trans).where
     ).toBe('http://localhost:28600');
     expect(
