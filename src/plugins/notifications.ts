@@ -28,14 +28,15 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
     translator: ITranslator | null
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
-    const showPanel = {
-      label: trans.__('Show'),
-      caption: trans.__('Open the workflow panel'),
-      callback: () => {
-        void app.commands.execute(CommandIDs.open);
-      }
-    };
     const watch = ({ panel, runner }: IRunnerEntry) => {
+      // The run's own notebook, wherever the user is now.
+      const showPanel = {
+        label: trans.__('Show'),
+        caption: trans.__('Open the workflow panel'),
+        callback: () => {
+          void app.commands.execute(CommandIDs.open, { notebook: panel.id });
+        }
+      };
       // The failure's notice, with its Retry, while the run stays failed: gone once the run goes on.
       let failure: string | null = null;
       const dismissFailure = () => {

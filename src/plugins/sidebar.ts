@@ -40,7 +40,14 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       label: trans.__('Open Workflow Panel'),
       caption: trans.__('Show the Notebook-BCC workflow sidebar'),
       icon: bccIcon,
-      execute: () => app.shell.activateById(sidebar.id)
+      // With a notebook (a run's notification), that notebook's run: its panel comes to the front first.
+      execute: args => {
+        const notebook = args.notebook;
+        if (typeof notebook === 'string' && notebook) {
+          app.shell.activateById(notebook);
+        }
+        app.shell.activateById(sidebar.id);
+      }
     });
     palette?.addItem({
       command: CommandIDs.open,

@@ -447,7 +447,9 @@ export async function showApprovalDialog(
     buttons: [stop, skip, run],
     // Enter sent to the dialog itself means Skip; the focus starts on the code, not on a button.
     defaultButton: 1,
-    focusNodeSelector: '.jp-bcc-approval-code'
+    focusNodeSelector: '.jp-bcc-approval-code',
+    // It opens mid-run: an Escape meant to leave a cell's edit mode must not decide for the user.
+    hasClose: false
   });
   const result = await launchUntil(dialog, signal);
   if (result.button.actions.includes('stop')) {
@@ -484,12 +486,15 @@ export async function showWorkflowUpdateDialog(
     section.append(list);
     return section;
   };
+  const intro = element(
+    'p',
+    'jp-bcc-workflow-update-intro',
+    trans.__('The planner proposes a different workflow for this run.')
+  );
+  // It opens mid-run, maybe while the user types: the focus starts here, not on a button.
+  intro.tabIndex = 0;
   body.node.append(
-    element(
-      'p',
-      '',
-      trans.__('The planner proposes a different workflow for this run.')
-    ),
+    intro,
     describe(trans.__('Proposed'), template),
     describe(trans.__('Current'), current)
   );
@@ -499,7 +504,11 @@ export async function showWorkflowUpdateDialog(
     buttons: [
       Dialog.cancelButton({ label: trans.__('Keep current') }),
       Dialog.okButton({ label: trans.__('Apply update') })
-    ]
+    ],
+    // Enter keeps the current workflow; Escape (leaving a cell's edit mode) decides nothing.
+    defaultButton: 0,
+    focusNodeSelector: '.jp-bcc-workflow-update-intro',
+    hasClose: false
   });
   return (await launchUntil(dialog, signal)).button.accept;
 }

@@ -494,6 +494,49 @@ test.describe('Faults during a run', () => {
     });
   }
 
+  test("a failure's Show opens the failed notebook's run, not the current notebook's", async ({
+    page,
+    tmpPath
+  }) => {
+    const { path } = await referenceSetup(page, tmpPath, [
+      '--fault',
+      'http-500@generating:2'
+    ]);
+    await startRun(page, TASK, { path });
+    const before = await expectError(page, path, /\/generating failed.*500/);
+    await expectSavedAtFault(page, path, TASK, before, 'ERROR');
+    // The user moves on to another notebook; the failure's notice stays up.
+    await openNewNotebook(page, tmpPath, 'other.ipynb');
+    await expect(panel(page).locator('.jp-bcc-notebook-name')).toHaveText(
+      'other.ipynb'
+    );
+    const toast = page
+      .locator('.Toastify__toast')
+      .filter({ hasText: /Workflow failed in .*fault\.ipynb/ });
+    await toast.getByRole('button', { name: 'Show' }).click();
+    await expect(panel(page).locator('.jp-bcc-notebook-name')).toHaveText(
+      NOTEBOOK
+    );
+    await expect(stateLine(page)).toHaveText(/^Error: /);
+    await expect(page.locator('.jp-NotebookPanel:visible')).toHaveCount(1);
+    expect(
+      await page.evaluate(
+        () =>
+          (
+            window as unknown as {
+              jupyterapp: {
+                shell: { currentWidget: { title: { label: string } } | null };
+              };
+            }
+          ).jupyterapp.shell.currentWidget?.title.label
+      )
+    ).toBe(NOTEBOOK);
+    // The panel Show opened is the failed run's: its Retry finishes that run.
+    await clickControl(page, 'Retry');
+    await expectCompleted(page, path, 'Retry');
+    expectKept(before, await cellInfos(page, path));
+  });
+
   test('429 with Retry-After', async ({ page, tmpPath }) => {
     const { path, planner: p } = await referenceSetup(page, tmpPath, [
       '--fault',

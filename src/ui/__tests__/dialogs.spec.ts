@@ -10,7 +10,8 @@ import { msg, say } from '../../protocol/messages';
 import {
   showApprovalDialog,
   showRunDialog,
-  showVariablesDialog
+  showVariablesDialog,
+  showWorkflowUpdateDialog
 } from '../dialogs';
 import { markingTrans } from './markingTranslator';
 
@@ -154,6 +155,10 @@ describe('showApprovalDialog', () => {
   }
 
   afterEach(async () => {
+    // Escape no longer closes it: a button does.
+    document
+      .querySelector<HTMLButtonElement>('.jp-Dialog .jp-mod-reject')
+      ?.click();
     await dismissDialog();
   });
 
@@ -169,6 +174,18 @@ describe('showApprovalDialog', () => {
         new KeyboardEvent('keydown', { key, bubbles: true })
       );
     }
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(document.querySelector('.jp-Dialog')).not.toBeNull();
+    button('Run').click();
+    expect(await result).toBe('run');
+  });
+
+  it('stays open on an Escape (a user leaving edit mode in a cell): only a button decides', async () => {
+    const result = showApprovalDialog(request(), trans, context);
+    const dialog = await shown();
+    dialog.dispatchEvent(
+      new KeyboardEvent('keydown', { key: 'Escape', bubbles: true })
+    );
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(document.querySelector('.jp-Dialog')).not.toBeNull();
     button('Run').click();
@@ -220,6 +237,54 @@ describe('showApprovalDialog', () => {
       await showApprovalDialog(request(), trans, context, abort.signal)
     ).toBe('skip');
     expect(document.querySelector('.jp-Dialog')).toBeNull();
+  });
+});
+
+describe('showWorkflowUpdateDialog', () => {
+  const template = (name: string) => ({
+    stages: [{ id: 's1', name, steps: [{ id: 'p1', name: 'Load' }] }]
+  });
+
+  function button(label: string): HTMLButtonElement {
+    return [
+      ...document.querySelectorAll<HTMLButtonElement>('.jp-Dialog button')
+    ].find(b => b.textContent === label)!;
+  }
+
+  it('opens (mid-run, maybe while the user types) focused on the proposal, not on Apply; Enter keeps the current workflow', async () => {
+    const result = showWorkflowUpdateDialog(
+      template('Proposed stage') as never,
+      template('Current stage') as never,
+      trans,
+      'analysis.ipynb'
+    );
+    await waitForDialog();
+    await new Promise(resolve => setTimeout(resolve, 0));
+    const focused = document.activeElement as HTMLElement;
+    expect(focused.tagName).not.toBe('BUTTON');
+    expect(focused.closest('.jp-Dialog')).not.toBeNull();
+    const dialog = document.querySelector<HTMLElement>('.jp-Dialog')!;
+    dialog.dispatchEvent(
+      new KeyboardEvent('keydown', { key: 'Escape', bubbles: true })
+    );
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(document.querySelector('.jp-Dialog')).not.toBeNull();
+    dialog.dispatchEvent(
+      new KeyboardEvent('keydown', { key: 'Enter', bubbles: true })
+    );
+    expect(await result).toBe(false);
+  });
+
+  it('applies the update only on its button', async () => {
+    const result = showWorkflowUpdateDialog(
+      template('Proposed stage') as never,
+      null,
+      trans,
+      'analysis.ipynb'
+    );
+    await waitForDialog();
+    button('Apply update').click();
+    expect(await result).toBe(true);
   });
 });
 

@@ -176,6 +176,47 @@ describe('ProgressTree', () => {
     buttons[0].click();
     expect(onRedo).toHaveBeenCalledWith('s1', 'p2');
   });
+
+  it("leaves Enter and Space on a control inside an item to that control, not to the item's folding", async () => {
+    const stages = [
+      stage('s1', 'current', [
+        { ...step('p1', 'completed'), goal: 'Load the data' },
+        step('p2', 'current')
+      ])
+    ];
+    const host = await render(
+      <ProgressTree
+        stages={stages}
+        rendermime={rendermime}
+        trans={trans}
+        redo={{ steps: ['s1/p1'], onRedo: jest.fn() }}
+      />
+    );
+    const p1 = host.querySelector<HTMLElement>('[data-id="step:s1/p1"]')!;
+    const redo = p1.querySelector<HTMLButtonElement>('.jp-bcc-redo-step')!;
+    const before = p1.getAttribute('aria-expanded');
+    expect(before).toBe('false');
+    for (const key of ['Enter', ' ']) {
+      redo.focus();
+      const sent = redo.dispatchEvent(
+        new KeyboardEvent('keydown', { key, bubbles: true, cancelable: true })
+      );
+      // Not prevented: the browser turns the key into the button's click.
+      expect(sent).toBe(true);
+    }
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(p1.getAttribute('aria-expanded')).toBe(before);
+    // On the item itself the keys still fold and unfold it.
+    p1.focus();
+    p1.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Enter',
+        bubbles: true,
+        cancelable: true
+      })
+    );
+    await waitFor(() => p1.getAttribute('aria-expanded') !== before);
+  });
 });
 
 describe('Rewind dialog and note', () => {

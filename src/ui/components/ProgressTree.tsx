@@ -31,6 +31,10 @@ function onTreeKeyDown(
   const current = (event.target as HTMLElement).closest<HTMLElement>(
     '[role="treeitem"]'
   );
+  if (event.target !== current) {
+    // A control inside an item (Redo from here, a folded summary, a link) keeps its own keys.
+    return;
+  }
   const index = current ? items.indexOf(current) : -1;
   const focus = (item: HTMLElement | undefined) => {
     if (item) {
