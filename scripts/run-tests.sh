@@ -66,6 +66,15 @@ want() { # suite: is it selected on the command line?
   return 1
 }
 declare -a selected=("$@")
+SUITES=(lint unit pytest package bench ui)
+for name in "${selected[@]}"; do
+  if [[ " ${SUITES[*]} " != *" $name "* ]]; then
+    # A misspelt suite would otherwise run nothing and print a green "0 passed, 0 failed".
+    echo "run-tests.sh: no suite '$name' (suites: ${SUITES[*]})" >&2
+    echo "0 passed, 1 failed"
+    exit 2
+  fi
+done
 
 # Lint: each linter is one check.
 if want lint; then

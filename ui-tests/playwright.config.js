@@ -65,6 +65,8 @@ module.exports = {
   testDir: './tests',
   outputDir: './test-results',
   retries: 0,
+  // A test.only left in a spec would silently run that test alone: refuse to run instead.
+  forbidOnly: true,
   workers: 1,
   timeout: 120 * 1000,
   reporter: [
