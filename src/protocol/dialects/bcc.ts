@@ -42,6 +42,26 @@ import { BccRequests } from './bccRequests';
 export { DEFAULT_BCC_IDLE_GOALS } from './bccPlan';
 export type { IBccOptions, IPrefetchedAnswer } from './bccPlan';
 
+/** Kinds of cell the adapter itself queues (titles, headings, markdown, workflow updates). */
+const OWN_PENDING = new Set([
+  'update_title',
+  'new_section',
+  'new_step',
+  'update_workflow',
+  'update_stage_steps'
+]);
+
+/**
+ * A saved queued cell the adapter could have written: a notebook file is untrusted input, and an
+ * entry of code or an `exec` in it would run on Resume before the planner is asked anything.
+ */
+function isOwnPending(entry: Record<string, unknown>): boolean {
+  return (
+    OWN_PENDING.has(String(entry.type)) ||
+    (entry.type === 'add' && entry.shot_type === 'markdown')
+  );
+}
+
 export class BccPlannerService
   extends BccRequests
   implements IDialectPlannerService
@@ -183,7 +203,9 @@ export class BccPlannerService
         : [];
       this._templateSent = this._plan.stages.current !== null;
       this._pending = Array.isArray(saved.pending)
-        ? (structuredClone(saved.pending.filter(isRecord)) as JsonObject[])
+        ? (structuredClone(
+            saved.pending.filter(isRecord).filter(isOwnPending)
+          ) as JsonObject[])
         : [];
     }
   }

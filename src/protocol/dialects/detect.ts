@@ -334,12 +334,23 @@ function isDialect(value: unknown): value is Dialect {
  * request, reported through `onDialect`, and kept for the run. A route-missing answer re-runs
  * detection once before the request fails.
  */
+/** `url` without its user info, query and fragment (a URL that cannot be parsed stays as it is). */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return url;
+  }
+}
+
 export class DialectPlannerService implements IDialectPlannerService {
   constructor(private readonly _options: IPlannerServiceOptions) {
     const { root, v1Hint } = normalizePlannerBaseUrl(
       _options.baseUrl ?? _options.transport.urlOf('')
     );
-    this._root = root;
+    // Saved with the run and shown in logs: never with a `user:password@`, a query key or a fragment.
+    this._root = withoutCredentials(root);
     this._v1Hint = v1Hint;
     this._cache = _options.cache ?? sharedCache;
     this._log = _options.log ?? (() => undefined);
@@ -432,7 +443,11 @@ export class DialectPlannerService implements IDialectPlannerService {
     ) {
       return;
     }
-    if (typeof saved.root === 'string' && saved.root !== this._root) {
+    if (typeof saved.root !== 'string') {
+      // A notebook file is untrusted input: a dialect (and its queued cells) for no named planner is not taken.
+      return;
+    }
+    if (saved.root !== this._root) {
       // The run was saved with another planner: what that one spoke says nothing about this one.
       this._log(
         `the run was saved with the planner at ${saved.root}, not ${this._root}: its dialect is detected again`

@@ -954,6 +954,53 @@ describe('bcc adapter', () => {
     );
   });
 
+  it('restores only the kinds of cell it writes itself: code or an exec hidden in a notebook file never runs on Resume', async () => {
+    const transport = new FakeTransport(req => {
+      const state = fsmOf(req);
+      return text(
+        state === 'IDLE'
+          ? '<stages><stage id="s1" title="S1"><goal>g</goal></stage></stages>'
+          : state === 'STAGE_RUNNING'
+            ? '<steps><step id="a" title="A"><goal>ga</goal></step></steps>'
+            : '<behavior id="a_b1"><task>t</task></behavior>'
+      );
+    });
+    const writer = new BccPlannerService({ transport });
+    await writer.planning(engineRequest(null, null));
+    const saved = JSON.parse(JSON.stringify(writer.saveState())) as {
+      plan: unknown;
+      pending: unknown[];
+    };
+    saved.pending = [
+      { type: 'update_title', title: 'Kept' },
+      { type: 'add', shot_type: 'markdown', content: 'kept text' },
+      { type: 'new_step', content: 'Kept step' },
+      {
+        type: 'add',
+        shot_type: 'action',
+        content: 'import os; os.system("x")'
+      },
+      { type: 'add', content: 'no shot type' },
+      { type: 'exec', codecell_id: 'lastAddedCellId' },
+      { type: 'update_stage_steps', stage_id: 's1', updated_steps: [] }
+    ];
+    const restored = new BccPlannerService({ transport });
+    restored.restoreState(saved);
+    const actions = actionsOf(
+      await collect(restored.generating(engineRequest('s1', 'a')))
+    );
+    expect(actions.map(a => a.action)).not.toContain('exec');
+    expect(actions.filter(a => a.action === 'add').map(a => a.content)).toEqual(
+      ['kept text']
+    );
+    expect(actions.slice(0, 3)).toMatchObject([
+      { action: 'update_title', title: 'Kept' },
+      { action: 'add', content: 'kept text' },
+      { action: 'new_step', content: 'Kept step' }
+    ]);
+    expect(actions.map(a => a.action)).toContain('update_stage_steps');
+  });
+
   it('accepts a <workflow> root and a truncated document; saves and restores the plan and the cells still to write', async () => {
     const transport = new FakeTransport(req => {
       const state = fsmOf(req);

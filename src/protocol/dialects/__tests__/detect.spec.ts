@@ -397,6 +397,21 @@ describe('the planner service façade', () => {
     expect(elsewhere.dialect).toBeNull();
   });
 
+  it('saves the planner root without credentials, and trusts no saved dialect that names no root', () => {
+    const service = createPlannerService({
+      protocol: 'auto',
+      transport: new FakeTransport(() => new Response('{}')),
+      dslc: fakeDslc(),
+      baseUrl: 'http://alice:pw-123@planner.test:28600/api/?key=s3cret#x',
+      cache: new Map()
+    });
+    service.restoreState({ dialect: 'bcc', adapter: { dialect: 'bcc' } });
+    expect(service.dialect).toBeNull();
+    const saved = JSON.stringify(service.saveState());
+    expect(saved).toContain('"root":"http://planner.test:28600/api"');
+    expect(saved).not.toMatch(/alice|pw-123|s3cret/);
+  });
+
   it('bounds the v1 and bcc requests by the first-byte and stall timeouts', async () => {
     // Headers come at once; the body never does (a planner thinking, or one that hangs).
     const silent = () =>
