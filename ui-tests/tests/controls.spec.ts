@@ -1,6 +1,7 @@
 import {
   behaviorsRun,
   clickControl,
+  commandMode,
   command,
   expect,
   expectStreamOrder,
@@ -41,6 +42,7 @@ test.describe('Pause and resume', () => {
       predicate: request => request.url().endsWith('/generating'),
       timeout: 30000
     });
+    await commandMode(page);
     await page.keyboard.press('Control+Alt+P');
     await expect(stateLine(page)).toHaveText('Paused');
     const paused = await modelCellCount(page);

@@ -208,6 +208,20 @@ export async function reloadPage(page: IJupyterLabPageFixture): Promise<void> {
  * Starts a run through the command (no dialog): for tests about something else than the dialog. The
  * notebook is the one at `options.path`, or the active one.
  */
+/**
+ * Puts the visible notebook in command mode, as a user does before a notebook shortcut (a click on a
+ * cell's prompt): the extension's shortcuts are not bound where the user types.
+ */
+export async function commandMode(page: Page): Promise<void> {
+  await page
+    .locator('.jp-NotebookPanel:visible .jp-Cell .jp-InputPrompt')
+    .first()
+    .click();
+  await expect(
+    page.locator('.jp-NotebookPanel:visible .jp-Notebook.jp-mod-commandMode')
+  ).toBeVisible();
+}
+
 export async function startRun(
   page: Page,
   task: string,

@@ -10,6 +10,7 @@ import * as path from 'path';
 import {
   capturePanel,
   cellSources,
+  commandMode,
   expect,
   panel,
   PLUGIN,
@@ -209,6 +210,7 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
         '.jp-NotebookPanel-toolbar [data-command="notebook-bcc:run"]'
       )
     ).toBeVisible();
+    await commandMode(page);
     await page.keyboard.press('Control+Alt+B');
     await expect(panel(page)).toBeVisible();
     await expect(stateLine(page)).toHaveText('未开始');

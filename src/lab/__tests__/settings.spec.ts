@@ -53,7 +53,39 @@ describe('translateSchema: the settings in the user language', () => {
     expect(commands['jupyter.lab.shortcuts']).toContainEqual({
       command: 'notebook-bcc:run',
       keys: ['Ctrl Alt R'],
-      selector: 'body'
+      selector: '.jp-Notebook.jp-mod-commandMode'
     });
+  });
+
+  it('binds its shortcuts where no one types: Ctrl Alt is AltGr on Windows, which types { # ś in many layouts', () => {
+    const shortcuts = schema('commands')['jupyter.lab.shortcuts'] as Array<{
+      command: string;
+      selector: string;
+    }>;
+    document.body.innerHTML = `
+      <div class="jp-NotebookPanel">
+        <div class="jp-NotebookPanel-toolbar"><button id="toolbar"></button></div>
+        <div class="jp-Notebook jp-mod-editMode"><div class="jp-Cell"><div class="cm-content" id="typing"></div></div></div>
+      </div>
+      <div class="jp-NotebookPanel">
+        <div class="jp-Notebook jp-mod-commandMode"><div class="jp-Cell" id="command"></div></div>
+      </div>
+      <div class="jp-CodeConsole"><div class="cm-content" id="console"></div></div>
+      <div class="jp-bcc-sidebar"><button id="sidebar"></button></div>`;
+    const at = (id: string) =>
+      new Set(
+        shortcuts
+          .filter(s => document.getElementById(id)!.closest(s.selector))
+          .map(s => s.command)
+      );
+    const all = new Set(shortcuts.map(s => s.command));
+    expect(all.size).toBe(5);
+    for (const typing of ['typing', 'console']) {
+      expect(at(typing)).toEqual(new Set());
+    }
+    for (const quiet of ['command', 'toolbar', 'sidebar']) {
+      expect(at(quiet)).toEqual(all);
+    }
+    document.body.innerHTML = '';
   });
 });
