@@ -45,6 +45,14 @@ describe('WaitingLine', () => {
     );
     await waitFor(() => /1 min 1[3-9] s$/.test(line?.textContent ?? ''));
   });
+
+  it('is a timer a screen reader does not read out every second (the state line says it waits)', async () => {
+    const host = await render(<WaitingLine since={Date.now()} trans={trans} />);
+    const line = host.querySelector('.jp-bcc-waiting')!;
+    // ARIA's timer role: a live region that is off unless asked.
+    expect(line.getAttribute('role')).toBe('timer');
+    expect(line.getAttribute('aria-live') ?? 'off').toBe('off');
+  });
 });
 
 describe('PlannerLine', () => {

@@ -18,7 +18,8 @@ export function WaitingLine(props: IWaitingLineProps): JSX.Element {
     return () => window.clearInterval(timer);
   }, [since]);
   return (
-    <div className="jp-bcc-waiting" role="status" data-since={since}>
+    // A timer, not a status: a status would be read out at every tick; the state line announces the wait.
+    <div className="jp-bcc-waiting" role="timer" data-since={since}>
       {trans.__(
         'Waiting for the planner… %1',
         formatElapsed(Math.max(0, now - since), trans)
