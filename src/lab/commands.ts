@@ -362,10 +362,26 @@ export function addCommands(
         return;
       }
       const { panel, runner } = target;
+      const reverts = !panel.context.model.collaborative;
+      if (reverts && panel.context.model.dirty) {
+        const answer = await showDialog({
+          title: trans.__('Reload %1 from disk?', panel.context.localPath),
+          body: trans.__(
+            'This window has unsaved changes in the notebook. Taking over the run reloads the notebook as the other window saved it: these changes are lost.'
+          ),
+          buttons: [
+            Dialog.cancelButton(),
+            Dialog.warnButton({ label: trans.__('Reload and Take Over') })
+          ]
+        });
+        if (!answer.button.accept) {
+          return;
+        }
+      }
       void commands.execute(CommandIDs.open);
       await withLock(target, async () => {
         // The other window saved its cells and run state to disk; a shared (collaborative) model has them.
-        if (!panel.context.model.collaborative) {
+        if (reverts) {
           await panel.context.revert();
         }
         return runner.resumeFromSaved();
@@ -386,6 +402,23 @@ export function addCommands(
         return;
       }
       const { panel } = target;
+      if (target.model.savedRunProblems === null) {
+        // A readable run could still be resumed; an unreadable one has nothing to lose.
+        const answer = await showDialog({
+          title: trans.__('Discard the saved workflow run?'),
+          body: trans.__(
+            'The run saved in %1 can no longer be resumed once it is discarded. The cells stay.',
+            panel.context.localPath
+          ),
+          buttons: [
+            Dialog.cancelButton(),
+            Dialog.warnButton({ label: trans.__('Discard') })
+          ]
+        });
+        if (!answer.button.accept) {
+          return;
+        }
+      }
       discardRunState(panel.context.model.sharedModel);
       await panel.context
         .save()

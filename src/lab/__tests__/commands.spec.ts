@@ -4,7 +4,11 @@ import { NotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import type { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
-import { dismissDialog, waitForDialog } from '@jupyterlab/testing';
+import {
+  acceptDialog,
+  dismissDialog,
+  waitForDialog
+} from '@jupyterlab/testing';
 import { Signal } from '@lumino/signaling';
 import type { IRunSnapshot, IWorkflowRunner } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
@@ -404,7 +408,11 @@ describe('addCommands', () => {
     const save = jest.fn(async () => undefined);
     Object.assign(first, { context: { ...first.context, model, save } });
     expect(commands.isEnabled(CommandIDs.discardSavedRun)).toBe(false);
-    Object.assign(modelOf(first), { canDiscardSaved: true });
+    // A saved run that cannot be read is discarded without asking: there is nothing to resume.
+    Object.assign(modelOf(first), {
+      canDiscardSaved: true,
+      savedRunProblems: ['format: unknown']
+    });
     expect(commands.isEnabled(CommandIDs.discardSavedRun)).toBe(true);
     expect(commands.label(CommandIDs.discardSavedRun)).toBe(
       'Discard the Saved Workflow Run'
@@ -416,6 +424,67 @@ describe('addCommands', () => {
     );
     expect(model.sharedModel.cells.map(cell => cell.source)).toEqual(['x = 1']);
     expect(save).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks before discarding a saved run that could still be resumed', async () => {
+    const { commands, first, modelOf } = setup();
+    const model = new NotebookModel();
+    model.sharedModel.setMetadata(RUN_STATE_METADATA_KEY, { format: 'x' });
+    const save = jest.fn(async () => undefined);
+    Object.assign(first, { context: { ...first.context, model, save } });
+    Object.assign(modelOf(first), {
+      canDiscardSaved: true,
+      savedRunProblems: null
+    });
+    const kept = commands.execute(CommandIDs.discardSavedRun);
+    await waitForDialog();
+    expect(document.querySelector('.jp-Dialog')?.textContent).toContain(
+      'can no longer be resumed'
+    );
+    await dismissDialog();
+    await kept;
+    expect(model.sharedModel.getMetadata(RUN_STATE_METADATA_KEY)).toEqual({
+      format: 'x'
+    });
+    expect(save).not.toHaveBeenCalled();
+
+    const gone = commands.execute(CommandIDs.discardSavedRun);
+    await acceptDialog();
+    await gone;
+    expect(model.sharedModel.getMetadata(RUN_STATE_METADATA_KEY)).toBe(
+      undefined
+    );
+    expect(save).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks before a take-over reloads a notebook with unsaved changes from disk', async () => {
+    const { commands, first, modelOf, runnerOf } = setup();
+    const revert = jest.fn(async () => undefined);
+    const lock = { acquire: jest.fn(async () => true), release: jest.fn() };
+    Object.assign(first, {
+      context: {
+        ...first.context,
+        model: { collaborative: false, dirty: true },
+        revert
+      }
+    });
+    Object.assign(modelOf(first), { lock, canTakeOver: true });
+    const declined = commands.execute(CommandIDs.takeOver);
+    await waitForDialog();
+    expect(document.querySelector('.jp-Dialog')?.textContent).toContain(
+      'unsaved changes'
+    );
+    await dismissDialog();
+    await declined;
+    expect(revert).not.toHaveBeenCalled();
+    expect(runnerOf(first).resumeFromSaved).not.toHaveBeenCalled();
+    expect(lock.acquire).not.toHaveBeenCalled();
+
+    const taken = commands.execute(CommandIDs.takeOver);
+    await acceptDialog();
+    await taken;
+    expect(revert).toHaveBeenCalledTimes(1);
+    expect(runnerOf(first).resumeFromSaved).toHaveBeenCalledTimes(1);
   });
 
   it('takes over: reloads the notebook from disk, then resumes its run holding the lock', async () => {
