@@ -1,11 +1,16 @@
 /**
  * Following new cells: a new cell is scrolled into view (never activated) when the driver's
- * `followNewCells` setting is on, unless the user is typing in this notebook.
+ * `followNewCells` setting is on, unless the user is typing in this notebook or has scrolled away to
+ * read (until they scroll back to the run's newest cells, as in a log viewer).
  */
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
 /** The shortest time between two scrolls to new cells, in ms. */
 const SCROLL_INTERVAL_MS = 100;
+/** Scroll events this soon after our own scroll are its own (the list may adjust once it measures). */
+const OWN_SCROLL_MS = 300;
+/** Closer than this to the end of the notebook counts as being at the end, in px. */
+const AT_END_PX = 48;
 
 export class CellFollower {
   constructor(
@@ -14,7 +19,12 @@ export class CellFollower {
     public enabled: boolean,
     /** Where a cell is in the notebook (-1: gone). */
     private _indexOf: (cellId: string) => number
-  ) {}
+  ) {
+    const outer = _panel.content.outerNode;
+    outer.addEventListener('scroll', () => this._onScroll(outer), {
+      passive: true
+    });
+  }
 
   /**
    * Scrolls the new cell into view with the notebook's list (`scrollToItem`): `Notebook.scrollToCell`
@@ -22,7 +32,8 @@ export class CellFollower {
    * a layout, so a fast stream scrolls at most every `SCROLL_INTERVAL_MS`, to the newest cell.
    */
   follow(cellId: string): void {
-    if (!this.enabled) {
+    this._newest = cellId;
+    if (!this.enabled || this._away) {
       return;
     }
     const pending = this._scrollTarget !== null;
@@ -47,6 +58,8 @@ export class CellFollower {
     }
     const index = this._indexOf(target);
     if (index >= 0) {
+      this._followed = target;
+      this._ownScrollUntil = performance.now() + OWN_SCROLL_MS;
       notebook.scrollToItem(index, 'auto').catch(reason => {
         console.debug(
           'Notebook-BCC: could not scroll to the new cell.',
@@ -54,6 +67,34 @@ export class CellFollower {
         );
       });
     }
+  }
+
+  /**
+   * A scroll that is not ours is the user's: they read elsewhere (away) unless the run's newest cell,
+   * the last one followed, or the end of the notebook is in view.
+   */
+  private _onScroll(outer: HTMLElement): void {
+    if (performance.now() < this._ownScrollUntil) {
+      return;
+    }
+    const atEnd =
+      outer.scrollHeight - outer.clientHeight - outer.scrollTop < AT_END_PX;
+    this._away = !(
+      atEnd ||
+      this._inView(this._newest, outer) ||
+      this._inView(this._followed, outer)
+    );
+  }
+
+  private _inView(cellId: string | null, outer: HTMLElement): boolean {
+    const index = cellId === null ? -1 : this._indexOf(cellId);
+    const node = index >= 0 ? this._panel.content.widgets[index]?.node : null;
+    if (!node?.isConnected) {
+      return false;
+    }
+    const cell = node.getBoundingClientRect();
+    const view = outer.getBoundingClientRect();
+    return cell.bottom > view.top && cell.top < view.bottom;
   }
 
   /** Whether the user is editing a cell of this notebook right now (edit mode, focus inside). */
@@ -65,6 +106,12 @@ export class CellFollower {
   }
 
   private _lastScroll = -Infinity;
+  private _ownScrollUntil = -Infinity;
+  /** The user scrolled away from the run's cells: no following until they come back. */
+  private _away = false;
+  /** The newest cell the run asked to follow, and the last one it scrolled to. */
+  private _newest: string | null = null;
+  private _followed: string | null = null;
   /** The newest cell to scroll to; not null while a scroll is pending. */
   private _scrollTarget: string | null = null;
 }

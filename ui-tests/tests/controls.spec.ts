@@ -1,3 +1,4 @@
+import type { Page } from '@playwright/test';
 import {
   behaviorsRun,
   clickControl,
@@ -130,5 +131,66 @@ test.describe('Step and stop', () => {
       .toBeGreaterThan(stopped);
     await command(page, 'notebook-bcc:stop', { interruptKernel: true });
     await expect(stateLine(page)).toHaveText(/^Stopped at step /);
+  });
+});
+
+test.describe('Following new cells', () => {
+  test.use({
+    mockSettings: settingsFor('slow', { followNewCells: true }),
+    viewport: { width: 1400, height: 700 }
+  });
+
+  /** The visible notebook's scroll position: how far from the top and from the end. */
+  async function scroll(page: Page) {
+    return page.evaluate(() => {
+      const outer = document.querySelector<HTMLElement>(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer'
+      )!;
+      return {
+        top: outer.scrollTop,
+        fromEnd: outer.scrollHeight - outer.clientHeight - outer.scrollTop
+      };
+    });
+  }
+
+  test('stops following while the user reads earlier cells, and follows again once they are back at the end', async ({
+    page,
+    tmpPath
+  }) => {
+    await uploadHousing(page, tmpPath);
+    await newNotebook(page, 'follow.ipynb');
+    await recordInsertions(page);
+    // Not typing in a cell: the run's cells are followed.
+    await commandMode(page);
+    await startRun(page, TASK);
+    // Enough cells that the notebook scrolls, and it has followed them.
+    await expect
+      .poll(async () => (await scroll(page)).top, { timeout: 90000 })
+      .toBeGreaterThan(200);
+    const seen = (await insertions(page)).length;
+
+    // The user scrolls up to read, with the mouse wheel.
+    const notebook = page.locator(
+      '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer'
+    );
+    await notebook.hover();
+    await page.mouse.wheel(0, -100000);
+    await expect.poll(async () => (await scroll(page)).top).toBe(0);
+    await expect
+      .poll(async () => (await insertions(page)).length, { timeout: 60000 })
+      .toBeGreaterThanOrEqual(seen + 3);
+    // New cells came; the view stayed where the user reads.
+    expect((await scroll(page)).top).toBe(0);
+
+    // Back at the end, the view follows the run again.
+    await page.mouse.wheel(0, 100000);
+    const back = (await insertions(page)).length;
+    await expect
+      .poll(async () => (await insertions(page)).length, { timeout: 60000 })
+      .toBeGreaterThanOrEqual(back + 2);
+    await expect
+      .poll(async () => (await scroll(page)).fromEnd, { timeout: 10000 })
+      .toBeLessThan(400);
+    await command(page, 'notebook-bcc:stop', { interruptKernel: false });
   });
 });
