@@ -1,4 +1,4 @@
-import { IOwnerChannel, TabOwner } from '../tabOwner';
+import { IOwnerChannel, IOwnerLocks, TabOwner } from '../tabOwner';
 
 /** BroadcastChannel between the tabs of one browser, in memory: a message reaches every other member. */
 class ChannelHub {
@@ -22,6 +22,51 @@ class ChannelHub {
   }
 
   private _members = new Set<IOwnerChannel>();
+}
+
+/** A browser's Web Locks, in memory: one holder per name, the others wait in turn or give up. */
+class LockHub implements IOwnerLocks {
+  request(
+    name: string,
+    options: { signal?: AbortSignal },
+    callback: (lock: unknown) => Promise<unknown>
+  ): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        this._held.add(name);
+        callback({})
+          .finally(() => {
+            this._held.delete(name);
+            this._queue(name).shift()?.();
+          })
+          .then(resolve, reject);
+      };
+      if (!this._held.has(name)) {
+        grant();
+        return;
+      }
+      const queue = this._queue(name);
+      const onAbort = () => {
+        queue.splice(queue.indexOf(waiter), 1);
+        reject(new Error('AbortError'));
+      };
+      const waiter = () => {
+        options.signal?.removeEventListener('abort', onAbort);
+        grant();
+      };
+      options.signal?.addEventListener('abort', onAbort);
+      queue.push(waiter);
+    });
+  }
+
+  private _queue(name: string): Array<() => void> {
+    const queue = this._waiting.get(name) ?? [];
+    this._waiting.set(name, queue);
+    return queue;
+  }
+
+  private _held = new Set<string>();
+  private _waiting = new Map<string, Array<() => void>>();
 }
 
 /** One tab's sessionStorage. */
@@ -99,6 +144,60 @@ describe('TabOwner', () => {
     const ids = await Promise.all([a.ready, b.ready]);
     expect(ids[0]).not.toBe(ids[1]);
     expect(ids).toContain('shared-id');
+  });
+
+  describe('with Web Locks', () => {
+    const page = (locks: LockHub, tab: Storage) => {
+      // A tab that never answers on the channel (busy, frozen in the background) still holds its lock.
+      const owner = new TabOwner({
+        storage: tab,
+        channel: null,
+        locks,
+        releaseMs: 100
+      });
+      owners.push(owner);
+      return owner;
+    };
+
+    it('takes a new id in a duplicated tab even when the live tab cannot answer', async () => {
+      const locks = new LockHub();
+      const tab = storage();
+      const original = page(locks, tab);
+      const id = await original.ready;
+      const duplicateTab = copyOf(tab);
+      const duplicate = page(locks, duplicateTab);
+      const duplicateId = await duplicate.ready;
+      expect(duplicateId).not.toBe(id);
+      expect(duplicateTab.getItem('notebook-bcc:run-lock-owner')).toBe(
+        duplicateId
+      );
+      // And a third copy, of either, is a third window.
+      const third = page(locks, copyOf(duplicateTab));
+      expect([id, duplicateId]).not.toContain(await third.ready);
+    });
+
+    it('keeps its id across a reload, also when the page before lets go a moment late', async () => {
+      const locks = new LockHub();
+      const tab = storage();
+      const first = page(locks, tab);
+      const id = await first.ready;
+      const reloaded = page(locks, tab);
+      setTimeout(() => first.dispose(), 30);
+      expect(await reloaded.ready).toBe(id);
+      reloaded.dispose();
+      expect(await page(locks, tab).ready).toBe(id);
+    });
+
+    it('tells two copies that open at once apart', async () => {
+      const locks = new LockHub();
+      const tab = storage({ 'notebook-bcc:run-lock-owner': 'shared-id' });
+      const ids = await Promise.all([
+        page(locks, copyOf(tab)).ready,
+        page(locks, copyOf(tab)).ready
+      ]);
+      expect(ids[0]).not.toBe(ids[1]);
+      expect(ids).toContain('shared-id');
+    });
   });
 
   it('works without session storage or a channel (a new id each page)', async () => {
