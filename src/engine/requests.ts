@@ -26,15 +26,15 @@ export function observationOf(
   const { state } = core;
   return buildObservation({
     progress: state.progress,
-    // A kernel variable of the same name never hides the task, nor a value the user set.
-    variables: redactVariables(
-      {
-        ...state.contextVariables,
-        ...state.kernelVariables,
-        ...state.taskVariables()
-      },
-      redactionTest(core.settings())
-    ),
+    // A kernel variable of the same name never hides the task, nor a value the user set; what the user
+    // typed for the planner reaches it as typed, whatever its name.
+    variables: {
+      ...redactVariables(
+        { ...state.contextVariables, ...state.kernelVariables },
+        redactionTest(core.settings())
+      ),
+      ...state.taskVariables()
+    },
     effects: state.effects.toJSON(),
     notebook,
     fsm: state.fsm.toContext(),

@@ -2,6 +2,7 @@
  * What the parts of the run loop share: the run's state, its controls and services, and the runner's
  * signals as plain calls. The runner makes one; `behaviorRun`, `contextUpdate` and `requests` use it.
  */
+import { redactionTest } from './variables';
 import { closeThinkingCell } from './actions';
 import { closeInterruptedBehavior } from './behaviorRun';
 import type { INotebookDriver } from './driver';
@@ -175,7 +176,14 @@ export class RunCore {
         this.warn(msg('plannerStateNotSaved', errorMessage(error)), 'planner');
       }
     }
-    return limitSavedRunState(this.state.toJSON());
+    const saved = this.state.toJSON();
+    // A secret-looking value (one the user typed for the planner, say) is not written into the notebook:
+    // on resume the planner asks for it again.
+    const secret = redactionTest(this.settings());
+    saved.contextVariables = Object.fromEntries(
+      Object.entries(saved.contextVariables).filter(([name]) => !secret(name))
+    );
+    return limitSavedRunState(saved);
   }
 
   /** A `checkpoint` (the run goes on) may be written to disk later; other saves are written now. */

@@ -2,7 +2,7 @@
  * Kernel variable values never reach the notebook's saved run or the trace; secret-looking names are
  * redacted in what the planner receives (docs/protocol.md#persistence).
  */
-import type { PlanningRequestInput } from '../../protocol';
+import { PlannerError, type PlanningRequestInput } from '../../protocol';
 import { WorkflowRunner } from '../runner';
 import { ISavedRunState, RunState } from '../runState';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
@@ -14,7 +14,15 @@ import {
   redactVariables,
   REDACTED
 } from '../variables';
-import { code, exec, plan, saved, withTemplate } from './runnerSetup';
+import {
+  code,
+  exec,
+  plan,
+  saved,
+  setup,
+  text,
+  withTemplate
+} from './runnerSetup';
 
 const SECRET = 'sk-live-0123456789';
 const LABEL = 'house prices';
@@ -156,5 +164,33 @@ describe('redaction patterns', () => {
       'list(len=2)',
       'dict(len=1)'
     ]);
+  });
+});
+
+describe('values the user types for the planner (Set Variables)', () => {
+  it('reach the planner as typed, even under a secret-looking name, and are not saved in the notebook under one', async () => {
+    const missing = new PlannerError({
+      kind: 'invalid',
+      url: 'http://planner.test/v1/actions',
+      message: 'the planner lacks api_key, region',
+      missingVariables: ['api_key', 'region']
+    });
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [missing, [text('ran')]]
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('error');
+    const done = await s.runner.retry({
+      variables: { api_key: SECRET, region: 'eu' }
+    });
+    expect(done.reason).toBe('completed');
+    // The user typed it for the planner: redaction (of kernel values) does not undo that.
+    expect(
+      s.client.generatingRequests[1].observation?.context?.variables
+    ).toMatchObject({ api_key: SECRET, region: 'eu' });
+    const state = saved(s.driver);
+    expect(JSON.stringify(state)).not.toContain(SECRET);
+    expect(state.contextVariables).toMatchObject({ region: 'eu' });
+    expect(state.contextVariables).not.toHaveProperty('api_key');
   });
 });
