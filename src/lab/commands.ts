@@ -178,6 +178,8 @@ export function addCommands(
     }
   };
 
+  /** Notebooks whose Run dialog (and its planner check) is open. */
+  const asking = new Set<string>();
   commands.addCommand(CommandIDs.run, {
     label: trans.__('Run Workflow'),
     caption: trans.__(
@@ -192,16 +194,27 @@ export function addCommands(
         return;
       }
       const planner = target.model.planner;
-      const options =
-        startOptionsFrom(args) ??
-        (await showRunDialog({
-          notebookPath: target.panel.context.path,
-          docManager,
-          translator,
-          trans,
-          label: target.panel.context.localPath,
-          checkPlanner: planner ? () => planner.checkConnection() : undefined
-        }));
+      let options = startOptionsFrom(args);
+      if (!options) {
+        const id = target.panel.id;
+        if (asking.has(id)) {
+          // Its Run dialog (or the planner check after it) is already open: a second one would lose a task.
+          return;
+        }
+        asking.add(id);
+        try {
+          options = await showRunDialog({
+            notebookPath: target.panel.context.path,
+            docManager,
+            translator,
+            trans,
+            label: target.panel.context.localPath,
+            checkPlanner: planner ? () => planner.checkConnection() : undefined
+          });
+        } finally {
+          asking.delete(id);
+        }
+      }
       if (!options || target.runner.isRunning) {
         return;
       }

@@ -3,7 +3,7 @@
  * the planner lacks, approve a behavior's code (interactive mode) and confirm a workflow update. Untrusted text (code, names from
  * the planner) is only ever set as text content.
  */
-import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { PathExt } from '@jupyterlab/coreutils';
 import type { IDocumentManager } from '@jupyterlab/docmanager';
 import { FileDialog } from '@jupyterlab/filebrowser';
@@ -212,7 +212,19 @@ export async function showRunDialog(options: {
       state.error = trans.__('Describe the task before running.');
       continue;
     }
-    const check = await options.checkPlanner?.();
+    // The dialog has closed: say what happens until the run starts (the check waits up to 10 s).
+    const checking = options.checkPlanner
+      ? Notification.emit(
+          trans.__('Checking the planner for %1…', options.label),
+          'in-progress',
+          { autoClose: false }
+        )
+      : null;
+    const check = await options.checkPlanner?.().finally(() => {
+      if (checking !== null) {
+        Notification.dismiss(checking);
+      }
+    });
     if (check && !check.ok) {
       state.plannerError = trans.__(
         'The planner is not ready. %1',

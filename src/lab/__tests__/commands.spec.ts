@@ -426,6 +426,24 @@ describe('addCommands', () => {
     expect(save).toHaveBeenCalledTimes(1);
   });
 
+  it('opens one Run dialog per notebook: a second Run while it (or its planner check) is open does nothing', async () => {
+    const { commands, first, runnerOf } = setup();
+    const one = commands.execute(CommandIDs.run);
+    await waitForDialog();
+    const two = commands.execute(CommandIDs.run);
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(document.querySelectorAll('.jp-Dialog')).toHaveLength(1);
+    await two;
+    await dismissDialog();
+    await one;
+    expect(runnerOf(first).start).not.toHaveBeenCalled();
+    // Once it is closed, Run opens it again.
+    const again = commands.execute(CommandIDs.run);
+    await waitForDialog();
+    await dismissDialog();
+    await again;
+  });
+
   it('asks before discarding a saved run that could still be resumed', async () => {
     const { commands, first, modelOf } = setup();
     const model = new NotebookModel();

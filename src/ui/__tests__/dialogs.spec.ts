@@ -3,6 +3,7 @@ import {
   dismissDialog,
   waitForDialog
 } from '@jupyterlab/testing';
+import { Notification } from '@jupyterlab/apputils';
 import { nullTranslator } from '@jupyterlab/translation';
 import type { IBehaviorApproval } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
@@ -60,6 +61,26 @@ describe('showRunDialog: the planner check', () => {
       stepMode: false
     });
     expect(check).toHaveBeenCalledTimes(1);
+  });
+
+  it('says that it checks the planner while the check runs (up to 10 s), and not after', async () => {
+    let answer: (check: IConnectionCheck) => void = () => undefined;
+    const check = jest.fn(
+      () => new Promise<IConnectionCheck>(resolve => (answer = resolve))
+    );
+    const result = open(check);
+    await typeTask('What drives prices?');
+    await acceptDialog();
+    await new Promise(resolve => setTimeout(resolve, 0));
+    const checking = () =>
+      Notification.manager.notifications.filter(
+        n => n.message === 'Checking the planner for analysis.ipynb…'
+      );
+    expect(checking()).toHaveLength(1);
+    expect(checking()[0].type).toBe('in-progress');
+    answer({ ok: true, message: 'answers' });
+    await result;
+    expect(checking()).toHaveLength(0);
   });
 
   it('keeps the task and says what to do while the planner is down, then retries', async () => {
