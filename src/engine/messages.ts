@@ -101,7 +101,12 @@ export const ENGINE_MESSAGES = {
   answerCutToApprove:
     'The planner sent more than %1 actions or %2 characters to approve at once; the rest of its answer was not read (%3 actions kept).',
   answerCutInBehavior:
-    'The planner sent more than %1 actions in one behavior; the rest of its answer was not read (%2 actions kept).'
+    'The planner sent more than %1 actions in one behavior; the rest of its answer was not read (%2 actions kept).',
+  noFailedRequest: 'There is no failed request to retry.',
+  pauseBeforeRewind: 'Pause the run before rewinding it.',
+  noRunToRewind: 'There is no run to rewind in this notebook.',
+  rewindPointGone: 'That point of the run is no longer kept.',
+  runAlreadyActive: 'A run is already active in this notebook.'
 } as const;
 
 /** Every template the UI translates: the protocol's and the engine's (their ids never collide). */
@@ -114,3 +119,12 @@ export type IMessageText = messages.IMessageText<MessageId>;
 
 export const { isMessageId, msg, englishText, say, reported } =
   messageCatalogue(MESSAGES);
+
+/** An error that refuses what the user asked, in words the UI translates (`translateMessage`). */
+export function refusal(
+  id: MessageId,
+  ...params: MessageParam[]
+): Error & IMessageText {
+  const said = say(id, ...params);
+  return Object.assign(new Error(said.message), { text: said.text });
+}

@@ -10,6 +10,7 @@ import type {
   IRewindEdit
 } from './driver';
 import { errorMessage } from './registry';
+import { refusal } from './messages';
 import {
   editedByUser,
   IRewindCell,
@@ -226,7 +227,7 @@ export async function applyRewind(
   const { state, driver } = core;
   const checkpoint = state.rewind.checkpoints.find(c => c.seq === plan.seq);
   if (!checkpoint) {
-    throw new Error('The point to rewind to is no longer kept.');
+    throw refusal('rewindPointGone');
   }
   const sources = new Map(
     state.rewind.rewrittenSince(checkpoint).map(r => [r.cellId, r.source])

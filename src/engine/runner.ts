@@ -26,7 +26,7 @@ import {
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowStateMachine } from './fsm';
-import { type IMessage, msg, say } from './messages';
+import { type IMessage, msg, refusal, say } from './messages';
 import {
   ActionRegistry,
   errorMessage,
@@ -298,7 +298,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     this._assertIdle();
     const state = this._state;
     if (state.fsm.state !== 'ERROR') {
-      throw new Error('There is no failed request to retry.');
+      throw refusal('noFailedRequest');
     }
     if (options.variables && Object.keys(options.variables).length > 0) {
       Object.assign(state.contextVariables, options.variables);
@@ -333,7 +333,7 @@ export class WorkflowRunner implements IWorkflowRunner {
     options: IRewindOptions = {}
   ): Promise<IRewindRecord> {
     if (this._loop && !this._control.paused) {
-      throw new Error('Pause the run before rewinding it.');
+      throw refusal('pauseBeforeRewind');
     }
     if (this._loop) {
       // The paused loop settles (and is saved) first; a new one starts from the checkpoint.
@@ -344,11 +344,11 @@ export class WorkflowRunner implements IWorkflowRunner {
         this._rewinding = false;
       }
     } else if (!(await this._loadSavedForRewind())) {
-      throw new Error('There is no run to rewind in this notebook.');
+      throw refusal('noRunToRewind');
     }
     const plan = planRewind(this._state, this._driver, target);
     if (!plan) {
-      throw new Error('That point of the run is no longer kept.');
+      throw refusal('rewindPointGone');
     }
     const record = await applyRewind(this._core, plan, options);
     this._control.clearPause();
@@ -666,7 +666,7 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   private _assertIdle(): void {
     if (this._loop) {
-      throw new Error('A run is already active in this notebook.');
+      throw refusal('runAlreadyActive');
     }
   }
 

@@ -2,6 +2,7 @@
  * The run commands. Each acts on the notebook given as `notebook` (a panel id, e.g. from a toolbar
  * button) or else on the active notebook; enabled and visible states follow that notebook's run model.
  */
+import type { IMessageText } from '../engine/messages';
 import type { IDocumentManager } from '@jupyterlab/docmanager';
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -142,13 +143,12 @@ export function addCommands(
   const hasNotebook = (args: ReadonlyPartialJSONObject) =>
     panelOf(args) !== null;
   const report = (what: string) => (reason: unknown) => {
-    Notification.error(
-      trans.__(
-        '%1 failed: %2',
-        what,
-        String((reason as Error)?.message ?? reason)
-      )
-    );
+    // A refusal of the run carries its words as a message id; other errors are shown as they are.
+    const why =
+      reason instanceof Error
+        ? translateMessage(reason as Error & Partial<IMessageText>, trans)
+        : String(reason);
+    Notification.error(trans.__('%1 failed: %2', what, why));
   };
 
   /**

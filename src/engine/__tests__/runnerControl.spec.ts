@@ -139,6 +139,17 @@ describe('WorkflowRunner failures, pause and stop', () => {
     });
   });
 
+  it('refuses with a message the UI can translate', async () => {
+    const s = setup({ planning: [withTemplate(false), plan(true)] });
+    // Nothing failed yet: there is nothing to retry.
+    const error = await s.runner.retry().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({
+      message: 'There is no failed request to retry.',
+      text: { id: 'noFailedRequest', params: [] }
+    });
+  });
+
   it('names the variables a planner says it lacks, and retries with the ones the user gives', async () => {
     const url = 'http://planner.test/v1/actions';
     const missing = new PlannerError({

@@ -13,6 +13,7 @@ import { Signal } from '@lumino/signaling';
 import type { IRunSnapshot, IWorkflowRunner } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
 import { msg, say } from '../../protocol/messages';
+import { refusal } from '../../engine/messages';
 import { markingTrans } from '../../ui/__tests__/markingTranslator';
 import {
   CommandIDs,
@@ -161,6 +162,19 @@ describe('addCommands', () => {
     modelOf(first).availability = { ...NONE, retry: true };
     expect(commands.isVisible(CommandIDs.retry)).toBe(true);
     expect(commands.isEnabled(CommandIDs.retry)).toBe(true);
+  });
+
+  it("reports the run's refusal in the user's language", async () => {
+    const { commands, first, modelOf, runnerOf } = setup(markingTrans);
+    const error = jest.spyOn(Notification, 'error');
+    modelOf(first).availability = { ...NONE, retry: true };
+    runnerOf(first).retry.mockRejectedValueOnce(refusal('noFailedRequest'));
+    await commands.execute(CommandIDs.retry);
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(error).toHaveBeenCalledWith(
+      '⟦⟦Retry⟧ failed: ⟦There is no failed request to retry.⟧⟧'
+    );
+    error.mockRestore();
   });
 
   it('acts on the notebook named by `notebook`, not the active one', async () => {
