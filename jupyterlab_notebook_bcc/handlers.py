@@ -170,7 +170,6 @@ class RelayHandler(APIHandler):
     def _fail(self, status: int, message: str) -> None:
         self.log.warning("Notebook-BCC relay: %s", message)
         self.set_status(status)
-        self.set_header(ORIGIN_HEADER, "relay")
         self.finish(json.dumps({"message": message}))
 
 

@@ -60,6 +60,13 @@ async def stream_through_relay(
         client.close()
 
 
+def answer_empty_json(exchange: Exchange) -> None:
+    """A scripted planner's answer that says nothing: `200 {}`."""
+    exchange.start(200, {"Content-Type": "application/json"})
+    exchange.write(b"{}")
+    exchange.end()
+
+
 class TestStreaming:
     """Chunks reach the browser as the planner writes them."""
 
@@ -652,12 +659,7 @@ class TestEnvironmentToken:
 
     @pytest.fixture
     def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
-        def script(exchange: Exchange) -> None:
-            exchange.start(200, {"Content-Type": "application/json"})
-            exchange.write(b"{}")
-            exchange.end()
-
-        return scripted_planner(script)
+        return scripted_planner(answer_empty_json)
 
     @pytest.fixture
     def bcc_server_config(self, planner: ScriptedPlanner, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
@@ -680,12 +682,7 @@ class TestQueryCredentials:
 
     @pytest.fixture
     def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
-        def script(exchange: Exchange) -> None:
-            exchange.start(200, {"Content-Type": "application/json"})
-            exchange.write(b"{}")
-            exchange.end()
-
-        return scripted_planner(script)
+        return scripted_planner(answer_empty_json)
 
     @pytest.fixture
     def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:

@@ -94,7 +94,11 @@ async function notFromPlanner(
     return null;
   }
   const what = `${request.method} ${url}`;
-  const message = await messageOf(response);
+  // Read only for the answers whose message is shown (the relay's 502, a refusal).
+  const message =
+    (origin === 'relay' && status === 502) || status === 401 || status === 403
+      ? await messageOf(response)
+      : '';
   if (origin === 'relay' && status === 502 && message) {
     // No answer from the planner at all: a network failure, retried like one.
     return new PlannerError({
