@@ -193,3 +193,27 @@ export function omitUndefined(obj: JsonObject): JsonObject {
     Object.entries(obj).filter(([, value]) => value !== undefined)
   );
 }
+
+/**
+ * `value` with every object field that is `null` removed, at any depth. A server that serialises its
+ * whole model (Python's `model_dump()`, `asdict()`) sends `null` for each unset optional field, which
+ * this protocol reads as absent (docs/protocol.md#be-liberal). The values of a `variables` map are the
+ * planner's data and stay as sent.
+ */
+export function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    return value.map(withoutNulls);
+  }
+  if (!isRecord(value)) {
+    return value;
+  }
+  const kept: JsonObject = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (field === null) {
+      continue;
+    }
+    kept[key] =
+      key === 'variables' && isRecord(field) ? field : withoutNulls(field);
+  }
+  return kept;
+}

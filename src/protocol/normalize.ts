@@ -21,7 +21,8 @@ import {
   omit,
   parseDroppingInvalid,
   snakeKeys,
-  camelToSnake
+  camelToSnake,
+  withoutNulls
 } from './fields';
 import {
   Action,
@@ -101,8 +102,9 @@ function normalizeStepList(
  * steps (none), a bare array of stages, and camelCase keys.
  */
 export function normalizeWorkflowTemplate(
-  raw: unknown
+  sent: unknown
 ): Normalized<'template', WorkflowTemplate> {
+  const raw = withoutNulls(sent);
   const template = Array.isArray(raw)
     ? { stages: raw }
     : isRecord(raw)
@@ -146,7 +148,7 @@ export function normalizeWorkflowSteps(
   raw: unknown,
   where = 'steps'
 ): Normalized<'steps', WorkflowStep[]> {
-  const result = normalizeStepList(raw, where);
+  const result = normalizeStepList(withoutNulls(raw), where);
   if (!result.ok) {
     return result;
   }
@@ -430,7 +432,8 @@ function expandLegacyAction(
  * becomes an `add` and an `exec`). Unknown action types come back as `UnknownAction` so that custom
  * handlers can claim them; a known type missing a required field is an error.
  */
-export function normalizeAction(raw: unknown): NormalizeActionResult {
+export function normalizeAction(sent: unknown): NormalizeActionResult {
+  const raw = withoutNulls(sent);
   if (!isRecord(raw)) {
     return {
       ok: false,

@@ -16,7 +16,8 @@ import {
   omit,
   omitUndefined,
   parseDroppingInvalid,
-  snakeKeys
+  snakeKeys,
+  withoutNulls
 } from './fields';
 import {
   normalizeAction,
@@ -302,8 +303,9 @@ const SECTIONS = [
  * with a warning rather than failing the answer; only a body that is not an object is an error.
  */
 export function normalizePlanningResponse(
-  raw: unknown
+  sent: unknown
 ): Normalized<'response', PlanningResponse> {
+  const raw = withoutNulls(sent);
   if (!isRecord(raw)) {
     return {
       ok: false,

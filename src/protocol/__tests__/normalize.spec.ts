@@ -350,6 +350,65 @@ describe('normalizeAction', () => {
   });
 });
 
+describe('null fields, as a server serialising its whole model sends them', () => {
+  it('reads a null optional field of an action as absent', () => {
+    expect(
+      actionsOf({
+        action: 'add',
+        shot_type: 'action',
+        content: 'x = 1',
+        store_id: null,
+        metadata: null
+      })
+    ).toEqual([{ action: 'add', shot_type: 'action', content: 'x = 1' }]);
+    expect(
+      actionsOf({
+        action: 'exec',
+        codecell_id: 'lastAddedCellId',
+        need_output: null,
+        auto_debug: null
+      })
+    ).toEqual([
+      {
+        action: 'exec',
+        codecell_id: 'lastAddedCellId',
+        need_output: true,
+        auto_debug: false,
+        keep_debug_button_visible: false
+      }
+    ]);
+  });
+
+  it('still names a required field that is null', () => {
+    expect(
+      errorOf({ action: 'add', shot_type: 'action', content: null })
+    ).toMatch(/content/);
+  });
+
+  it('reads null descriptions and goals of a template as absent', () => {
+    const result = normalizeWorkflowTemplate({
+      name: 'W',
+      description: null,
+      stages: [
+        {
+          id: 's',
+          name: 'S',
+          description: null,
+          steps: [{ id: 'a', name: 'A', goal: null, expected_outputs: null }]
+        }
+      ]
+    });
+    expect(result).toEqual({
+      ok: true,
+      template: {
+        name: 'W',
+        stages: [{ id: 's', name: 'S', steps: [{ id: 'a', name: 'A' }] }]
+      },
+      warnings: []
+    });
+  });
+});
+
 describe('normalizeWorkflowTemplate', () => {
   const canonical = {
     name: 'W',

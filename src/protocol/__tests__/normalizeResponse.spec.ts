@@ -34,6 +34,50 @@ describe('normalizePlanningResponse', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('reads null sections and fields as absent, keeping the rest of the answer', () => {
+    const { response, warnings } = responseOf({
+      targetAchieved: false,
+      nextStageId: null,
+      transition: { continue_behaviors: null, next_stage_id: null },
+      context_update: {
+        variables: { empty: null, n: 3 },
+        workflow_update: {
+          workflowTemplate: {
+            stages: [
+              {
+                id: 's',
+                name: 'S',
+                description: null,
+                steps: [{ id: 'a', name: 'A', goal: null }]
+              }
+            ]
+          }
+        },
+        progress_update: {
+          level: 'steps',
+          focus: 'f',
+          current_outputs: null
+        },
+        stage_steps_update: null
+      },
+      context_filter: {
+        effects_config: { current_limit: 5, patterns: null },
+        variables_to_include: null
+      }
+    });
+    expect(warnings).toEqual([]);
+    expect(response.context_update?.variables).toEqual({ empty: null, n: 3 });
+    expect(
+      response.context_update?.workflow_update?.workflowTemplate?.stages
+    ).toEqual([{ id: 's', name: 'S', steps: [{ id: 'a', name: 'A' }] }]);
+    expect(progressUpdatesOf(response.context_update)).toEqual([
+      { level: 'steps', focus: 'f' }
+    ]);
+    expect(response.context_filter?.effects_config).toEqual({
+      current_limit: 5
+    });
+  });
+
   it('assumes false, with a warning, when no target flag is present', () => {
     const { response, warnings } = responseOf({});
     expect(response.targetAchieved).toBe(false);

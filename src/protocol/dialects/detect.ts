@@ -205,6 +205,9 @@ export async function detectDialect(options: {
         }
         const normalized = normalizePlanningResponse(answer);
         if (normalized.ok) {
+          for (const warning of normalized.warnings) {
+            options.onWarning?.(say('requestProblem', `POST ${url}`, warning));
+          }
           return { dialect: 'dslc', firstAnswer: normalized.response, probes };
         }
       }

@@ -312,6 +312,30 @@ describe('the planner service façade', () => {
     expect(transport.requests).toHaveLength(1);
   });
 
+  it('shows the warnings of the dslc answer that detection got, as the client does for any answer', async () => {
+    const transport = new FakeTransport(() =>
+      json({
+        targetAchieved: false,
+        transition: { continue_behaviors: 'perhaps' }
+      })
+    );
+    const warnings: string[] = [];
+    const service = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      cache: new Map<string, Dialect>()
+    });
+    await service.planning(request, {
+      onWarning: warning => warnings.push(warning.message)
+    });
+    expect(warnings).toEqual([
+      expect.stringContaining(
+        'transition.continue_behaviors ignored: expected a boolean'
+      )
+    ]);
+  });
+
   it('hands the detected bcc answer to the bcc adapter without asking twice', async () => {
     const transport = new FakeTransport(req => {
       const state = (req.body as { state: { FSM: { state: string } } }).state
