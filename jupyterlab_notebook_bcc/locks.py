@@ -125,6 +125,9 @@ class LockHandler(APIHandler):
 
     @tornado.web.authenticated
     def get(self, path: str) -> None:
+        # Every open notebook asks this while its page is visible: not the user's activity, so an idle
+        # server can still be culled. A heartbeat (PUT) is a live run, and counts.
+        self._track_activity = False
         key = self._key(path)
         lock = self.locks.get(key)
         self.finish(json.dumps(lock.public(key, self.locks.now()) if lock else _free(key)))

@@ -155,3 +155,15 @@ async def test_a_renamed_notebook_keeps_its_lock(jp_fetch: Fetch, clock: Clock) 
         await asyncio.sleep(0.02)
     assert (await holder(jp_fetch, "after.ipynb"))["owner"] == "window-a"
     assert (await holder(jp_fetch, "before.ipynb"))["held"] is False
+
+
+async def test_asking_who_holds_a_lock_is_not_activity_but_a_heartbeat_is(jp_fetch: Fetch, jp_serverapp: Any, clock: Clock) -> None:
+    """An open notebook polls its lock: that must not keep an idle server from being culled (JupyterHub)."""
+    settings = jp_serverapp.web_app.settings
+    settings.pop("api_last_activity", None)
+    await holder(jp_fetch)
+    assert "api_last_activity" not in settings
+
+    code, _ = await acquire(jp_fetch, "window-a")
+    assert code == 200
+    assert "api_last_activity" in settings

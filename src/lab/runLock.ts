@@ -414,6 +414,7 @@ export class RunLock implements IRunLock {
     void this.release();
     this._disposed = true;
     clearTimeout(this._timer);
+    document.removeEventListener('visibilitychange', this._onVisibility);
     Signal.clearData(this);
   }
 
@@ -449,10 +450,28 @@ export class RunLock implements IRunLock {
   }
 
   private _watch(): void {
-    void this.refresh().finally(() => this._schedule());
+    document.addEventListener('visibilitychange', this._onVisibility);
+    void this._poll().finally(() => this._schedule());
   }
 
-  /** The holder renews its lock; the others poll who holds it. */
+  /**
+   * Who holds the lock, asked only while the page is visible: a hidden page's requests would count as
+   * activity and keep an idle server from being culled (JupyterHub). JupyterLab's own pollers stand by
+   * the same way.
+   */
+  private _poll(): Promise<void> {
+    return document.visibilityState === 'hidden'
+      ? Promise.resolve()
+      : this.refresh();
+  }
+
+  private _onVisibility = (): void => {
+    if (document.visibilityState !== 'hidden' && this._state.kind !== 'mine') {
+      void this.refresh();
+    }
+  };
+
+  /** The holder renews its lock (a live run, hidden or not); the others poll who holds it. */
   private _schedule(): void {
     clearTimeout(this._timer);
     if (this._disposed || !this._timed) {
@@ -460,7 +479,7 @@ export class RunLock implements IRunLock {
     }
     this._timer = setTimeout(() => {
       const next =
-        this._state.kind === 'mine' ? this.heartbeat() : this.refresh();
+        this._state.kind === 'mine' ? this.heartbeat() : this._poll();
       void next.finally(() => this._schedule());
     }, this._heartbeatMs);
   }

@@ -193,6 +193,40 @@ describe('RunLock between two pages', () => {
     expect(server.log).toContain('DELETE analysis.ipynb window-a');
   });
 
+  it('asks nothing while the page is hidden, so an idle server can be culled; the holder still renews', async () => {
+    const visibility = jest
+      .spyOn(document, 'visibilityState', 'get')
+      .mockReturnValue('hidden');
+    try {
+      const server = new FakeLockService();
+      const live = lockOf(server, {
+        owner: 'window-a',
+        heartbeatMs: 5,
+        watch: true
+      });
+      const watcher = lockOf(server, {
+        owner: 'window-b',
+        heartbeatMs: 5,
+        watch: true
+      });
+      await live.acquire();
+      await new Promise(resolve => setTimeout(resolve, 60));
+      expect(server.log.filter(line => line.startsWith('GET'))).toEqual([]);
+      expect(
+        server.log.filter(line => line === 'PUT analysis.ipynb window-a').length
+      ).toBeGreaterThan(2);
+
+      visibility.mockReturnValue('visible');
+      document.dispatchEvent(new Event('visibilitychange'));
+      await new Promise(resolve => setTimeout(resolve, 30));
+      expect(watcher.state.kind).toBe('other');
+      live.dispose();
+      watcher.dispose();
+    } finally {
+      visibility.mockRestore();
+    }
+  });
+
   it('sends no second heartbeat within half an interval of the last', async () => {
     const server = new FakeLockService();
     const a = lockOf(server, { owner: 'window-a', heartbeatMs: 60000 });
