@@ -12,7 +12,11 @@ import { ISignal, Signal } from '@lumino/signaling';
 import type { ActionRegistry } from '../engine/registry';
 import type { IRunSettings } from '../engine/settings';
 import type { IWorkflowRunner } from '../engine/types';
-import { saveClosingNotebook, writeRunState } from '../notebook/saving';
+import {
+  saveClosingNotebook,
+  saveFromPage,
+  writeRunState
+} from '../notebook/saving';
 import type {
   IActionRegistry,
   IPlannerStatus,
@@ -239,7 +243,7 @@ export class RunnerRegistry implements IWorkflowRunnerRegistry {
       if (state !== null && !panel.isDisposed) {
         // The run did not stop in time (e.g. an exec the dead kernel never answers): save where it is.
         writeRunState(panel.context.model.sharedModel, state);
-        await panel.context.save();
+        await saveFromPage(panel);
       }
     } catch (reason) {
       console.warn('Notebook-BCC: the run did not stop cleanly.', reason);

@@ -136,6 +136,13 @@ export function queueSaves(context: SavingContext): void {
   };
 }
 
+/** Saves the notebook now, unless its server saves it (collaboration, see `isCollaborative`). */
+export async function saveFromPage(panel: NotebookPanel): Promise<void> {
+  if (!isCollaborative(panel)) {
+    await panel.context.save();
+  }
+}
+
 /** A jupyter-collaboration document: its server saves it; a save from the page meets a false "File Changed" conflict. */
 export function isCollaborative(panel: NotebookPanel): boolean {
   return !panel.isDisposed && panel.model?.collaborative === true;

@@ -163,6 +163,25 @@ describe('RunnerRegistry: a notebook closing mid-run', () => {
     context.dispose();
   }, 30000);
 
+  it('under real-time collaboration, leaves the saving to the server when the stop does not end in time', async () => {
+    const notebook = await openNotebook(manager(), { kernel: false });
+    const { panel, context } = notebook;
+    Object.defineProperty(panel.model, 'collaborative', { value: true });
+    const save = jest.spyOn(context, 'save');
+    const { runner } = await registryFor(panel);
+    runner.stop.mockImplementation(() => new Promise<void>(() => undefined));
+
+    panel.close();
+    for (let i = 0; i < 100 && !panel.isDisposed; i++) {
+      await new Promise(resolve => setTimeout(resolve, 50));
+    }
+    expect(panel.isDisposed).toBe(true);
+    // A save from the page would meet the server's own saves ("File Changed").
+    expect(save).not.toHaveBeenCalled();
+    expect(runner.captureRunState).toHaveBeenCalled();
+    context.dispose();
+  }, 30000);
+
   it('stops and saves the run when the kernel is shut down', async () => {
     const notebook = await openNotebook(manager(), { kernel: true });
     const { panel } = notebook;
