@@ -479,15 +479,15 @@ export function trackOutputs(snapshot: IRunSnapshot): IOutputItem[] {
 
 /** `1234` -> `1.2 s`, `75000` -> `1 min 15 s`. */
 export function formatDuration(ms: number, trans: TranslationBundle): string {
-  if (ms < 1000) {
+  if (Math.round(ms) < 1000) {
     return trans.__('%1 ms', Math.round(ms));
   }
-  const seconds = ms / 1000;
-  if (seconds < 60) {
-    return trans.__('%1 s', seconds.toFixed(1));
+  const tenths = Math.round(ms / 100);
+  if (tenths < 600) {
+    return trans.__('%1 s', (tenths / 10).toFixed(1));
   }
-  const minutes = Math.floor(seconds / 60);
-  return trans.__('%1 min %2 s', minutes, Math.round(seconds - minutes * 60));
+  const seconds = Math.round(ms / 1000);
+  return trans.__('%1 min %2 s', Math.floor(seconds / 60), seconds % 60);
 }
 
 /** A ticking wait in whole seconds: `12000` -> `12 s`, `72000` -> `1 min 12 s`. */

@@ -322,6 +322,10 @@ describe('formatDuration', () => {
     expect(formatDuration(420, trans)).toBe('420 ms');
     expect(formatDuration(2500, trans)).toBe('2.5 s');
     expect(formatDuration(75000, trans)).toBe('1 min 15 s');
+    // Rounded once, to the unit shown: never "60.0 s", "1 min 60 s" or "1000 ms".
+    expect(formatDuration(999.6, trans)).toBe('1.0 s');
+    expect(formatDuration(59960, trans)).toBe('1 min 0 s');
+    expect(formatDuration(119500, trans)).toBe('2 min 0 s');
   });
 });
 
