@@ -23,7 +23,7 @@ setup: venv node build
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "'$(PYTHON) -m venv' failed. On Debian or Ubuntu: apt-get install python3-venv"; exit 1; }
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "jupyterlab>=4.2,<5" "hatchling>=1.5.0" "hatch-nodejs-version>=0.3.2" "hatch-jupyter-builder>=0.5" editables
 	# The labextension is built by `make build` below, so the Python install skips its npm step.
@@ -71,7 +71,8 @@ WHEEL_VENV := .venv-wheel
 wheel-venv:
 	@ls dist/*.whl >/dev/null 2>&1 || $(MAKE) --no-print-directory wheel
 	test -x $(WHEEL_VENV)/bin/python || $(PYTHON) -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/pip install --quiet jupyterlab ipykernel pandas matplotlib dist/*.whl
+	# No jupyterlab named here: `pip install jupyterlab-notebook-bcc` alone must bring it (README, Install).
+	$(WHEEL_VENV)/bin/pip install --quiet dist/*.whl ipykernel pandas matplotlib
 	# The wheel is rebuilt at each test run under the same version: reinstall it every time.
 	$(WHEEL_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
 
