@@ -107,7 +107,7 @@ export async function applyPlanning(
   state.filter = response.context_filter ?? null;
   const expected = state.filter?.outputs_tracking?.expected_variables;
   if (expected) {
-    progress.planBehaviorOutputs(expected);
+    progress.addPlannedBehaviorOutputs(expected);
   }
   if (response.actions && response.actions.length > 0) {
     core.warn(

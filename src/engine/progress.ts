@@ -260,6 +260,12 @@ export class WorkflowProgress {
     this._state.behaviors.nextExpected = [...expected];
   }
 
+  /** Names the next behavior should produce as well (a context filter's `expected_variables`). */
+  addPlannedBehaviorOutputs(expected: readonly string[]): void {
+    const planned = this._state.behaviors.nextExpected;
+    planned.push(...expected.filter(name => !planned.includes(name)));
+  }
+
   /** The planner's id for the next behavior (`behavior.id` of a planning answer). */
   planBehaviorId(id: string | null): void {
     this._state.behaviors.nextId = id;

@@ -100,6 +100,36 @@ describe('WorkflowRunner', () => {
     ]);
   });
 
+  it("adds the filter's expected variables to the behavior's planned outputs, not in their place", async () => {
+    const s = setup({
+      planning: [
+        withTemplate(false, ONE_STEP, {
+          context_update: {
+            progress_update: {
+              level: 'behaviors',
+              focus: 'Load',
+              current_outputs: {
+                expected: ['df'],
+                produced: [],
+                in_progress: []
+              }
+            }
+          },
+          context_filter: {
+            outputs_tracking: { expected_variables: ['report'] }
+          }
+        }),
+        plan(true)
+      ],
+      generating: [[code('df = 1')]]
+    });
+    await s.runner.start({ task: 't' });
+    expect(
+      s.client.generatingRequests[0].observation.location.progress?.behaviors
+        ?.current_outputs?.expected
+    ).toEqual(['df', 'report']);
+  });
+
   it('runs three behaviors, then completes the step', async () => {
     const s = setup({
       planning: [
