@@ -228,9 +228,10 @@ function namedByTypeOnly(raw: unknown): boolean {
 }
 
 /**
- * Turns the lines of a /generating answer into events. A first line that is not JSON on its own
- * suggests one pretty-printed JSON document, so from then on lines are kept and parsed together at
- * the end (and one by one if that fails too).
+ * Turns the lines of a /generating answer into events. A first line that opens a JSON object or array
+ * but is not JSON on its own suggests one pretty-printed JSON document, so from then on lines are kept
+ * and parsed together at the end (and one by one if that fails too). Any other line that is not JSON
+ * (a status text) is a warning, and the lines after it are read one by one as they arrive.
  */
 export class ActionLineParser {
   /** `request` (`POST <url>`) prefixes every warning. */
@@ -264,11 +265,16 @@ export class ActionLineParser {
     try {
       message = JSON.parse(line);
     } catch (error) {
-      if (mayStartWholeBody && this._wholeBody === undefined) {
+      if (
+        mayStartWholeBody &&
+        this._wholeBody === undefined &&
+        /^\s*[[{]/.test(line)
+      ) {
         this._wholeBody = true;
         this._kept.push(line);
         return [];
       }
+      this._wholeBody ??= false;
       return [
         this._warning(msg('malformedJsonLine', describeCause(error)), line)
       ];

@@ -1,4 +1,5 @@
 import {
+  ActionLineParser,
   actionEvents,
   actionsInMessage,
   GeneratingEvent,
@@ -298,6 +299,40 @@ describe('lines without an action and custom actions keyed by type', () => {
         index: 1,
         line: '{"type": "add", "content": "x"}'
       }
+    ]);
+  });
+});
+
+describe('ActionLineParser: a first line that is not JSON', () => {
+  const ADD = '{"action": {"action": "add", "content": "a"}}';
+
+  it('applies each later action as its line arrives when the first line is a status text', () => {
+    const parser = new ActionLineParser('POST http://planner.test/generating');
+    const first = parser.line('INFO: generating the next behavior');
+    expect(first).toEqual([
+      expect.objectContaining({
+        kind: 'warning',
+        message: expect.stringContaining('INFO: generating the next behavior')
+      })
+    ]);
+    expect(parser.line(ADD).map(e => e.kind)).toEqual(['action']);
+    expect(parser.end()).toEqual([]);
+  });
+
+  it('reads a pretty-printed JSON document whole, at the end', () => {
+    const parser = new ActionLineParser('POST http://planner.test/generating');
+    const lines = [
+      '[',
+      '  {"action": "add", "content": "a"},',
+      '  {"action": "add", "content": "b"}',
+      ']'
+    ];
+    expect(lines.flatMap(line => parser.line(line))).toEqual([]);
+    expect(
+      parser.end().map(e => (e.kind === 'action' ? e.action : e.kind))
+    ).toEqual([
+      { action: 'add', content: 'a' },
+      { action: 'add', content: 'b' }
     ]);
   });
 });

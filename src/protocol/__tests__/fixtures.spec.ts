@@ -220,10 +220,11 @@ const fixtureChecks: Record<string, Check> = {
     }
     const { response } = normalized;
     expect(response.targetAchieved).toBe(false);
-    expect(response.transition).toMatchObject({
+    // The document's `next_stage_id: null` reads as no next stage named.
+    expect(response.transition).toEqual({
       continue_behaviors: true,
       target_achieved: false,
-      next_stage_id: null
+      strategy: 'server_controlled'
     });
     expect(response.actions).toEqual([
       {
