@@ -93,10 +93,23 @@ export interface ICellRecord {
   sourceHash: string | null;
 }
 
+/**
+ * What `restartKernel` rejects with when it did not restart the kernel (none, dead, shutting down,
+ * waiting for input): the kernel and its variables are as they were.
+ */
+export class KernelNotRestarted extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KernelNotRestarted';
+  }
+}
+
 /** One edit of a rewind: cells removed by id, earlier sources put back. */
 export interface IRewindEdit {
   remove: string[];
   restore: { cellId: string; source: string }[];
+  /** The notebook title to put back (`setTitle`'s metadata), null for none; absent: left as it is. */
+  title?: string | null;
 }
 
 export interface INotebookDriver {
@@ -133,6 +146,8 @@ export interface INotebookDriver {
     request: SummarizeRequest
   ): Promise<Record<string, unknown>>;
   notebookSummary(): INotebookSummary;
+  /** The notebook's title (what `setTitle` sets in its metadata), or null: without scanning the cells. */
+  notebookTitle(): string | null;
   /**
    * Persist the run (progress, FSM, variables snapshot, effects history) in the notebook metadata and
    * save. A `checkpoint` (after a behavior or a step) may be saved with the next save instead of now.
@@ -163,6 +178,10 @@ export interface INotebookDriver {
   rewindCells(
     edit: IRewindEdit
   ): Promise<{ removed: string[]; restored: string[] }>;
-  /** Restarts the kernel (its variables are gone); resolves once it is ready. */
+  /**
+   * Restarts the kernel (its variables are gone); resolves once it is ready. Rejects with
+   * `KernelNotRestarted` when it could not even restart it, with another error when the restarted
+   * kernel does not answer.
+   */
   restartKernel(): Promise<void>;
 }

@@ -76,6 +76,12 @@ export interface IRewrittenCell {
   afterSeq: number;
 }
 
+/** The notebook's title (null: none) before the run changed it, after checkpoint `afterSeq`. */
+export interface IRetitled {
+  title: string | null;
+  afterSeq: number;
+}
+
 export type RewindTarget =
   | { kind: 'behavior' }
   | { kind: 'step'; stageId: string | null; stepId: string };
@@ -96,10 +102,14 @@ export interface IRewindRecord {
   kept: number;
   /** Cells whose earlier source was put back. */
   restored: number;
+  /** The kernel was really restarted (asked for, and done). */
   kernelRestarted: boolean;
   /** Code cells run again after the restart. */
   rerun: number;
-  /** Why re-running stopped early (the first error), or null. */
+  /**
+   * Why re-running stopped early (the first error), or, with `kernelRestarted` false, why the kernel
+   * asked to restart was not; null when nothing went wrong.
+   */
   rerunError: string | null;
   /** The text the planner gets as an effect (docs/protocol.md#rewind). */
   effect: string;
@@ -155,6 +165,8 @@ export interface IRewindState {
   checkpoints: IRunCheckpoint[];
   templates: WorkflowTemplate[];
   rewritten: IRewrittenCell[];
+  /** Absent in older saves. */
+  titles?: IRetitled[];
   records: IRewindRecord[];
   /** What the effect marks are measured against (`EffectsStore.position`). */
   effects: IEffectsPosition;
@@ -186,6 +198,11 @@ const RewindStateSchema = z.looseObject({
       afterSeq: z.number()
     })
   ),
+  titles: z
+    .array(
+      z.looseObject({ title: z.string().nullable(), afterSeq: z.number() })
+    )
+    .optional(),
   records: z.array(z.looseObject({ effect: z.string() })),
   effects: z.looseObject({ dropped: z.number(), epoch: z.number() }),
   nextSeq: z.number()
@@ -263,6 +280,19 @@ export class RewindLog {
     }
   }
 
+  /** The run is about to change the notebook's title, which is `title` now. */
+  retitling(title: string | null): void {
+    const after = this.latest?.seq;
+    if (after !== undefined && !this._titles.some(t => t.afterSeq === after)) {
+      this._titles.push({ title, afterSeq: after });
+    }
+  }
+
+  /** The title to put back when rolling back to `checkpoint`; undefined when the run kept it since. */
+  titleSince(checkpoint: IRunCheckpoint): string | null | undefined {
+    return this._titles.find(t => t.afterSeq >= checkpoint.seq)?.title;
+  }
+
   /** The sources to put back when rolling back to `checkpoint`: each cell's earliest one since. */
   rewrittenSince(checkpoint: IRunCheckpoint): IRewrittenCell[] {
     const first = new Map<string, IRewrittenCell>();
@@ -278,6 +308,7 @@ export class RewindLog {
   truncate(checkpoint: IRunCheckpoint): void {
     this._checkpoints = this._checkpoints.filter(c => c.seq < checkpoint.seq);
     this._rewritten = this._rewritten.filter(r => r.afterSeq < checkpoint.seq);
+    this._titles = this._titles.filter(t => t.afterSeq < checkpoint.seq);
     this._prune();
   }
 
@@ -285,6 +316,14 @@ export class RewindLog {
     this._records.push(record);
     if (this._records.length > MAX_REWIND_RECORDS) {
       this._records.splice(0, this._records.length - MAX_REWIND_RECORDS);
+    }
+  }
+
+  /** `record`, told before its kernel restart, as it ended. */
+  amend(record: IRewindRecord, ended: IRewindRecord): void {
+    const index = this._records.indexOf(record);
+    if (index >= 0) {
+      this._records[index] = ended;
     }
   }
 
@@ -312,6 +351,7 @@ export class RewindLog {
       checkpoints: this._checkpoints.map(c => ({ ...c })),
       templates: [...this._templates],
       rewritten: this._rewritten.map(r => ({ ...r })),
+      titles: this._titles.map(t => ({ ...t })),
       records: this._records.map(r => ({ ...r })),
       effects: { ...effects },
       nextSeq: this._nextSeq
@@ -322,6 +362,7 @@ export class RewindLog {
     this._checkpoints = state.checkpoints.map(c => ({ ...c }));
     this._templates = [...state.templates];
     this._rewritten = state.rewritten.map(r => ({ ...r }));
+    this._titles = (state.titles ?? []).map(t => ({ ...t }));
     this._records = state.records.map(r => ({ ...r }));
     this._nextSeq = state.nextSeq;
   }
@@ -330,6 +371,7 @@ export class RewindLog {
     this._checkpoints = [];
     this._templates = [];
     this._rewritten = [];
+    this._titles = [];
     this._records = [];
     this._nextSeq = 1;
   }
@@ -353,6 +395,7 @@ export class RewindLog {
   private _prune(): void {
     const oldest = this._checkpoints[0]?.seq ?? this._nextSeq;
     this._rewritten = this._rewritten.filter(r => r.afterSeq >= oldest);
+    this._titles = this._titles.filter(t => t.afterSeq >= oldest);
     const used = [
       ...new Set(
         this._checkpoints
@@ -370,6 +413,7 @@ export class RewindLog {
   private _checkpoints: IRunCheckpoint[] = [];
   private _templates: WorkflowTemplate[] = [];
   private _rewritten: IRewrittenCell[] = [];
+  private _titles: IRetitled[] = [];
   private _records: IRewindRecord[] = [];
   private _nextSeq = 1;
 }

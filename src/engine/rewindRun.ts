@@ -3,14 +3,15 @@
  * would remove, keep and restore, and the rollback itself, which tells the planner (an effect), the
  * saved run and the trace what happened.
  */
-import type {
-  ICellRecord,
-  IExecResult,
-  INotebookDriver,
-  IRewindEdit
+import {
+  type ICellRecord,
+  type IExecResult,
+  type INotebookDriver,
+  type IRewindEdit,
+  KernelNotRestarted
 } from './driver';
 import { errorMessage } from './registry';
-import { refusal } from './messages';
+import { englishText, msg, refusal } from './messages';
 import {
   editedByUser,
   IRewindCell,
@@ -188,7 +189,16 @@ export function rollBack(core: RunCore, checkpoint: IRunCheckpoint): void {
   });
   state.effects.rollback(checkpoint.effects);
   state.cells.rollback(checkpoint.cells);
-  state.contextVariables = { ...checkpoint.contextVariables };
+  // What the user typed in "Set Variables…" is theirs, not the run's: it stays.
+  const typed = state.userVariables.filter(
+    name => name in state.contextVariables
+  );
+  state.contextVariables = {
+    ...checkpoint.contextVariables,
+    ...Object.fromEntries(
+      typed.map(name => [name, state.contextVariables[name]])
+    )
+  };
   state.filter = checkpoint.filter;
   state.templateFromPlanner = checkpoint.templateFromPlanner;
   const last = checkpoint.lastTiming;
@@ -218,11 +228,16 @@ export function rollBack(core: RunCore, checkpoint: IRunCheckpoint): void {
   state.rewind.truncate(checkpoint);
 }
 
-/** Applies `plan`: the notebook edit, the rollback, the kernel, the effect and the record. */
+/**
+ * Applies `plan`: the notebook edit, the rollback, the effect and the record, saved at once; then, when
+ * asked, the kernel restart and the kept cells run again, and the record as it ended. Aborting `signal`
+ * (Stop) ends the re-run between two cells and aborts the one running.
+ */
 export async function applyRewind(
   core: RunCore,
   plan: IRewindPlan,
-  options: IRewindOptions = {}
+  options: IRewindOptions = {},
+  signal?: AbortSignal
 ): Promise<IRewindRecord> {
   const { state, driver } = core;
   const checkpoint = state.rewind.checkpoints.find(c => c.seq === plan.seq);
@@ -232,20 +247,17 @@ export async function applyRewind(
   const sources = new Map(
     state.rewind.rewrittenSince(checkpoint).map(r => [r.cellId, r.source])
   );
+  const title = state.rewind.titleSince(checkpoint);
   const edit: IRewindEdit = {
     remove: plan.remove.map(c => c.cellId),
     restore: plan.restore.map(c => ({
       cellId: c.cellId,
       source: sources.get(c.cellId) ?? ''
-    }))
+    })),
+    ...(title !== undefined ? { title } : {})
   };
   const done = await driver.rewindCells(edit);
   rollBack(core, checkpoint);
-  let rerun = 0;
-  let rerunError: string | null = null;
-  if (options.restartKernel) {
-    ({ rerun, rerunError } = await rerunKeptCells(core));
-  }
   const effect = rewindEffect(plan, done.removed.length);
   const record: IRewindRecord = {
     kind: plan.target.kind === 'behavior' ? 'undo_behavior' : 'redo_from_step',
@@ -257,57 +269,116 @@ export async function applyRewind(
     removed: done.removed.length,
     kept: plan.keep.length,
     restored: done.restored.length,
-    kernelRestarted: options.restartKernel === true,
-    rerun,
-    rerunError,
-    effect:
-      rerunError === null
-        ? effect
-        : `${effect} After a kernel restart, re-running the kept cells stopped: ${rerunError}`
+    kernelRestarted: false,
+    rerun: 0,
+    rerunError: null,
+    effect
   };
   state.rewind.record(record);
-  core.trace.rewind(record);
-  state.effects.add(record.effect);
+  state.effects.add(effect);
   core.effectsChanged();
+  // The notebook's next save writes the cells as rewound: the run state on disk must say so before.
   await core.saveState();
   core.emitProgress();
-  return record;
+  if (!options.restartKernel) {
+    core.trace.rewind(record);
+    return record;
+  }
+  const kernel = await rerunKeptCells(core, signal);
+  const told = kernelEffect(kernel);
+  const ended: IRewindRecord = {
+    ...record,
+    kernelRestarted: kernel.restarted,
+    rerun: kernel.rerun,
+    rerunError: kernel.error,
+    effect: told === null ? effect : `${effect} ${told}`
+  };
+  state.rewind.amend(record, ended);
+  if (told !== null) {
+    state.effects.add(told);
+    core.effectsChanged();
+  }
+  await core.saveState();
+  core.emitProgress();
+  core.trace.rewind(ended);
+  return ended;
+}
+
+/** What the kernel restart of a rewind did. */
+interface IKernelRerun {
+  restarted: boolean;
+  rerun: number;
+  /** Why the restart was not done (`restarted` false) or the re-run stopped; null when all went well. */
+  error: string | null;
+}
+
+/** The planner's words for a restart that did not go as asked, or null. */
+function kernelEffect(kernel: IKernelRerun): string | null {
+  if (kernel.error === null) {
+    return null;
+  }
+  return kernel.restarted
+    ? `After a kernel restart, re-running the kept cells stopped: ${kernel.error}`
+    : `The kernel was not restarted: ${kernel.error}`;
 }
 
 async function rerunKeptCells(
-  core: RunCore
-): Promise<{ rerun: number; rerunError: string | null }> {
-  const { driver } = core;
+  core: RunCore,
+  signal?: AbortSignal
+): Promise<IKernelRerun> {
+  const { driver, state } = core;
+  const stopped = englishText(msg('runStopped'));
+  if (signal?.aborted) {
+    return { restarted: false, rerun: 0, error: stopped };
+  }
+  let error: string | null = null;
   try {
     await driver.restartKernel();
-  } catch (error) {
-    // The cells are already rewound: the rewind is recorded, and the run's next execution asks again.
-    return { rerun: 0, rerunError: errorMessage(error) };
+  } catch (reason) {
+    if (reason instanceof KernelNotRestarted) {
+      return { restarted: false, rerun: 0, error: errorMessage(reason) };
+    }
+    // Restarted, but not answering: the cells are already rewound, the run's next execution asks again.
+    error = errorMessage(reason);
+  }
+  // The kernel's variables are gone: the next request must not send those the removed cells made, and
+  // collects again even in interactive mode (the user asked for this restart and re-run).
+  state.setKernelVariables({ values: {}, types: {} });
+  state.codeRanSinceCollection = true;
+  if (error !== null) {
+    return { restarted: true, rerun: 0, error };
   }
   let rerun = 0;
   for (const cell of driver.listCells()) {
     if (cell.kind !== 'code' || cell.source.trim() === '') {
       continue;
     }
+    if (signal?.aborted) {
+      return { restarted: true, rerun, error: stopped };
+    }
     let result: IExecResult;
     try {
       result = await driver.execCell({
         cellId: cell.id,
-        timeoutMs: Math.max(0, core.settings().executionTimeout) * 1000
+        timeoutMs: Math.max(0, core.settings().executionTimeout) * 1000,
+        signal
       });
-    } catch (error) {
-      return { rerun, rerunError: errorMessage(error) };
+    } catch (reason) {
+      return { restarted: true, rerun, error: errorMessage(reason) };
+    }
+    if (result.status === 'aborted') {
+      return { restarted: true, rerun, error: stopped };
     }
     rerun++;
     if (result.status !== 'ok') {
-      const reason =
+      const why =
         result.status === 'error'
           ? `${result.ename ?? 'Error'}: ${result.evalue ?? ''}`
           : (result.message ?? result.status);
-      return { rerun, rerunError: `cell ${cell.id}: ${reason}` };
+      return { restarted: true, rerun, error: `cell ${cell.id}: ${why}` };
     }
   }
-  return { rerun, rerunError: null };
+  return { restarted: true, rerun, error: null };
 }
 
 /**
@@ -339,6 +410,7 @@ export function journalingDriver(
       if (titleCellId !== null) {
         remember(titleCellId);
       }
+      state.rewind.retitling(driver.notebookTitle());
       return driver.setTitle(title, provenance, titleCellId);
     }
   };

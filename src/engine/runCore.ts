@@ -177,12 +177,20 @@ export class RunCore {
       }
     }
     const saved = this.state.toJSON();
-    // A secret-looking value (one the user typed for the planner, say) is not written into the notebook:
-    // on resume the planner asks for it again.
+    // A secret-looking value (one the user typed for the planner, say) is not written into the notebook,
+    // nor any copy of it a rewind checkpoint keeps: on resume the planner asks for it again.
     const secret = redactionTest(this.settings());
-    saved.contextVariables = Object.fromEntries(
-      Object.entries(saved.contextVariables).filter(([name]) => !secret(name))
-    );
+    const withoutSecrets = (variables: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(variables).filter(([name]) => !secret(name))
+      );
+    saved.contextVariables = withoutSecrets(saved.contextVariables);
+    if (saved.rewind) {
+      saved.rewind.checkpoints = saved.rewind.checkpoints.map(checkpoint => ({
+        ...checkpoint,
+        contextVariables: withoutSecrets(checkpoint.contextVariables)
+      }));
+    }
     return limitSavedRunState(saved);
   }
 

@@ -184,7 +184,7 @@ export class WorkflowRunner implements IWorkflowRunner {
   }
 
   get isRunning(): boolean {
-    return this._loop !== null;
+    return this._loop !== null || this._rewinding;
   }
 
   get effects(): IEffectsState {
@@ -193,7 +193,8 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   get snapshot(): IRunSnapshot {
     return composeSnapshot(this._state, this._settings().maxExecutionSteps, {
-      running: this._loop !== null,
+      running: this.isRunning,
+      rewinding: this._rewinding,
       control: this._control
     });
   }
@@ -252,20 +253,21 @@ export class WorkflowRunner implements IWorkflowRunner {
     return this._launch();
   }
 
+  /** During a rewind: the loop it starts waits paused. */
   pause(): void {
-    if (this._loop) {
+    if (this.isRunning) {
       this._core.requestPause(USER_PAUSE);
     }
   }
 
   resume(): void {
-    if (this._loop && this._control.cancelPause()) {
+    if (this.isRunning && this._control.cancelPause()) {
       this._emitProgress();
     }
   }
 
   step(): void {
-    if (!this._loop) {
+    if (!this.isRunning) {
       return;
     }
     this._control.pauseAfterBehavior = true;
@@ -274,19 +276,22 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   async stop(options: IStopOptions = {}): Promise<void> {
     const loop = this._loop;
-    if (loop) {
+    if (loop || this._rewinding) {
+      const interruptKernel = options.interruptKernel === true;
       this._control.stop({
-        interruptKernel: options.interruptKernel === true,
+        interruptKernel,
         leaveNotebook: options.leaveNotebook === true
       });
-      if (options.interruptKernel) {
+      // A rewind re-running the kept cells ends them, and starts no loop after.
+      this._rewindAbort?.abort(new RunStopped(interruptKernel));
+      if (interruptKernel) {
         try {
           await this._driver.interruptKernel();
         } catch (error) {
           this._warn(msg('interruptFailed', errorMessage(error)), 'driver');
         }
       }
-      await loop;
+      await (this._rewinding ? this._rewound : loop);
       return;
     }
     if (this._state.fsm.state === 'ERROR') {
@@ -315,11 +320,11 @@ export class WorkflowRunner implements IWorkflowRunner {
   }
 
   captureRunState(): unknown | null {
-    return this._loop ? this._core.captureState() : null;
+    return this.isRunning ? this._core.captureState() : null;
   }
 
   async rewindPlan(target: RewindTarget): Promise<IRewindPlan | null> {
-    if (this._loop && !this._control.paused) {
+    if (this._rewinding || (this._loop && !this._control.paused)) {
       return null;
     }
     if (!this._loop && !(await this._loadSavedForRewind())) {
@@ -328,35 +333,89 @@ export class WorkflowRunner implements IWorkflowRunner {
     return planRewind(this._state, this._driver, target);
   }
 
+  /**
+   * The runner is busy from here until the loop the rewind starts runs: nothing else may start while
+   * the kernel restarts and the kept cells run again, which can take minutes.
+   */
   async rewind(
     target: RewindTarget,
     options: IRewindOptions = {}
   ): Promise<IRewindRecord> {
+    if (this._rewinding) {
+      throw refusal('runAlreadyActive');
+    }
     if (this._loop && !this._control.paused) {
       throw refusal('pauseBeforeRewind');
     }
-    if (this._loop) {
-      // The paused loop settles (and is saved) first; a new one starts from the checkpoint.
-      this._rewinding = true;
-      try {
-        await this.stop();
-      } finally {
-        this._rewinding = false;
+    const abort = new AbortController();
+    this._rewinding = true;
+    this._rewindAbort = abort;
+    const rewound = this._rewind(target, options, abort.signal);
+    this._rewound = rewound.then(
+      () => undefined,
+      () => undefined
+    );
+    this._emitProgress();
+    return rewound;
+  }
+
+  private async _rewind(
+    target: RewindTarget,
+    options: IRewindOptions,
+    signal: AbortSignal
+  ): Promise<IRewindRecord> {
+    let stopped: IRunFinished | null = null;
+    let record: IRewindRecord;
+    try {
+      const loop = this._loop;
+      if (loop) {
+        // The paused loop settles (and is saved) first; a new one starts from the checkpoint.
+        this._control.stop();
+        stopped = await loop;
+      } else {
+        this._control.clearPause();
+        if (!(await this._loadSavedForRewind())) {
+          throw refusal('noRunToRewind');
+        }
       }
-    } else if (!(await this._loadSavedForRewind())) {
-      throw refusal('noRunToRewind');
+      const plan = planRewind(this._state, this._driver, target);
+      if (!plan) {
+        throw refusal('rewindPointGone');
+      }
+      record = await applyRewind(this._core, plan, options, signal);
+    } catch (error) {
+      // A paused loop was stopped for nothing: the run ends there.
+      this._endRewind();
+      if (stopped) {
+        this._finished.emit(stopped);
+      }
+      throw error;
     }
-    const plan = planRewind(this._state, this._driver, target);
-    if (!plan) {
-      throw refusal('rewindPointGone');
+    if (signal.aborted) {
+      const finished = await this._core.settleStopped();
+      this._endRewind();
+      this._finished.emit(finished);
+      return record;
     }
-    const record = await applyRewind(this._core, plan, options);
-    this._control.clearPause();
     if (target.kind === 'behavior') {
       this._control.requestPause(REWIND_PAUSE);
     }
+    this._endRewind();
     void this._launch();
     return record;
+  }
+
+  private _endRewind(): void {
+    this._rewinding = false;
+    this._rewindAbort = null;
+    this._emitProgress();
+  }
+
+  forgetRun(): void {
+    this._assertIdle();
+    this._resetRun();
+    this._client.resetState?.();
+    this._emitProgress();
   }
 
   /** An idle runner that never ran here takes the run saved in the notebook; false when there is none. */
@@ -364,11 +423,15 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (this._state.task !== null) {
       return true;
     }
+    const rewinding = this._rewinding;
     const saved = await this._driver.loadRunState();
     if (!isSavedRunState(saved)) {
       return false;
     }
-    this._assertIdle();
+    // Nothing may have started meanwhile (the rewind that asks, if one does, is its own).
+    if (this._loop || this._rewinding !== rewinding) {
+      throw refusal('runAlreadyActive');
+    }
     this._resetRun();
     this._state.restore(saved);
     if (saved.planner !== undefined) {
@@ -382,7 +445,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       return;
     }
     this._disposed = true;
-    if (this._loop) {
+    if (this.isRunning) {
       void this.stop();
     }
     this._builtins?.dispose();
@@ -665,7 +728,7 @@ export class WorkflowRunner implements IWorkflowRunner {
   }
 
   private _assertIdle(): void {
-    if (this._loop) {
+    if (this.isRunning) {
       throw refusal('runAlreadyActive');
     }
   }
@@ -701,7 +764,12 @@ export class WorkflowRunner implements IWorkflowRunner {
   private readonly _core: RunCore;
   private _loop: Promise<IRunFinished> | null = null;
   private _disposed = false;
+  /** From the start of a rewind until the loop it starts (or its stop): the runner is busy. */
   private _rewinding = false;
+  /** Aborted by Stop during a rewind. */
+  private _rewindAbort: AbortController | null = null;
+  /** The rewind under way, settled either way: what Stop waits for. */
+  private _rewound: Promise<void> | null = null;
 
   private _stateChanged = new Signal<IWorkflowRunner, IFsmTransition>(this);
   private _progressChanged = new Signal<IWorkflowRunner, IRunSnapshot>(this);

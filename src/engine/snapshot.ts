@@ -10,8 +10,10 @@ import type { IRunSnapshot } from './types';
 
 /** What only a live loop knows; absent for a saved run. */
 export interface ILiveRun {
-  /** The loop is active. */
+  /** The loop is active, or a rewind is under way. */
   running: boolean;
+  /** A rewind is under way (removing cells, restarting the kernel, re-running the kept ones). */
+  rewinding: boolean;
   control: RunControl;
 }
 
@@ -22,6 +24,8 @@ export function composeSnapshot(
 ): IRunSnapshot {
   const last = state.fsm.lastTransition;
   const control = live?.control ?? null;
+  // A rewind stops a paused loop first: the run is no longer paused there.
+  const paused = (control?.paused ?? false) && !live?.rewinding;
   const progress = state.progress.snapshot(
     state.fsm.state === 'WORKFLOW_COMPLETED'
   );
@@ -36,7 +40,8 @@ export function composeSnapshot(
     ...progress,
     state: state.fsm.state,
     running: live?.running ?? false,
-    paused: control?.paused ?? false,
+    rewinding: live?.rewinding ?? false,
+    paused,
     pauseReason: control?.pauseReason ?? null,
     pausing: control ? control.pauseRequested && !control.paused : false,
     error: state.error ? { ...state.error } : null,

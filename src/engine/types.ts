@@ -234,8 +234,10 @@ export interface IProgressSnapshot {
 /** Everything a view needs to show the run in plain words. */
 export interface IRunSnapshot extends IProgressSnapshot {
   state: WorkflowState;
-  /** The loop is active (it may be paused or waiting for the planner). */
+  /** The loop is active (it may be paused or waiting for the planner), or a rewind is under way. */
   running: boolean;
+  /** A rewind is under way: its kernel restart and re-run of the kept cells may take minutes. */
+  rewinding?: boolean;
   paused: boolean;
   /** Why the run is paused or pausing (user, step mode, kernel, action), or null. */
   pauseReason: IPauseReason | null;
@@ -283,7 +285,7 @@ export interface IWorkflowRunner {
   readonly finished: ISignal<IWorkflowRunner, IRunFinished>;
 
   readonly snapshot: IRunSnapshot;
-  /** The loop is active (including paused). */
+  /** The loop is active (including paused), or a rewind is under way: nothing else may start. */
   readonly isRunning: boolean;
   /** Where action handlers are registered; other extensions may add types at run time. */
   readonly registry: ActionRegistry;
@@ -302,7 +304,10 @@ export interface IWorkflowRunner {
   resume(): void;
   /** Runs one behavior, then pauses (when paused: resumes for one behavior). */
   step(): void;
-  /** Aborts the request in flight, optionally interrupts the kernel; resolves once the state is saved. */
+  /**
+   * Aborts the request in flight, optionally interrupts the kernel; resolves once the state is saved.
+   * During a rewind: the re-run of the kept cells ends, and no loop starts after it.
+   */
   stop(options?: IStopOptions): Promise<void>;
   /**
    * The live run's state as `saveRunState` would store it, at once: for a notebook that closes before
@@ -321,5 +326,10 @@ export interface IWorkflowRunner {
     target: RewindTarget,
     options?: IRewindOptions
   ): Promise<IRewindRecord>;
+  /**
+   * Forgets the run kept in memory (its saved copy in the notebook is the caller's to remove): nothing
+   * is left to resume, rewind or write back. Refused while a run or a rewind is active.
+   */
+  forgetRun(): void;
   dispose(): void;
 }

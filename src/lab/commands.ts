@@ -432,10 +432,20 @@ export function addCommands(
           return;
         }
       }
+      // A run still in this session's memory would otherwise stay on show, and a rewind would save it back.
+      try {
+        target.runner.forgetRun();
+      } catch (error) {
+        report(trans.__('Discard the Saved Workflow Run'))(error);
+        return;
+      }
       discardRunState(panel.context.model.sharedModel);
-      await panel.context
-        .save()
-        .catch(report(trans.__('Discard the Saved Workflow Run')));
+      if (!panel.context.model.collaborative) {
+        // Under real-time collaboration the server saves the shared document.
+        await panel.context
+          .save()
+          .catch(report(trans.__('Discard the Saved Workflow Run')));
+      }
     }
   });
 

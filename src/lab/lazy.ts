@@ -118,6 +118,7 @@ export function idleSnapshot(): IRunSnapshot {
     },
     state: 'IDLE',
     running: false,
+    rewinding: false,
     paused: false,
     pauseReason: null,
     pausing: false,
@@ -336,6 +337,11 @@ export class LazyWorkflowRunner implements IWorkflowRunner {
     options?: IRewindOptions
   ): Promise<IRewindRecord> {
     return (await this._loader.load()).rewind(target, options);
+  }
+
+  /** Nothing is in memory before the runtime is loaded. */
+  forgetRun(): void {
+    this._real?.forgetRun();
   }
 
   pause(): void {

@@ -134,13 +134,7 @@ export class NotebookCells {
   ): Promise<string> {
     const shared = this.model().sharedModel;
     const source = `# ${title}`;
-    shared.transact(() => {
-      shared.setMetadata('title', title);
-      shared.setMetadata(CELL_METADATA_KEY, {
-        ...asObject(shared.getMetadata(CELL_METADATA_KEY)),
-        title
-      });
-    });
+    shared.transact(() => setTitleMetadata(shared, title));
     const existing = titleCellId ? this.sharedCell(titleCellId) : null;
     if (existing) {
       shared.transact(() => {
@@ -220,6 +214,9 @@ export class NotebookCells {
           restored.push(cellId);
         }
       }
+      if (edit.title !== undefined) {
+        setTitleMetadata(shared, edit.title);
+      }
     });
     undo?.stopCapturing();
     restore();
@@ -230,9 +227,14 @@ export class NotebookCells {
     return { removed, restored };
   }
 
+  /** The notebook's title in its metadata, or null. */
+  title(): string | null {
+    const title = this.model().sharedModel.getMetadata('title');
+    return typeof title === 'string' ? title : null;
+  }
+
   summary(): INotebookSummary {
     const shared = this.model().sharedModel;
-    const title = shared.getMetadata('title');
     const cells = shared.cells;
     const last = cells.length ? cells[cells.length - 1] : null;
     // A loop, not Math.max(...counts): a spread of 100,000 arguments overflows the stack.
@@ -248,7 +250,7 @@ export class NotebookCells {
     }
     const { cells: recent, contentChars } = NOTEBOOK_SUMMARY_LIMITS;
     return {
-      title: typeof title === 'string' ? title : null,
+      title: this.title(),
       cell_count: cells.length,
       last_cell_type: last?.cell_type ?? null,
       last_output: last ? outputText(last) : null,
@@ -350,6 +352,22 @@ function undoManagerOf(shared: object): { stopCapturing(): void } | null {
     typeof (manager as { stopCapturing?: unknown }).stopCapturing === 'function'
     ? (manager as { stopCapturing(): void })
     : null;
+}
+
+/** The title in the notebook's metadata (`title`, and `notebook_bcc.title`); null removes it. */
+function setTitleMetadata(
+  shared: INotebookModel['sharedModel'],
+  title: string | null
+): void {
+  const own = { ...asObject(shared.getMetadata(CELL_METADATA_KEY)) };
+  if (title === null) {
+    shared.deleteMetadata('title');
+    delete own.title;
+  } else {
+    shared.setMetadata('title', title);
+    own.title = title;
+  }
+  shared.setMetadata(CELL_METADATA_KEY, own);
 }
 
 function stampSource(cell: SharedCell, source: string): void {

@@ -6,7 +6,11 @@ import type { ISessionContext } from '@jupyterlab/apputils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import type { IKernelVariables, SummarizeRequest } from '../engine/driver';
+import {
+  type IKernelVariables,
+  KernelNotRestarted,
+  type SummarizeRequest
+} from '../engine/driver';
 import { englishText, type IMessage, msg } from '../engine/messages';
 import { ConnectionCheck } from './connectionCheck';
 import {
@@ -39,14 +43,21 @@ export class NotebookKernel {
 
   /**
    * Restarts the kernel without asking (the user chose it in the rewind dialog); starts one if none.
-   * Resolves once the restarted kernel answers.
+   * Resolves once the restarted kernel answers; rejects with `KernelNotRestarted` when it restarted
+   * nothing.
    */
   async restart(): Promise<void> {
     const kernel = await this.ensure();
     if ('params' in kernel) {
-      throw new Error(englishText(kernel));
+      throw new KernelNotRestarted(englishText(kernel));
     }
-    await kernel.restart();
+    try {
+      await kernel.restart();
+    } catch (reason) {
+      throw new KernelNotRestarted(
+        reason instanceof Error ? reason.message : String(reason)
+      );
+    }
     const notAnswering = await this._answering(kernel);
     if (notAnswering) {
       throw new Error(englishText(notAnswering));

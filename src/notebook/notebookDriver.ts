@@ -133,6 +133,10 @@ export class NotebookDriver implements INotebookDriver {
     return this._cells.summary();
   }
 
+  notebookTitle(): string | null {
+    return this._cells.title();
+  }
+
   /**
    * A checkpoint (after a behavior or a step) is saved at most once per save interval
    * (`NotebookSaver.saveCheckpoint`); everything else (pause, stop, errors, the end) at once.

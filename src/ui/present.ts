@@ -95,6 +95,9 @@ export function describeRun(
     return trans.__('Completed');
   }
   if (snapshot.running) {
+    if (snapshot.rewinding) {
+      return trans.__('Rewinding…');
+    }
     if (snapshot.paused) {
       const reason = snapshot.pauseReason;
       switch (reason?.kind ?? 'user') {

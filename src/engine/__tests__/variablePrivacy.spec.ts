@@ -2,7 +2,11 @@
  * Kernel variable values never reach the notebook's saved run or the trace; secret-looking names are
  * redacted in what the planner receives (docs/protocol.md#persistence).
  */
-import { PlannerError, type PlanningRequestInput } from '../../protocol';
+import {
+  PlannerError,
+  type PlanningRequestInput,
+  type WorkflowTemplate
+} from '../../protocol';
 import { WorkflowRunner } from '../runner';
 import { ISavedRunState, RunState } from '../runState';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
@@ -192,5 +196,41 @@ describe('values the user types for the planner (Set Variables)', () => {
     expect(JSON.stringify(state)).not.toContain(SECRET);
     expect(state.contextVariables).toMatchObject({ region: 'eu' });
     expect(state.contextVariables).not.toHaveProperty('api_key');
+  });
+
+  it('are left out of every rewind checkpoint saved in the notebook, not only the run context', async () => {
+    const missing = new PlannerError({
+      kind: 'invalid',
+      url: 'http://planner.test/generating',
+      message: 'the planner lacks api_key',
+      missingVariables: ['api_key']
+    });
+    const twoSteps: WorkflowTemplate = {
+      name: 'Two',
+      stages: [
+        {
+          id: 's1',
+          name: 'Stage 1',
+          steps: [
+            { id: 'p1', name: 'Load' },
+            { id: 'p2', name: 'Explore' }
+          ]
+        }
+      ]
+    };
+    const s = setup({
+      planning: [withTemplate(false, twoSteps), plan(true), plan(true)],
+      generating: [missing, [text('ran')]]
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('error');
+    const done = await s.runner.retry({
+      variables: { api_key: SECRET, region: 'eu' }
+    });
+    expect(done.reason).toBe('completed');
+    const state = saved(s.driver);
+    // Step p2 began after the retry: its checkpoint was taken with the typed values.
+    const p2 = state.rewind?.checkpoints.find(c => c.stepId === 'p2');
+    expect(p2?.contextVariables).toMatchObject({ region: 'eu' });
+    expect(JSON.stringify(state)).not.toContain(SECRET);
   });
 });

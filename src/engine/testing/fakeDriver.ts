@@ -15,7 +15,11 @@ import type {
   INotebookSummary,
   SummarizeRequest
 } from '../driver';
-import { clipText, NOTEBOOK_SUMMARY_LIMITS } from '../driver';
+import {
+  clipText,
+  KernelNotRestarted,
+  NOTEBOOK_SUMMARY_LIMITS
+} from '../driver';
 import { sourceHash } from '../rewind';
 import { describeVariables } from '../variables';
 
@@ -79,8 +83,12 @@ export class FakeNotebookDriver implements INotebookDriver {
   /** Every `rewindCells` edit, in order. */
   rewindEdits: IRewindEdit[] = [];
   restartCount = 0;
-  /** When set, `restartKernel` fails with this message (a kernel that does not answer after it). */
+  /** When set, `restartKernel` restarts, then fails with this message (a kernel that does not answer after it). */
   restartFailure: string | null = null;
+  /** When set, `restartKernel` refuses with this message and restarts nothing (a dead kernel, say). */
+  restartRefusal: string | null = null;
+  /** Awaited by `restartKernel` before it restarts: a restart that takes its time. */
+  onRestart: (() => Promise<void>) | null = null;
 
   async addCell(request: IAddCellRequest): Promise<string> {
     const id = `cell-${++this._nextId}`;
@@ -259,6 +267,10 @@ export class FakeNotebookDriver implements INotebookDriver {
     };
   }
 
+  notebookTitle(): string | null {
+    return this.title;
+  }
+
   /** `holdSaves`: another window runs the notebook. */
   savesHeld = false;
 
@@ -316,7 +328,11 @@ export class FakeNotebookDriver implements INotebookDriver {
         restored.push(cellId);
       }
     }
+    if (edit.title !== undefined) {
+      this.title = edit.title;
+    }
     this.rewindEdits.push({
+      ...edit,
       remove: [...edit.remove],
       restore: edit.restore.map(r => ({ ...r }))
     });
@@ -324,11 +340,15 @@ export class FakeNotebookDriver implements INotebookDriver {
   }
 
   async restartKernel(): Promise<void> {
-    if (this.restartFailure !== null) {
-      throw new Error(this.restartFailure);
+    await this.onRestart?.();
+    if (this.restartRefusal !== null) {
+      throw new KernelNotRestarted(this.restartRefusal);
     }
     this.variables = {};
     this.restartCount++;
+    if (this.restartFailure !== null) {
+      throw new Error(this.restartFailure);
+    }
   }
 
   /** A cell the user typed (no provenance, no hash), inserted at `index` (the end when absent). */

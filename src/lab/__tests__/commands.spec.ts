@@ -51,7 +51,8 @@ function fakeRunner() {
     resume: jest.fn(),
     step: jest.fn(),
     stop: jest.fn(() => Promise.resolve()),
-    retry: jest.fn(() => Promise.resolve({ reason: 'completed' }))
+    retry: jest.fn(() => Promise.resolve({ reason: 'completed' })),
+    forgetRun: jest.fn()
   };
 }
 
@@ -415,7 +416,7 @@ describe('addCommands', () => {
   });
 
   it('discards the saved run: the metadata goes, the cells stay, the notebook is saved', async () => {
-    const { commands, first, modelOf } = setup();
+    const { commands, first, modelOf, runnerOf } = setup();
     const model = new NotebookModel();
     model.sharedModel.insertCell(0, { cell_type: 'code', source: 'x = 1' });
     model.sharedModel.setMetadata(RUN_STATE_METADATA_KEY, { format: 'old' });
@@ -438,6 +439,26 @@ describe('addCommands', () => {
     );
     expect(model.sharedModel.cells.map(cell => cell.source)).toEqual(['x = 1']);
     expect(save).toHaveBeenCalledTimes(1);
+    // The run this session still holds goes too.
+    expect(runnerOf(first).forgetRun).toHaveBeenCalledTimes(1);
+  });
+
+  it('under real-time collaboration, discards the saved run and leaves the saving to the server', async () => {
+    const { commands, first, modelOf } = setup();
+    const model = new NotebookModel({ collaborationEnabled: true });
+    model.sharedModel.setMetadata(RUN_STATE_METADATA_KEY, { format: 'old' });
+    const save = jest.fn(async () => undefined);
+    Object.assign(first, { context: { ...first.context, model, save } });
+    Object.assign(modelOf(first), {
+      canDiscardSaved: true,
+      savedRunProblems: ['format: unknown']
+    });
+    await commands.execute(CommandIDs.discardSavedRun);
+    expect(model.sharedModel.getMetadata(RUN_STATE_METADATA_KEY)).toBe(
+      undefined
+    );
+    // A save from the page would meet the server's own saves ("File Changed").
+    expect(save).not.toHaveBeenCalled();
   });
 
   it('opens one Run dialog per notebook: a second Run while it (or its planner check) is open does nothing', async () => {

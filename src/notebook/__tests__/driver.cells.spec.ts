@@ -626,11 +626,17 @@ describe('NotebookDriver cells', () => {
     });
 
     const count = shared.cells.length;
+    expect(driver.notebookSummary().title).toBe('Second');
     const done = await driver.rewindCells({
       remove: [gone, 'no-such-cell'],
-      restore: [{ cellId: title, source: '# First' }]
+      restore: [{ cellId: title, source: '# First' }],
+      title: 'First'
     });
     expect(done).toEqual({ removed: [gone], restored: [title] });
+    expect(driver.notebookSummary().title).toBe('First');
+    expect(shared.getMetadata(CELL_METADATA_KEY)).toMatchObject({
+      title: 'First'
+    });
     expect(shared.cells.length).toBe(count - 1);
     expect(cellById(title).getSource()).toBe('# First');
     expect(driver.listCells().find(c => c.id === title)!.sourceHash).toBe(
@@ -639,6 +645,11 @@ describe('NotebookDriver cells', () => {
     // The notebook's own undo brings the removed cell back in one step.
     shared.undo();
     expect(shared.cells.map(c => c.getId())).toContain(gone);
+
+    // A rewind to before the first title takes the title away.
+    await driver.rewindCells({ remove: [], restore: [], title: null });
+    expect(driver.notebookSummary().title).toBeNull();
+    expect(shared.getMetadata(CELL_METADATA_KEY)).not.toHaveProperty('title');
   });
 
   it('stays pinned to its own notebook', async () => {

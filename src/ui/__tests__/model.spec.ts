@@ -14,6 +14,16 @@ import type {
 } from '../../engine/types';
 import { ILockService, PageLocks, RunLock } from '../../lab/runLock';
 import { loadedRuntime, loadRuntime } from '../../lab/lazy';
+import {
+  code,
+  exec,
+  plan,
+  setup as setupRun,
+  TEMPLATE as ENGINE_TEMPLATE,
+  when,
+  withTemplate
+} from '../../engine/__tests__/runnerSetup';
+import { FakeNotebookDriver } from '../../engine/testing';
 import { ISavedRunSource, RunModel } from '../model';
 import {
   progressInImputeStep,
@@ -354,5 +364,93 @@ describe('RunModel', () => {
     expect(model.canResumeSaved).toBe(true);
     expect(model.canRewind).toBe(true);
     lock.dispose();
+  });
+});
+
+describe('RunModel of a real runner', () => {
+  beforeAll(() => loadRuntime());
+
+  const SCRIPT = {
+    planning: [
+      withTemplate(false, ENGINE_TEMPLATE),
+      plan(true),
+      plan(false),
+      plan(true),
+      plan(false),
+      plan(true)
+    ],
+    generating: [
+      [code('a = 1'), exec()],
+      [code('b = 2'), exec()],
+      [code('c = 3'), exec()]
+    ]
+  };
+
+  /** A finished run of three steps in a notebook whose saved run state the model reads. */
+  async function finishedRun() {
+    const driver = new FakeNotebookDriver();
+    const saved = new FakeSaved();
+    const save = driver.saveRunState.bind(driver);
+    driver.saveRunState = async (state, options) => {
+      await save(state, options);
+      saved.value = driver.savedState;
+      saved.changed.emit();
+    };
+    const s = setupRun(SCRIPT, {}, {}, driver);
+    const model = new RunModel({
+      runner: s.runner,
+      saved,
+      settings: () => DEFAULT_SETTINGS
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    return { ...s, saved, model };
+  }
+
+  it('turns Run, Resume, Undo, Redo and Discard off while a rewind restarts the kernel', async () => {
+    const { runner, driver, model, client } = await finishedRun();
+    expect(model.canRewind).toBe(true);
+    expect(model.canDiscardSaved).toBe(true);
+    client.planningScript.push(plan(true), plan(false), plan(true));
+    client.generatingScript.push([code('c = 30'), exec()]);
+    let open = () => {};
+    const reached = new Promise<void>(resolve => {
+      driver.onRestart = () => {
+        resolve();
+        return new Promise<void>(go => (open = go));
+      };
+    });
+    const rewound = runner.rewind(
+      { kind: 'step', stageId: 's1', stepId: 'p2' },
+      { restartKernel: true }
+    );
+    await reached;
+    expect(model.canRewind).toBe(false);
+    expect(model.canResumeSaved).toBe(false);
+    expect(model.canDiscardSaved).toBe(false);
+    expect(model.availability).toMatchObject({
+      run: false,
+      resume: false,
+      stop: true
+    });
+    open();
+    await rewound;
+    await when(runner.finished, () => true);
+    expect(model.canRewind).toBe(true);
+  });
+
+  it('forgets a run that lives in memory when its saved copy is discarded', async () => {
+    const { runner, driver, saved, model } = await finishedRun();
+    expect(model.source).toBe('live');
+    // What "Discard the Saved Workflow Run" does.
+    runner.forgetRun();
+    driver.savedState = null;
+    saved.value = undefined;
+    saved.changed.emit();
+    expect(model.source).toBe('none');
+    expect(model.canRewind).toBe(false);
+    await expect(
+      runner.rewind({ kind: 'step', stageId: 's1', stepId: 'p2' })
+    ).rejects.toThrow('There is no run to rewind in this notebook.');
+    expect(saved.value).toBeUndefined();
   });
 });

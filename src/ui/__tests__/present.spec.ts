@@ -58,6 +58,15 @@ describe('describeRun: the state in plain words', () => {
     }
   });
 
+  it('says a rewind is under way, not that the planner is asked', () => {
+    expect(
+      describeRun(
+        runningSnapshot({ state: 'STEP_RUNNING', rewinding: true }),
+        trans
+      )
+    ).toBe('Rewinding…');
+  });
+
   it('tells pauses apart: step mode, the user, an action', () => {
     const paused = (pauseReason: IPauseReason) =>
       describeRun(

@@ -296,4 +296,26 @@ describe('Rewind dialog and note', () => {
       'Redone from step p2. 5 cells removed, 1 edited cell kept, kernel restarted, 3 cells re-run.'
     );
   });
+
+  it('says when the kernel was not restarted, and why', async () => {
+    const record: IRewindRecord = {
+      kind: 'redo_from_step',
+      at: '2026-01-01T00:00:00.000Z',
+      stageId: 's1',
+      stepId: 'p2',
+      behaviorId: null,
+      steps: ['p2'],
+      removed: 2,
+      kept: 0,
+      restored: 0,
+      kernelRestarted: false,
+      rerun: 0,
+      rerunError: 'The kernel is dead.',
+      effect: 'The user rewound to step p2; ...'
+    };
+    const host = await render(<RewindNote record={record} trans={trans} />);
+    expect(host.textContent).toBe(
+      'Redone from step p2. 2 cells removed. The kernel was not restarted: The kernel is dead.'
+    );
+  });
 });

@@ -33,9 +33,13 @@ export function describeRewind(
     );
   }
   const text = `${parts[0]} ${parts.slice(1).join(', ')}.`;
-  return record.rerunError
+  if (!record.rerunError) {
+    return text;
+  }
+  // Without a restart, the error says why the kernel asked to restart was not.
+  return record.kernelRestarted
     ? `${text} ${trans.__('Re-running stopped: %1', record.rerunError)}`
-    : text;
+    : `${text} ${trans.__('The kernel was not restarted: %1', record.rerunError)}`;
 }
 
 /** The latest rewind, in plain words. */
