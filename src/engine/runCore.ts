@@ -2,6 +2,7 @@
  * What the parts of the run loop share: the run's state, its controls and services, and the runner's
  * signals as plain calls. The runner makes one; `behaviorRun`, `contextUpdate` and `requests` use it.
  */
+import { isRecord } from '../protocol';
 import { redactionTest } from './variables';
 import { closeThinkingCell } from './actions';
 import { closeInterruptedBehavior } from './behaviorRun';
@@ -184,11 +185,32 @@ export class RunCore {
       Object.fromEntries(
         Object.entries(variables).filter(([name]) => !secret(name))
       );
+    // The planner service's state is its own, but a dialect may keep the server's echo of the variables
+    // there (v1 echoes its whole `state`): every `variables` map in it is filtered the same way.
+    const plannerState = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map(plannerState)
+        : isRecord(value)
+          ? Object.fromEntries(
+              Object.entries(value).map(([key, item]) => [
+                key,
+                key === 'variables' && isRecord(item)
+                  ? withoutSecrets(item)
+                  : plannerState(item)
+              ])
+            )
+          : value;
     saved.contextVariables = withoutSecrets(saved.contextVariables);
+    if (saved.planner !== undefined) {
+      saved.planner = plannerState(saved.planner);
+    }
     if (saved.rewind) {
       saved.rewind.checkpoints = saved.rewind.checkpoints.map(checkpoint => ({
         ...checkpoint,
-        contextVariables: withoutSecrets(checkpoint.contextVariables)
+        contextVariables: withoutSecrets(checkpoint.contextVariables),
+        ...(checkpoint.planner !== undefined
+          ? { planner: plannerState(checkpoint.planner) }
+          : {})
       }));
     }
     return limitSavedRunState(saved);

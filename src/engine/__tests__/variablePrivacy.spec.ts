@@ -233,4 +233,35 @@ describe('values the user types for the planner (Set Variables)', () => {
     expect(p2?.contextVariables).toMatchObject({ region: 'eu' });
     expect(JSON.stringify(state)).not.toContain(SECRET);
   });
+
+  it("are left out of the planner service's saved state, where a dialect keeps the server's echo of them", async () => {
+    const missing = new PlannerError({
+      kind: 'invalid',
+      url: 'http://planner.test/v1/actions',
+      message: 'the planner lacks api_key',
+      missingVariables: ['api_key']
+    });
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [missing, [text('ran')]]
+    });
+    // A v1 server echoes the whole state, variables included, and its adapter saves that echo.
+    let echoed: Record<string, unknown> = {};
+    Object.assign(s.client, {
+      saveState: () => ({ dialect: 'v1', state: { variables: echoed } }),
+      restoreState: () => undefined
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('error');
+    echoed = { api_key: SECRET, region: 'eu' };
+    const done = await s.runner.retry({
+      variables: { api_key: SECRET, region: 'eu' }
+    });
+    expect(done.reason).toBe('completed');
+    const state = saved(s.driver);
+    expect(state.planner).toEqual({
+      dialect: 'v1',
+      state: { variables: { region: 'eu' } }
+    });
+    expect(JSON.stringify(state)).not.toContain(SECRET);
+  });
 });
