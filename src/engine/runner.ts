@@ -712,7 +712,10 @@ export class WorkflowRunner implements IWorkflowRunner {
   }
 
   private _stepStartPhase(): Phase {
-    return this._settings().startMode === 'generation' ? 'generate' : 'plan';
+    return this._settings().startMode === 'generation' &&
+      !this._client.needsPlanningFirst
+      ? 'generate'
+      : 'plan';
   }
 
   // ------------------------------------------------------------------------------------------

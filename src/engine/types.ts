@@ -36,6 +36,11 @@ import type { RunTrace } from './trace';
 export interface IPlannerService {
   /** The dialect actually spoken, once known (null or absent until then). */
   readonly dialect?: string | null;
+  /**
+   * True while the service cannot generate before it has answered a planning request (it finds the
+   * planner's dialect with one): a step then starts with /planning whatever the start mode.
+   */
+  readonly needsPlanningFirst?: boolean;
   /** What the service keeps between requests, saved with the run (JSON-serialisable). */
   saveState?(): unknown;
   /** Called with `saveState()`'s value when a saved run is resumed. */

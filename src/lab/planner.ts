@@ -66,6 +66,10 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
     return this._facade?.service.dialect ?? null;
   }
 
+  get needsPlanningFirst(): boolean {
+    return this._ensureFacade().service.needsPlanningFirst;
+  }
+
   /** Since when (ms since the epoch) a request waits for the planner's first byte; null when none does. */
   get waitingSince(): number | null {
     const times = [this._clientSince, ...this._sending.values()].filter(

@@ -291,6 +291,46 @@ describe('WorkflowRunner actions, requests and modes', () => {
     );
   });
 
+  it('asks /planning first in generation mode while the planner service has yet to find its dialect', async () => {
+    const s = setup(
+      {
+        planning: [
+          withTemplate(false, TEMPLATE),
+          plan(true),
+          plan(true),
+          plan(true)
+        ],
+        generating: [[text('p1')], [text('p2')], [text('q1')]]
+      },
+      { startMode: 'generation' }
+    );
+    // Detection rides on the run's first planning request; then the dialect is known.
+    let detecting = true;
+    Object.defineProperty(s.client, 'needsPlanningFirst', {
+      get: () => detecting
+    });
+    const planning = s.client.planning.bind(s.client);
+    s.client.planning = async (...args) => {
+      const answer = await planning(...args);
+      detecting = false;
+      return answer;
+    };
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    expect(
+      s.client.planningRequests.map(r => [
+        r.observation.location.current?.step_id,
+        r.behavior_feedback?.behavior_id ?? null
+      ])
+    ).toEqual([
+      // The first planning request of a run comes before any template, as in reflection mode.
+      [null, null],
+      ['p1', 'behavior_001'],
+      ['p2', 'behavior_001'],
+      ['q1', 'behavior_001']
+    ]);
+    expect(s.driver.cells.map(c => c.source)).toEqual(['p1', 'p2', 'q1']);
+  });
+
   it('completes the step after the behavior that sent end_phase', async () => {
     const s = setup({
       planning: [withTemplate(false, TEMPLATE), plan(true), plan(true)],

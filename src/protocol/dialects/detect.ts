@@ -379,6 +379,18 @@ export class DialectPlannerService implements IDialectPlannerService {
     return this._dialect;
   }
 
+  /**
+   * Detection is due (`auto`, nothing known for this root): it sends the run's first real request as a
+   * `/planning` probe, whose answer belongs to a planning request, so the run asks for one first.
+   */
+  get needsPlanningFirst(): boolean {
+    return (
+      this._dialect === null &&
+      this._options.protocol === 'auto' &&
+      !this._cache.has(this._root)
+    );
+  }
+
   async planning(
     request: PlanningRequestInput,
     options: IPlanningOptions = {}

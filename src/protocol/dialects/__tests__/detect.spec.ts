@@ -336,6 +336,30 @@ describe('the planner service façade', () => {
     ]);
   });
 
+  it('asks for a planning request first only while detection is due', async () => {
+    const transport = new FakeTransport(() => json({ targetAchieved: false }));
+    const cache = new Map<string, Dialect>();
+    const auto = createPlannerService({
+      protocol: 'auto',
+      transport,
+      dslc: fakeDslc(),
+      cache
+    });
+    expect(auto.needsPlanningFirst).toBe(true);
+    await auto.planning(request);
+    expect(auto.needsPlanningFirst).toBe(false);
+    // Known for this root: the next run may generate first.
+    auto.resetState();
+    expect(auto.needsPlanningFirst).toBe(false);
+    const fixed = createPlannerService({
+      protocol: 'dslc',
+      transport,
+      dslc: fakeDslc(),
+      cache: new Map<string, Dialect>()
+    });
+    expect(fixed.needsPlanningFirst).toBe(false);
+  });
+
   it('hands the detected bcc answer to the bcc adapter without asking twice', async () => {
     const transport = new FakeTransport(req => {
       const state = (req.body as { state: { FSM: { state: string } } }).state
