@@ -30,6 +30,26 @@ export function pyString(value: string): string {
 
 const lines = (...parts: string[]): string => parts.join('\n');
 
+/**
+ * Imports pandas, or prints how to install it and leaves `pd` as None: without pandas nothing can be
+ * analysed, and a note says so better than a traceback per attempt. The planner recognises the note.
+ */
+const PANDAS_SETUP = lines(
+  'try:',
+  '    import pandas as pd',
+  'except ImportError as error:',
+  '    pd = None',
+  '    print(f"pandas cannot be imported in this kernel ({error}), so the data cannot be loaded. Install it in the kernel\'s environment: pip install pandas matplotlib")'
+);
+
+/** Matches the note above, and the error of code that imports pandas without it. */
+export const PANDAS_MISSING =
+  /pandas cannot be imported in this kernel|No module named ['"]?pandas\b/;
+
+/** One line the planner reads the columns from (`columnsIn`), whatever their names. */
+const PRINT_COLUMNS =
+  'print("Columns:", json.dumps([str(column) for column in df.columns], ensure_ascii=False))';
+
 const LOAD: IApproach[] = [
   {
     id: 'read_csv_default',
@@ -37,13 +57,17 @@ const LOAD: IApproach[] = [
     addresses: [],
     code: ({ dataPath }) =>
       lines(
-        'import pandas as pd',
+        'import json',
+        '',
+        PANDAS_SETUP,
         '',
         `DATA_PATH = ${pyString(dataPath)}`,
-        'df = pd.read_csv(DATA_PATH)',
-        'print(f"Loaded {DATA_PATH}: {df.shape[0]} rows x {df.shape[1]} columns")',
-        'df.info()',
-        'df.head()'
+        'if pd is not None:',
+        '    df = pd.read_csv(DATA_PATH)',
+        '    print(f"Loaded {DATA_PATH}: {df.shape[0]} rows x {df.shape[1]} columns")',
+        `    ${PRINT_COLUMNS}`,
+        '    df.info()',
+        '    display(df.head())'
       )
   },
   {
@@ -57,6 +81,7 @@ const LOAD: IApproach[] = [
     ],
     code: ({ dataPath }) =>
       lines(
+        'import json',
         'from pathlib import Path',
         '',
         'import pandas as pd',
@@ -71,6 +96,7 @@ const LOAD: IApproach[] = [
         '    print(f"Using {data_file}")',
         'df = pd.read_csv(data_file, sep=None, engine="python", encoding="utf-8", encoding_errors="replace")',
         'print(f"Loaded {data_file}: {df.shape[0]} rows x {df.shape[1]} columns")',
+        PRINT_COLUMNS,
         'df.info()',
         'df.head()'
       )
@@ -86,6 +112,7 @@ const LOAD: IApproach[] = [
     code: ({ dataPath }) =>
       lines(
         'import csv',
+        'import json',
         '',
         'import pandas as pd',
         '',
@@ -99,6 +126,7 @@ const LOAD: IApproach[] = [
         'df = pd.read_csv(DATA_PATH, sep=separator, encoding="latin-1", on_bad_lines="skip")',
         'line_count = sum(1 for _ in open(DATA_PATH, encoding="latin-1")) - 1',
         'print(f"Loaded {df.shape[0]} of {line_count} lines with separator {separator!r}")',
+        PRINT_COLUMNS,
         'df.info()',
         'df.head()'
       )
@@ -241,6 +269,7 @@ const DROP_IDS = (frame: string): string =>
 /**
  * Imports pyplot, or prints a note and leaves `plt` as None so the cell still produces its results.
  * Figures get an explicit white face: JupyterLab's dark theme would otherwise show dark text on dark.
+ * Glyphs that DejaVu Sans lacks (Chinese column names) come from the installed CJK fonts listed after it.
  */
 const PLOT_SETUP = lines(
   'try:',
@@ -249,11 +278,24 @@ const PLOT_SETUP = lines(
   '    plt = None',
   '    print("matplotlib is not installed, so this step draws no figure (pip install matplotlib).")',
   'else:',
+  '    import logging',
+  '',
+  '    from matplotlib import font_manager',
   '    from matplotlib.ticker import EngFormatter',
   '',
-  '    plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",',
+  '    # Chinese labels need a CJK font after DejaVu Sans; naming one that is not installed would print a warning.',
+  '    installed_fonts = {font.name for font in font_manager.fontManager.ttflist}',
+  '    cjk_candidates = ("Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei", "PingFang SC", "Hiragino Sans GB",',
+  '                      "SimHei", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Droid Sans Fallback", "Arial Unicode MS")',
+  '    cjk_fonts = [name for name in cjk_candidates if name in installed_fonts]',
+  '    if cjk_fonts:',
+  '        # Some (WenQuanYi Zen Hei) have no regular weight, which matplotlib would report for every text size.',
+  '        logging.getLogger("matplotlib.font_manager").addFilter(lambda record: "find font weight" not in record.getMessage())',
+  '',
+  '    plt.rcParams.update({"font.family": ["DejaVu Sans", *cjk_fonts], "font.size": 9,',
+  '                         "figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",',
   '                         "text.color": "#222222", "axes.labelcolor": "#222222", "xtick.color": "#222222",',
-  '                         "ytick.color": "#222222", "axes.edgecolor": "#888888", "font.size": 9})'
+  '                         "ytick.color": "#222222", "axes.edgecolor": "#888888"})'
 );
 
 /** Records a drawn figure, so the findings report can point at it. */

@@ -15,6 +15,10 @@ export type Decision =
       /** Inputs missing from the kernel (e.g. after a restart) are rebuilt first. */
       rebuild: Array<'load' | 'impute'>;
       frame: string;
+      /** The target column, checked against the data's columns; null when there is none. */
+      target: string | null;
+      /** The task asks about a target, and none of the data's (known) columns is the one it names. */
+      targetUnmatched: boolean;
     }
   | { kind: 'publish'; step: IStepPlan }
   | {
@@ -23,5 +27,7 @@ export type Decision =
       reason: string;
       error: string | null;
       tried: string[];
+      /** Nothing after this step can run either (the kernel has no pandas). */
+      endsAnalysis?: boolean;
     }
   | { kind: 'given_up'; step: IStepPlan };

@@ -55,41 +55,10 @@ export function dataPathOf(observation: Observation): string | null {
   return stringVariable(observation, DATA_PATH_VARIABLES);
 }
 
-const TARGET_PATTERN =
-  /\b(?:drives?|predicts?|predicting|explains?|affects?|influences?|determines?|target(?:\s+column)?(?:\s+is)?)\s+[`'"]?([A-Za-z_][A-Za-z0-9_]*)/i;
-
-/** Words that follow "drives" in a task without naming a column ("what drives the price"). */
-const NOT_A_COLUMN = new Set([
-  'the',
-  'a',
-  'an',
-  'it',
-  'this',
-  'that',
-  'these',
-  'those',
-  'its',
-  'their',
-  'what',
-  'which'
-]);
-
-/** The column the task asks about: `target_column` if the client set it, else a name in the task text. */
-export function targetOf(observation: Observation): string | null {
-  const explicit = stringVariable(observation, ['target_column', 'target']);
-  if (explicit) {
-    return explicit;
-  }
-  const task = taskOf(observation);
-  const match = TARGET_PATTERN.exec(task);
-  if (match && !NOT_A_COLUMN.has(match[1].toLowerCase())) {
-    return match[1];
-  }
-  // "What drives the sale price (SalePrice)?": the column is the one the task names in brackets.
-  return match ? (BRACKETED_NAME.exec(task)?.[1] ?? null) : null;
+/** A target column the client set (or the planner set earlier, once the data showed it). */
+export function targetVariableOf(observation: Observation): string | null {
+  return stringVariable(observation, ['target_column', 'target']);
 }
-
-const BRACKETED_NAME = /\(\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*\)/;
 
 export interface IPosition {
   stageId: string | null;

@@ -8,7 +8,7 @@ import type {
   Observation,
   PlanningRequest
 } from '../protocol';
-import { APPROACHES } from './codegen';
+import { APPROACHES, PANDAS_MISSING } from './codegen';
 import type { Decision } from './decision';
 import {
   behaviorFailed,
@@ -20,9 +20,9 @@ import {
   IPosition,
   lastErrorIn,
   positionOf,
-  targetOf,
   taskOf,
-  TASK_VARIABLES
+  TASK_VARIABLES,
+  variablesOf
 } from './observe';
 import {
   emptyStepMemory,
@@ -54,10 +54,26 @@ import {
   unknownStepActions,
   unknownStepAnswer
 } from './stepAnswers';
-import { IStepPlan, STEPS, workflowTemplate } from './workflow';
+import { asksForTarget, columnsIn, columnsOf, targetOf } from './target';
+import { IStepPlan, STAGES, STEPS, workflowTemplate } from './workflow';
 
 export type { ActionInput, PlanningAnswer };
 export { DEFAULT_MAX_TRIES, SKIPPED_STEPS_VARIABLE };
+
+const LAST_STAGE = STAGES[STAGES.length - 1].id;
+
+const NO_PANDAS = [
+  "**pandas is not installed in this kernel's environment,** so the data cannot be loaded and none of the analysis steps can run.",
+  '',
+  'Install it where the kernel runs, for example with `%pip install pandas matplotlib` in a notebook cell, or `pip install pandas matplotlib` in a terminal of that environment. Then restart the kernel and run the workflow again.'
+].join('\n');
+
+/** Did the behavior just reported find that the kernel cannot import pandas? */
+function missingPandas(observation: Observation): boolean {
+  return effectTexts(observation, 'current').some(text =>
+    PANDAS_MISSING.test(text)
+  );
+}
 
 export interface IPlannerOptions {
   /** Failed behaviors after which a step is given up. */
@@ -107,6 +123,9 @@ export class ReferencePlanner {
     if (feedback && !failed) {
       this._rememberOutputs(session, memory, step, observation);
     }
+    if (feedback && missingPandas(observation)) {
+      memory.noPandas = true;
+    }
     if (feedback) {
       memory.lastError = error;
     }
@@ -141,7 +160,14 @@ export class ReferencePlanner {
       }
     }
     memory.next = decision;
-    return this._answer(observation, decision, position, !feedback);
+    return this._answer(
+      observation,
+      session,
+      memory,
+      decision,
+      position,
+      !feedback
+    );
   }
 
   generate(request: GeneratingRequest, notebookId: string): ActionInput[] {
@@ -191,6 +217,16 @@ export class ReferencePlanner {
     if (produced && !failed && report !== null) {
       return { kind: 'publish', step };
     }
+    if (memory.noPandas || (!memory.planned && missingPandas(observation))) {
+      return {
+        kind: 'give_up',
+        step,
+        reason: NO_PANDAS,
+        error: memory.lastError,
+        tried: memory.tried,
+        endsAnalysis: true
+      };
+    }
     const failures = memory.planned
       ? memory.failedBehaviors.length
       : Math.max(0, position.iteration - 1);
@@ -211,12 +247,14 @@ export class ReferencePlanner {
         tried
       };
     }
-    if (step.id === 'target_drivers' && !targetOf(observation)) {
+    const columns = columnsOf(observation, session);
+    const target = targetOf(observation, columns);
+    if (step.id === 'target_drivers' && !target) {
       return {
         kind: 'give_up',
         step,
         reason:
-          'The task does not name a target column, so there is nothing to relate the columns to.',
+          "The task names none of the data's columns as its target, so there is nothing to relate the columns to.",
         error: null,
         tried
       };
@@ -253,7 +291,18 @@ export class ReferencePlanner {
       hasVariable(observation, 'df_clean') || rebuild.includes('impute')
         ? 'df_clean'
         : 'df';
-    return { kind: 'attempt', step, failures, approach, error, rebuild, frame };
+    return {
+      kind: 'attempt',
+      step,
+      failures,
+      approach,
+      error,
+      rebuild,
+      frame,
+      target,
+      targetUnmatched:
+        !target && columns !== null && asksForTarget(taskOf(observation))
+    };
   }
 
   /** Inputs a step reads that the kernel no longer has (e.g. the kernel was restarted and the run resumed). */
@@ -287,8 +336,9 @@ export class ReferencePlanner {
     observation: Observation
   ): void {
     const texts = effectTexts(observation, 'current');
-    if (step.id === FIRST_STEP && texts.length) {
-      session.loadOutput = texts.join('\n');
+    const names = step.id === FIRST_STEP ? columnsIn(texts) : null;
+    if (names) {
+      session.columns = { dataPath: dataPathOf(observation), names };
     }
     if (step.id === FINDINGS_STEP) {
       memory.report = findReport(texts) ?? memory.report;
@@ -297,6 +347,8 @@ export class ReferencePlanner {
 
   private _answer(
     observation: Observation,
+    session: INotebookSession,
+    memory: IStepMemory,
     decision: Decision,
     position: IPosition,
     stepStart: boolean
@@ -306,8 +358,9 @@ export class ReferencePlanner {
       (decision.kind !== 'unknown_step' &&
         isRunStart(decision, position, stepStart));
     const variables: Record<string, unknown> = {};
-    const target = targetOf(observation);
-    if (runStart && target) {
+    // Set once the data's columns confirm it, so the client carries it to every later step.
+    const target = targetOf(observation, columnsOf(observation, session));
+    if (target && variablesOf(observation).target_column !== target) {
       variables.target_column = target;
     }
     const workflowUpdate = runStart
@@ -336,11 +389,20 @@ export class ReferencePlanner {
       case 'given_up':
         return {
           targetAchieved: false,
-          transition: { continue_behaviors: false, target_achieved: false },
+          transition: {
+            continue_behaviors: false,
+            target_achieved: false,
+            // Without pandas no later step can run: on to the last stage, which says so once.
+            ...(memory.noPandas && decision.step.stageId !== LAST_STAGE
+              ? { stage_complete: true, next_stage_id: LAST_STAGE }
+              : {})
+          },
           context_update: {
             progress_update: {
               level: 'steps',
-              focus: `## ${decision.step.name}: given up\n\nThis step was abandoned after repeated failures (see the notebook). The run moves on to the next step.`
+              focus: memory.noPandas
+                ? `## ${decision.step.name}: given up\n\nThe kernel cannot import pandas (see the notebook), so no later step can run either.`
+                : `## ${decision.step.name}: given up\n\nThis step was abandoned after repeated failures (see the notebook). The run moves on to the next step.`
             }
           }
         };

@@ -21,13 +21,15 @@ export interface IStepMemory {
   planned: boolean;
   /** The decision of the last `/planning` answer, which `/generating` carries out. */
   next: Decision | null;
+  /** An attempt showed that the kernel cannot import pandas, so no step can run. */
+  noPandas: boolean;
 }
 
 export interface INotebookSession {
   id: string;
   steps: Map<string, IStepMemory>;
-  /** The data file's column listing, once the load step printed it. */
-  loadOutput: string | null;
+  /** The data's columns, once the load step printed them, and the data file they belong to. */
+  columns: { dataPath: string | null; names: string[] } | null;
 }
 
 export function emptyStepMemory(): IStepMemory {
@@ -39,7 +41,8 @@ export function emptyStepMemory(): IStepMemory {
     published: false,
     report: null,
     planned: false,
-    next: null
+    next: null,
+    noPandas: false
   };
 }
 
@@ -55,7 +58,7 @@ export class SessionStore {
       session = {
         id: notebookId,
         steps: new Map(),
-        loadOutput: null
+        columns: null
       };
     }
     this._sessions.set(notebookId, session);

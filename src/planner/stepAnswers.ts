@@ -19,7 +19,6 @@ import {
   effectTexts,
   hasVariable,
   IPosition,
-  targetOf,
   taskOf,
   TASK_VARIABLES,
   variablesOf
@@ -104,29 +103,15 @@ export function findReport(texts: readonly string[]): string | null {
 
 export function codeContext(
   observation: Observation,
-  frame: string
+  frame: string,
+  target: string | null
 ): ICodeContext {
   return {
     dataPath: dataPathOf(observation) ?? 'data.csv',
     frame,
-    target: targetOf(observation),
+    target,
     task: taskOf(observation)
   };
-}
-
-/** A target is used once the load step's output shows the column, or when nothing says otherwise. */
-export function targetConfirmed(
-  observation: Observation,
-  session: INotebookSession
-): string | null {
-  const target = targetOf(observation);
-  if (!target) {
-    return null;
-  }
-  if (session.loadOutput !== null && !session.loadOutput.includes(target)) {
-    return null;
-  }
-  return target;
 }
 
 export function notebookTitle(observation: Observation): string {
@@ -144,7 +129,8 @@ export function notebookTitle(observation: Observation): string {
 export function stateLines(
   observation: Observation,
   step: IStepPlan,
-  frame: string | null
+  frame: string | null,
+  target: string | null
 ): string[] {
   const lines: string[] = [];
   const task = taskOf(observation);
@@ -159,7 +145,6 @@ export function stateLines(
   for (const name of [...new Set(inputs)]) {
     lines.push(`- ${code(name)}: ${describeVariable(observation, name)}`);
   }
-  const target = targetOf(observation);
   if (target) {
     lines.push(`- Target column named by the task: ${code(target)}`);
   }
@@ -171,13 +156,13 @@ export function attemptFocus(
   decision: Extract<Decision, { kind: 'attempt' }>,
   maxTries: number
 ): string {
-  const { step, failures, approach, error, rebuild, frame } = decision;
+  const { step, failures, approach, error, rebuild, frame, target } = decision;
   const limit = Math.min(maxTries, (APPROACHES[step.id] ?? []).length);
   const heading =
     failures === 0
       ? `## Step: ${step.name}`
       : `## Step: ${step.name}, attempt ${failures + 1} of ${limit}`;
-  const state = stateLines(observation, step, frame);
+  const state = stateLines(observation, step, frame, target);
   if (rebuild.length) {
     state.push(
       `- The kernel lacks the inputs of this step; they are rebuilt first (${rebuild.join(', ')}).`
@@ -311,8 +296,8 @@ export function attemptActions(
   decision: Extract<Decision, { kind: 'attempt' }>,
   position: IPosition
 ): ActionInput[] {
-  const { step, failures, approach, error, rebuild, frame } = decision;
-  const context = codeContext(observation, frame);
+  const { step, failures, approach, error, rebuild, frame, target } = decision;
+  const context = codeContext(observation, frame, target);
   const actions: ActionInput[] = [];
   if (failures === 0) {
     if (step.id === FIRST_STEP) {
@@ -334,7 +319,7 @@ export function attemptActions(
     if (chapter) {
       actions.push(chapter);
     }
-    if (step.id === 'distributions' && targetConfirmed(observation, session)) {
+    if (step.id === 'distributions' && target) {
       actions.push({
         action: 'update_stage_steps',
         shot_type: 'action',
@@ -350,10 +335,14 @@ export function attemptActions(
       thinking_text: `${step.goal} Expected: ${step.expectedOutputs.join(', ')}.`
     });
     actions.push({ action: 'finish_thinking' });
+    const noTarget =
+      step.id === 'distributions' && decision.targetUnmatched
+        ? '\n\n**No target column:** the task names none of the data\'s columns, so the columns are described without relating them to a target. To get one, name the column in the task as the data spells it, e.g. "What drives `column_name`?".'
+        : '';
     actions.push({
       action: 'add',
       shot_type: 'dialogue',
-      content: `${step.goal}\n\n**Method:** ${approach.summary}\n\n**Produces:** ${step.expectedOutputs.map(code).join(', ')}`
+      content: `${step.goal}\n\n**Method:** ${approach.summary}\n\n**Produces:** ${step.expectedOutputs.map(code).join(', ')}${noTarget}`
     });
   } else {
     actions.push({
@@ -379,13 +368,13 @@ export function attemptActions(
   if (rebuild.length) {
     const parts = [
       approachThatWorked(session, FIRST_STEP).code(
-        codeContext(observation, 'df')
+        codeContext(observation, 'df', target)
       )
     ];
     if (rebuild.includes('impute')) {
       parts.push(
         approachThatWorked(session, 'impute_missing').code(
-          codeContext(observation, 'df')
+          codeContext(observation, 'df', target)
         )
       );
     }
@@ -480,6 +469,21 @@ export function giveUpActions(
 ): ActionInput[] {
   const tried = decision?.tried ?? memory.tried;
   const error = decision?.error ?? memory.lastError;
+  const lastError = error ? ['', 'Last error:', '', '```', error, '```'] : [];
+  const headings = firstBehavior
+    ? headingActions(step).filter((a): a is ActionInput => a !== null)
+    : [];
+  if (decision?.endsAnalysis) {
+    return [
+      ...headings,
+      {
+        action: 'add',
+        shot_type: 'dialogue',
+        content: [decision.reason, ...lastError].join('\n')
+      },
+      { action: 'end_phase', step_id: step.id }
+    ];
+  }
   const approaches = APPROACHES[step.id] ?? [];
   const triedLines = tried.map(
     id => `- ${approaches.find(a => a.id === id)?.summary ?? id}`
@@ -494,7 +498,7 @@ export function giveUpActions(
   const content = [
     `**Skipping "${step.name}".** ${decision?.reason ?? 'This step could not be completed.'}`,
     ...(triedLines.length ? ['', 'What was tried:', ...triedLines] : []),
-    ...(error ? ['', 'Last error:', '', '```', error, '```'] : []),
+    ...lastError,
     '',
     `${step.expectedOutputs.map(code).join(', ')} will not be available.` +
       (dependents.length
@@ -502,9 +506,6 @@ export function giveUpActions(
         : ''),
     'Fix the cause and run the workflow again from this step to retry it.'
   ].join('\n');
-  const headings = firstBehavior
-    ? headingActions(step).filter((a): a is ActionInput => a !== null)
-    : [];
   return [
     ...headings,
     { action: 'add', shot_type: 'dialogue', content },

@@ -31,8 +31,18 @@ const ALL_ACTION_TYPES = [
   'next_event'
 ];
 
+const COLUMNS = [
+  'Id',
+  'LotFrontage',
+  'OverallQual',
+  'GrLivArea',
+  'Neighborhood',
+  'SalePrice'
+];
+
 const LOAD_OUTPUT = [
   'Loaded data/housing.csv: 400 rows x 25 columns',
+  `Columns: ${JSON.stringify(COLUMNS)}`,
   "<class 'pandas.DataFrame'>",
   'RangeIndex: 400 entries, 0 to 399',
   ' #   Column        Non-Null Count  Dtype',
@@ -49,13 +59,22 @@ const REPORT = [
   '- Numeric drivers of SalePrice (Pearson r): OverallQual (+0.83), GrLivArea (+0.56).'
 ].join('\n');
 
-/** Names a cell assigns at the top level (`df = ...`, `df_clean, imputation_log = ...`). */
+/**
+ * Names a cell assigns at the top level (`df = ...`, `df_clean, imputation_log = ...`), also in the
+ * block of a top-level `if` (`if pd is not None:`), though not in a function's body.
+ */
 function topLevelAssignments(source: string): string[] {
   const names: string[] = [];
+  let inFunction = false;
   for (const line of source.split('\n')) {
-    const match = /^([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_][\w]*)*)\s*=(?!=)/.exec(
-      line
-    );
+    if (/^\S/.test(line)) {
+      inFunction = /^(?:def|class)\b/.test(line);
+    }
+    const match = inFunction
+      ? null
+      : /^(?: {4})?([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_][\w]*)*)\s*=(?!=)/.exec(
+          line
+        );
     if (match) {
       names.push(...match[1].split(',').map(name => name.trim()));
     }
