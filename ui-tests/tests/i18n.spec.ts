@@ -83,7 +83,7 @@ test.describe('Simplified Chinese', () => {
     ).not.toBeChecked();
     await expect(dialog.locator('textarea')).toHaveAttribute(
       'placeholder',
-      '希望分析得出什么结论？例如：housing.csv 中哪些因素影响房价？'
+      '希望分析得出什么结论？例如：housing.csv 中哪些因素影响房价（SalePrice）？'
     );
     await dialog
       .locator('textarea')
@@ -133,6 +133,10 @@ test.describe('Simplified Chinese', () => {
     await expect(stateLine(page)).toHaveText('已完成', { timeout: 240000 });
     const sources = await cellSources(page);
     expect(sources.some(source => source.startsWith('## Findings'))).toBe(true);
+    // The task, written in Chinese, named its target column: the analysis relates the columns to it.
+    expect(
+      sources.some(source => source.includes('TARGET = "SalePrice"'))
+    ).toBe(true);
     await expect(
       panel(page).locator('.jp-bcc-stage.jp-bcc-mod-completed')
     ).toHaveCount(4);
