@@ -63,6 +63,8 @@ export async function applyPlanning(
   if (update?.variables) {
     Object.assign(state.contextVariables, update.variables);
   }
+  // This answer's plan for the next behavior's outputs, which its filter's list joins.
+  let behaviorOutputsPlanned = false;
   for (const progressUpdate of progressUpdatesOf(update)) {
     if (progressUpdate.focus !== undefined) {
       progress.setFocus(progressUpdate.level, progressUpdate.focus);
@@ -75,6 +77,7 @@ export async function applyPlanning(
     if (expected && expected.length > 0) {
       if (progressUpdate.level === 'behaviors') {
         progress.planBehaviorOutputs(expected);
+        behaviorOutputsPlanned = true;
       } else {
         progress.setExpected(progressUpdate.level, expected);
       }
@@ -107,7 +110,11 @@ export async function applyPlanning(
   state.filter = response.context_filter ?? null;
   const expected = state.filter?.outputs_tracking?.expected_variables;
   if (expected) {
-    progress.addPlannedBehaviorOutputs(expected);
+    if (behaviorOutputsPlanned) {
+      progress.addPlannedBehaviorOutputs(expected);
+    } else {
+      progress.planBehaviorOutputs(expected);
+    }
   }
   if (response.actions && response.actions.length > 0) {
     core.warn(

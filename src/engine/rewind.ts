@@ -187,7 +187,8 @@ const RewindStateSchema = z.looseObject({
       cells: z.looseObject({
         createdCount: z.number(),
         storeIds: z.record(z.string(), z.string())
-      })
+      }),
+      contextVariables: z.record(z.string(), z.unknown())
     })
   ),
   templates: z.array(z.looseObject({})),

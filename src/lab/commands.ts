@@ -30,7 +30,7 @@ import type {
   IStartOptions,
   IWorkflowRunner
 } from '../engine/types';
-import { discardRunState } from '../notebook/saving';
+import { discardRunState, saveFromPage } from '../notebook/saving';
 import { stepKey } from '../engine/rewindView';
 import type { RewindTarget } from '../engine/rewind';
 import {
@@ -298,8 +298,9 @@ export function addCommands(
           : await showStopDialog(trans, target.panel.context.localPath);
       if (options) {
         // Interrupting while no cell runs can hit the runner's silent kernel inspection, which then
-        // never answers: only interrupt a running action.
-        const running = target.runner.snapshot.state === 'ACTION_RUNNING';
+        // never answers: only interrupt a running action, or a rewind re-running the kept cells.
+        const { state, rewinding } = target.runner.snapshot;
+        const running = state === 'ACTION_RUNNING' || rewinding === true;
         await target.runner.stop({
           interruptKernel: options.interruptKernel && running
         });
@@ -440,12 +441,9 @@ export function addCommands(
         return;
       }
       discardRunState(panel.context.model.sharedModel);
-      if (!panel.context.model.collaborative) {
-        // Under real-time collaboration the server saves the shared document.
-        await panel.context
-          .save()
-          .catch(report(trans.__('Discard the Saved Workflow Run')));
-      }
+      await saveFromPage(panel).catch(
+        report(trans.__('Discard the Saved Workflow Run'))
+      );
     }
   });
 

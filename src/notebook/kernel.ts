@@ -44,20 +44,15 @@ export class NotebookKernel {
   /**
    * Restarts the kernel without asking (the user chose it in the rewind dialog); starts one if none.
    * Resolves once the restarted kernel answers; rejects with `KernelNotRestarted` when it restarted
-   * nothing.
+   * nothing. A failed restart request rejects with a plain error: the server may have shut the old
+   * kernel down before failing, so its variables are not known to be there.
    */
   async restart(): Promise<void> {
     const kernel = await this.ensure();
     if ('params' in kernel) {
       throw new KernelNotRestarted(englishText(kernel));
     }
-    try {
-      await kernel.restart();
-    } catch (reason) {
-      throw new KernelNotRestarted(
-        reason instanceof Error ? reason.message : String(reason)
-      );
-    }
+    await kernel.restart();
     const notAnswering = await this._answering(kernel);
     if (notAnswering) {
       throw new Error(englishText(notAnswering));

@@ -170,10 +170,16 @@ export function overlongLineWarning(
 
 /** What one parsed NDJSON message (or a whole JSON body) holds: raw actions, or why it holds none. */
 export function actionsInMessage(
-  message: unknown
+  sent: unknown
 ):
   | { actions: unknown[] }
   | { ignored: IMessage<ProtocolMessageId>; notice?: boolean } {
+  // A null field is an absent one (a status line `{"status": …, "action": null, "error": null}`).
+  const message = isRecord(sent)
+    ? Object.fromEntries(
+        Object.entries(sent).filter(([, value]) => value !== null)
+      )
+    : sent;
   const unwrap = (item: unknown) => {
     const wrapped = GeneratingLineSchema.safeParse(item);
     return wrapped.success ? wrapped.data.action : item;
@@ -221,7 +227,7 @@ export function actionsInMessage(
 function namedByTypeOnly(raw: unknown): boolean {
   return (
     isRecord(raw) &&
-    raw.action === undefined &&
+    (raw.action === undefined || raw.action === null) &&
     typeof raw.type === 'string' &&
     !isBuiltInActionName(raw.type)
   );

@@ -432,8 +432,7 @@ function expandLegacyAction(
  * becomes an `add` and an `exec`). Unknown action types come back as `UnknownAction` so that custom
  * handlers can claim them; a known type missing a required field is an error.
  */
-export function normalizeAction(sent: unknown): NormalizeActionResult {
-  const raw = withoutNulls(sent);
+export function normalizeAction(raw: unknown): NormalizeActionResult {
   if (!isRecord(raw)) {
     return {
       ok: false,
@@ -462,8 +461,10 @@ export function normalizeAction(sent: unknown): NormalizeActionResult {
     !isActionType(name) &&
     !(LEGACY_ACTION_NAMES as readonly string[]).includes(name)
   ) {
+    // A custom action goes to its handler as sent: its fields are its own.
     return { ok: true, actions: [{ ...fields, action: name }], warnings: [] };
   }
+  fields = withoutNulls(fields) as JsonObject;
   const expanded = (LEGACY_ACTION_NAMES as readonly string[]).includes(name)
     ? expandLegacyAction(name, fields)
     : [fields];

@@ -216,6 +216,12 @@ describe('RewindLog', () => {
     copy.restore(read!);
     expect(copy.latest?.stepId).toBe('p1');
     expect(readRewindState({ checkpoints: 'no' })).toBeNull();
+    // A checkpoint without its variables (a hand-edited file) could not be rolled back to, nor saved.
+    const withoutVariables = structuredClone(saved) as {
+      checkpoints: Record<string, unknown>[];
+    };
+    delete withoutVariables.checkpoints[0].contextVariables;
+    expect(readRewindState(withoutVariables)).toBeNull();
   });
 });
 

@@ -43,7 +43,7 @@ function panel(id: string, path: string): NotebookPanel {
 function fakeRunner() {
   return {
     isRunning: false,
-    snapshot: { state: 'IDLE' },
+    snapshot: { state: 'IDLE' } as { state: string; rewinding?: boolean },
     trace: { length: 0, toJSONL: () => '{"kind":"request"}\n' },
     start: jest.fn(() => Promise.resolve({ reason: 'completed' })),
     resumeFromSaved: jest.fn(() => Promise.resolve(null)),
@@ -254,6 +254,10 @@ describe('addCommands', () => {
     expect(runner.stop).toHaveBeenLastCalledWith({ interruptKernel: true });
     await commands.execute(CommandIDs.stop, { interruptKernel: false });
     expect(runner.stop).toHaveBeenLastCalledWith({ interruptKernel: false });
+    // A rewind re-running the kept cells runs code outside any action.
+    runner.snapshot = { state: 'STEP_RUNNING', rewinding: true };
+    await commands.execute(CommandIDs.stop, { interruptKernel: true });
+    expect(runner.stop).toHaveBeenLastCalledWith({ interruptKernel: true });
   });
 
   it('retries the failed request', async () => {
@@ -421,7 +425,7 @@ describe('addCommands', () => {
     model.sharedModel.insertCell(0, { cell_type: 'code', source: 'x = 1' });
     model.sharedModel.setMetadata(RUN_STATE_METADATA_KEY, { format: 'old' });
     const save = jest.fn(async () => undefined);
-    Object.assign(first, { context: { ...first.context, model, save } });
+    Object.assign(first, { model, context: { ...first.context, model, save } });
     expect(commands.isEnabled(CommandIDs.discardSavedRun)).toBe(false);
     // A saved run that cannot be read is discarded without asking: there is nothing to resume.
     Object.assign(modelOf(first), {
@@ -448,7 +452,7 @@ describe('addCommands', () => {
     const model = new NotebookModel({ collaborationEnabled: true });
     model.sharedModel.setMetadata(RUN_STATE_METADATA_KEY, { format: 'old' });
     const save = jest.fn(async () => undefined);
-    Object.assign(first, { context: { ...first.context, model, save } });
+    Object.assign(first, { model, context: { ...first.context, model, save } });
     Object.assign(modelOf(first), {
       canDiscardSaved: true,
       savedRunProblems: ['format: unknown']

@@ -207,6 +207,15 @@ describe('actionsInMessage', () => {
     expect(actionsInMessage([{ action: add }])).toEqual({ actions: [add] });
   });
 
+  it('reads null fields of a line as absent: a status line with action and error null is a notice', () => {
+    expect(
+      actionsInMessage({ status: 'thinking', action: null, error: null })
+    ).toEqual({ ignored: msg('lineWithoutAction'), notice: true });
+    expect(
+      actionsInMessage({ type: 'show_table', error: null, action: null })
+    ).toEqual({ actions: [{ type: 'show_table' }] });
+  });
+
   it('says why a message holds no action', () => {
     expect(actionsInMessage('text')).toEqual({
       ignored: msg('lineNotAnObject')

@@ -379,6 +379,14 @@ describe('null fields, as a server serialising its whole model sends them', () =
     ]);
   });
 
+  it('passes a custom action on as sent, its null fields included', () => {
+    expect(
+      actionsOf({ action: 'show_table', rows: [{ a: 1, b: null }], note: null })
+    ).toEqual([
+      { action: 'show_table', rows: [{ a: 1, b: null }], note: null }
+    ]);
+  });
+
   it('still names a required field that is null', () => {
     expect(
       errorOf({ action: 'add', shot_type: 'action', content: null })
