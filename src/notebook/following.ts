@@ -11,6 +11,8 @@ const SCROLL_INTERVAL_MS = 100;
 const OWN_SCROLL_MS = 300;
 /** Closer than this to the end of the notebook counts as being at the end, in px. */
 const AT_END_PX = 48;
+/** A scroll this soon after the user's wheel, touch, key or pointer input is the user's, in ms. */
+const USER_INPUT_MS = 500;
 
 export class CellFollower {
   constructor(
@@ -24,6 +26,16 @@ export class CellFollower {
     outer.addEventListener('scroll', () => this._onScroll(outer), {
       passive: true
     });
+    // The user's own scrolling starts with input: it counts even just after a scroll of ours.
+    const userInput = () => {
+      this._userInputUntil = performance.now() + USER_INPUT_MS;
+    };
+    for (const type of ['wheel', 'touchmove', 'keydown', 'pointerdown']) {
+      _panel.content.node.addEventListener(type, userInput, {
+        passive: true,
+        capture: true
+      });
+    }
   }
 
   /**
@@ -53,7 +65,12 @@ export class CellFollower {
     const target = this._scrollTarget;
     this._scrollTarget = null;
     const notebook = this._panel.content;
-    if (this._panel.isDisposed || !target || this._userIsEditing()) {
+    if (
+      this._panel.isDisposed ||
+      !target ||
+      this._away ||
+      this._userIsEditing()
+    ) {
       return;
     }
     const index = this._indexOf(target);
@@ -74,7 +91,8 @@ export class CellFollower {
    * the last one followed, or the end of the notebook is in view.
    */
   private _onScroll(outer: HTMLElement): void {
-    if (performance.now() < this._ownScrollUntil) {
+    const now = performance.now();
+    if (now < this._ownScrollUntil && now >= this._userInputUntil) {
       return;
     }
     const atEnd =
@@ -107,6 +125,7 @@ export class CellFollower {
 
   private _lastScroll = -Infinity;
   private _ownScrollUntil = -Infinity;
+  private _userInputUntil = -Infinity;
   /** The user scrolled away from the run's cells: no following until they come back. */
   private _away = false;
   /** The newest cell the run asked to follow, and the last one it scrolled to. */
