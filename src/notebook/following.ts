@@ -7,8 +7,6 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 
 /** The shortest time between two scrolls to new cells, in ms. */
 const SCROLL_INTERVAL_MS = 100;
-/** Scroll events this soon after our own scroll are its own (the list may adjust once it measures). */
-const OWN_SCROLL_MS = 300;
 /** Closer than this to the end of the notebook counts as being at the end, in px. */
 const AT_END_PX = 48;
 /** A scroll this soon after the user's wheel, touch, key or pointer input is the user's, in ms. */
@@ -26,7 +24,8 @@ export class CellFollower {
     outer.addEventListener('scroll', () => this._onScroll(outer), {
       passive: true
     });
-    // The user's own scrolling starts with input: it counts even just after a scroll of ours.
+    // Only the user's scrolling, which follows their input, tells where they read: a scroll without
+    // input is ours, the list settling, or outputs growing.
     const userInput = () => {
       this._userInputUntil = performance.now() + USER_INPUT_MS;
     };
@@ -36,6 +35,15 @@ export class CellFollower {
         capture: true
       });
     }
+    // Dragging the scrollbar lasts as long as the button is held.
+    _panel.content.node.addEventListener(
+      'pointerdown',
+      () => (this._pointerHeld = true),
+      { passive: true, capture: true }
+    );
+    window.addEventListener('pointerup', () => (this._pointerHeld = false), {
+      passive: true
+    });
   }
 
   /**
@@ -76,7 +84,6 @@ export class CellFollower {
     const index = this._indexOf(target);
     if (index >= 0) {
       this._followed = target;
-      this._ownScrollUntil = performance.now() + OWN_SCROLL_MS;
       notebook.scrollToItem(index, 'auto').catch(reason => {
         console.debug(
           'Notebook-BCC: could not scroll to the new cell.',
@@ -87,24 +94,25 @@ export class CellFollower {
   }
 
   /**
-   * A scroll that is not ours is the user's: they read elsewhere (away) unless the run's newest cell,
-   * the last one followed, or the end of the notebook is in view.
+   * The user's scroll: they read elsewhere (away) unless the end of the notebook, or the end of the
+   * run's newest cell or of the last one followed, is in view. The top of a tall cell is not its end:
+   * whoever scrolls back to read it is not following.
    */
   private _onScroll(outer: HTMLElement): void {
-    const now = performance.now();
-    if (now < this._ownScrollUntil && now >= this._userInputUntil) {
+    if (performance.now() >= this._userInputUntil && !this._pointerHeld) {
       return;
     }
     const atEnd =
       outer.scrollHeight - outer.clientHeight - outer.scrollTop < AT_END_PX;
     this._away = !(
       atEnd ||
-      this._inView(this._newest, outer) ||
-      this._inView(this._followed, outer)
+      this._endInView(this._newest, outer) ||
+      this._endInView(this._followed, outer)
     );
   }
 
-  private _inView(cellId: string | null, outer: HTMLElement): boolean {
+  /** Whether the end of the cell is in view. */
+  private _endInView(cellId: string | null, outer: HTMLElement): boolean {
     const index = cellId === null ? -1 : this._indexOf(cellId);
     const node = index >= 0 ? this._panel.content.widgets[index]?.node : null;
     if (!node?.isConnected) {
@@ -112,7 +120,7 @@ export class CellFollower {
     }
     const cell = node.getBoundingClientRect();
     const view = outer.getBoundingClientRect();
-    return cell.bottom > view.top && cell.top < view.bottom;
+    return cell.bottom > view.top && cell.bottom <= view.bottom + AT_END_PX;
   }
 
   /** Whether the user is editing a cell of this notebook right now (edit mode, focus inside). */
@@ -124,8 +132,8 @@ export class CellFollower {
   }
 
   private _lastScroll = -Infinity;
-  private _ownScrollUntil = -Infinity;
   private _userInputUntil = -Infinity;
+  private _pointerHeld = false;
   /** The user scrolled away from the run's cells: no following until they come back. */
   private _away = false;
   /** The newest cell the run asked to follow, and the last one it scrolled to. */
