@@ -187,29 +187,29 @@ export class RunCore {
       );
     // The planner service's state is its own, but a dialect may keep the server's echo of the variables
     // there (v1 echoes its whole `state`): every `variables` map in it is filtered the same way.
-    const plannerState = (value: unknown): unknown =>
+    const withoutSecretMaps = (value: unknown): unknown =>
       Array.isArray(value)
-        ? value.map(plannerState)
+        ? value.map(withoutSecretMaps)
         : isRecord(value)
           ? Object.fromEntries(
               Object.entries(value).map(([key, item]) => [
                 key,
                 key === 'variables' && isRecord(item)
                   ? withoutSecrets(item)
-                  : plannerState(item)
+                  : withoutSecretMaps(item)
               ])
             )
           : value;
     saved.contextVariables = withoutSecrets(saved.contextVariables);
     if (saved.planner !== undefined) {
-      saved.planner = plannerState(saved.planner);
+      saved.planner = withoutSecretMaps(saved.planner);
     }
     if (saved.rewind) {
       saved.rewind.checkpoints = saved.rewind.checkpoints.map(checkpoint => ({
         ...checkpoint,
         contextVariables: withoutSecrets(checkpoint.contextVariables),
         ...(checkpoint.planner !== undefined
-          ? { planner: plannerState(checkpoint.planner) }
+          ? { planner: withoutSecretMaps(checkpoint.planner) }
           : {})
       }));
     }

@@ -348,7 +348,6 @@ export class WorkflowRunner implements IWorkflowRunner {
       throw refusal('pauseBeforeRewind');
     }
     const abort = new AbortController();
-    this._rewinding = true;
     this._rewindAbort = abort;
     const rewound = this._rewind(target, options, abort.signal);
     this._rewound = rewound.then(
@@ -406,7 +405,6 @@ export class WorkflowRunner implements IWorkflowRunner {
   }
 
   private _endRewind(): void {
-    this._rewinding = false;
     this._rewindAbort = null;
     this._emitProgress();
   }
@@ -768,8 +766,10 @@ export class WorkflowRunner implements IWorkflowRunner {
   private _loop: Promise<IRunFinished> | null = null;
   private _disposed = false;
   /** From the start of a rewind until the loop it starts (or its stop): the runner is busy. */
-  private _rewinding = false;
-  /** Aborted by Stop during a rewind. */
+  private get _rewinding(): boolean {
+    return this._rewindAbort !== null;
+  }
+  /** The rewind under way, aborted by Stop; null when none is. */
   private _rewindAbort: AbortController | null = null;
   /** The rewind under way, settled either way: what Stop waits for. */
   private _rewound: Promise<void> | null = null;

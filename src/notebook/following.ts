@@ -26,8 +26,21 @@ export class CellFollower {
     });
     // Only the user's scrolling, which follows their input, tells where they read: a scroll without
     // input is ours, the list settling, or outputs growing.
-    const userInput = () => {
+    const userInput = (event: Event) => {
       this._userInputUntil = performance.now() + USER_INPUT_MS;
+      if (event.type === 'pointerdown') {
+        // Dragging the scrollbar lasts as long as the button is held; the page is listened to only
+        // until it is released, so no closed notebook stays referenced.
+        this._pointerHeld = true;
+        window.addEventListener(
+          'pointerup',
+          () => (this._pointerHeld = false),
+          {
+            passive: true,
+            once: true
+          }
+        );
+      }
     };
     for (const type of ['wheel', 'touchmove', 'keydown', 'pointerdown']) {
       _panel.content.node.addEventListener(type, userInput, {
@@ -35,15 +48,6 @@ export class CellFollower {
         capture: true
       });
     }
-    // Dragging the scrollbar lasts as long as the button is held.
-    _panel.content.node.addEventListener(
-      'pointerdown',
-      () => (this._pointerHeld = true),
-      { passive: true, capture: true }
-    );
-    window.addEventListener('pointerup', () => (this._pointerHeld = false), {
-      passive: true
-    });
   }
 
   /**
