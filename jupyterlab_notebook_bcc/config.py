@@ -14,8 +14,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import json5
 from jupyter_core.paths import jupyter_config_dir
-from traitlets import Bool, Float, Unicode, default
+from traitlets import Bool, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
+
+from .policy import DEFAULT_ALLOWED, parse_patterns
 
 DEFAULT_PLANNER_URL = "http://localhost:28600"
 # The administrator's token in the server's environment; removed from it once read (extension.py).
@@ -51,7 +53,34 @@ class NotebookBCC(Configurable):
 
     connect_timeout = Float(
         30.0,
-        help="Seconds to wait for a TCP (and TLS) connection to the planner. Answers have no time limit.",
+        help="Seconds to wait for a TCP (and TLS) connection to the planner (name resolution included).",
+    ).tag(config=True)
+
+    allowed_planner_urls = List(
+        Unicode(),
+        default_value=list(DEFAULT_ALLOWED),
+        help=(
+            "Where a planner URL set by the user (their baseUrl setting) may point: patterns "
+            "SCHEME://HOST[:PORT], e.g. 'http://localhost:*', 'https://*.corp.example', 'http://10.0.0.0/8:8000'; "
+            "['*'] allows every host. Default: loopback only (localhost, 127.0.0.0/8, ::1), any port. "
+            "planner_url and JupyterLab's overrides.json are the administrator's and always allowed. "
+            "Link-local and cloud-metadata addresses (169.254.0.0/16, fe80::/10, fd00:ec2::254, "
+            "100.100.100.200) are refused whatever this says, checked on the resolved address."
+        ),
+    ).tag(config=True)
+
+    max_concurrent_requests = Int(
+        16,
+        help="Planner requests the relay has in flight at once; more are answered 503 with Retry-After. 0: no cap.",
+    ).tag(config=True)
+
+    idle_timeout = Float(
+        900.0,
+        help=(
+            "Seconds the relay waits for the next byte from the planner, before its answer starts and between "
+            "chunks once it has; then it gives up (a 502 before the answer started, a broken stream after). "
+            "Keep it longer than the users' firstByteTimeout and stallTimeout settings. 0: no limit."
+        ),
     ).tag(config=True)
 
     gateway_websockets = Bool(
@@ -63,6 +92,14 @@ class NotebookBCC(Configurable):
             "after a restart). Only when kernel_websocket_connection_class is jupyter_server's default."
         ),
     ).tag(config=True)
+
+    @validate("allowed_planner_urls")
+    def _valid_patterns(self, proposal: Any) -> list[str]:
+        try:
+            parse_patterns(proposal["value"])
+        except ValueError as error:
+            raise TraitError(f"c.NotebookBCC.allowed_planner_urls: {error}") from error
+        return list(proposal["value"])
 
     @default("planner_url")
     def _planner_url_from_env(self) -> str:
@@ -80,14 +117,21 @@ class PlannerTarget:
     url: str
     source: Source
     token: str = field(default="", repr=False)
+    # The LLM planner in this process (llm_planner.LLMPlannerService) when it is what the relay serves.
+    local: Any = field(default=None, repr=False, compare=False)
+    # What the browser may know of it: the models a run may pick, the default, read-only or not.
+    llm: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         """What the browser may know: no token, no credentials in the URL."""
-        return {
+        public: dict[str, Any] = {
             "planner_url": display_url(self.url),
             "source": self.source,
             "token_configured": bool(self.token),
         }
+        if self.llm is not None:
+            public["llm"] = self.llm
+        return public
 
 
 def display_url(url: str) -> str:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 from .config import TOKEN_VARIABLE, NotebookBCC, PlannerTarget, default_user_settings_dir, display_url, resolve_target
 from .handlers import NAMESPACE, setup_handlers
+from .llm_planner import LLMPlanner, LLMPlannerService, UserStore
+from .llm_planner.routes import setup_llm_handlers
+from .llm_planner.settings import KEY_VARIABLE as LLM_KEY_VARIABLE
 from .locks import RunLocks, follow_renames
 
 
@@ -49,6 +53,36 @@ def use_gateway_websockets(serverapp: Any) -> None:
     serverapp.log.info("Notebook-BCC: kernel websockets to the gateway go through %s", GatewayWebSocketConnection.__module__)
 
 
+# The relay's target when the LLM planner answers: it is in this process, so the "URL" only names it.
+LLM_PLANNER_URL = "llm-planner://in-process"
+
+
+def llm_service(serverapp: Any) -> LLMPlannerService:
+    """The LLM planner of this server: the administrator's `c.LLMPlanner`, else the user's stored settings."""
+    llm_config = LLMPlanner(parent=serverapp)
+    # Read the administrator's key, then take it out of the environment kernels inherit.
+    _ = llm_config.api_key
+    os.environ.pop(LLM_KEY_VARIABLE, None)
+    service = LLMPlannerService(llm_config, UserStore(), run_log=logging.getLogger("notebook_bcc.llm_planner.runs"))
+    serverapp.web_app.settings["notebook_bcc_llm"] = service
+    return service
+
+
+def with_llm_planner(target: PlannerTarget, llm: LLMPlannerService) -> PlannerTarget:
+    """The administrator's planner URL wins; then the administrator's LLM planner; then a user's planner URL;
+    then the user's own LLM planner; else the built-in demo planner (`default`)."""
+    if target.source == "server":
+        return target
+    settings = llm.settings()
+    if settings is None or not settings.configured:
+        return target
+    if settings.source == "server" or target.source == "default":
+        public = settings.public()
+        info = {key: public[key] for key in ("model", "models", "base_url", "readonly")}
+        return PlannerTarget(LLM_PLANNER_URL, "server" if settings.source == "server" else "user", local=llm, llm=info)
+    return target
+
+
 def load(serverapp: Any) -> None:
     config = NotebookBCC(parent=serverapp)
     # Read the administrator's token, then take it out of the environment every kernel and terminal
@@ -56,14 +90,19 @@ def load(serverapp: Any) -> None:
     _ = config.planner_token
     os.environ.pop(TOKEN_VARIABLE, None)
 
+    llm = llm_service(serverapp)
+
     def resolve() -> PlannerTarget:
-        return resolve_target(config, user_settings_dir(serverapp), app_settings_dir(serverapp))
+        return with_llm_planner(
+            resolve_target(config, user_settings_dir(serverapp), app_settings_dir(serverapp)), llm
+        )
 
     # Other server code (and tests) find the live configuration here.
     serverapp.web_app.settings["notebook_bcc"] = config
     locks = RunLocks()
     serverapp.web_app.settings["notebook_bcc_locks"] = locks
     setup_handlers(serverapp.web_app, config, resolve, locks)
+    setup_llm_handlers(serverapp.web_app, NAMESPACE, llm)
     follow_renames(serverapp, locks)
     if config.gateway_websockets:
         use_gateway_websockets(serverapp)

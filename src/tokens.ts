@@ -30,6 +30,7 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from './engine/types';
+import type { ILlmChoice } from './lab/llmSettings';
 import type { IRunLock, RunLockState } from './lab/runLock';
 import type {
   ICommandAvailability,
@@ -76,6 +77,8 @@ export namespace CommandIDs {
   export const undoBehavior = 'notebook-bcc:undo-behavior';
   /** Args `stageId`, `stepId`: removes that step's cells and later ones, and runs again from it. */
   export const redoFromStep = 'notebook-bcc:redo-from-step';
+  /** The LLM planner's base URL, model and API key, stored on the Jupyter server (read-only when the administrator set them). */
+  export const llmSettings = 'notebook-bcc:llm-settings';
 }
 
 /**
@@ -124,6 +127,8 @@ export interface IPlannerLocation {
   readonly source?: string;
   /** No planner is configured: the built-in demo planner answers. */
   readonly builtin?: boolean;
+  /** The relay serves the LLM planner: its default model and the models a run may pick. */
+  readonly llm?: ILlmChoice;
 }
 
 /** What the views know of a run's planner besides its answers. */

@@ -53,6 +53,10 @@ const ecosystemServers = [
 ];
 // --- end of the `notebook7` and `gateway` block ---
 
+// The LLM planner on a real model: only the `llm` project runs its spec, once `make llm-venv` made the model.
+const LLM = require('./llm-servers');
+const LLM_SPEC = /llm\.spec\.ts/;
+
 const planner = ({ port, flags }) => ({
   command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
   url: `http://127.0.0.1:${port}/health`,
@@ -93,7 +97,16 @@ module.exports = {
     }
   },
   projects: [
-    { name: 'lab', testIgnore: [RTC_SPEC, ECOSYSTEM_SPECS] },
+    { name: 'lab', testIgnore: [RTC_SPEC, ECOSYSTEM_SPECS, LLM_SPEC] },
+    ...(LLM.available
+      ? [
+          {
+            name: 'llm',
+            testMatch: LLM_SPEC,
+            use: { baseURL: `http://localhost:${LLM.LLM_LAB_PORT}` }
+          }
+        ]
+      : []),
     ...(withWheel
       ? [
           {
@@ -153,6 +166,7 @@ module.exports = {
           }
         ]
       : []),
+    ...LLM.llmServers(),
     ...Object.values(PLANNERS).map(planner)
   ]
 };

@@ -31,6 +31,9 @@ from .helpers import (
 
 TOKEN = "server-side-s3cret-token"
 NDJSON = "application/x-ndjson; charset=utf-8"
+# What the browser sends with every body; the reference planner answers 415 to anything else. Passed as a
+# copy: jp_fetch adds its credentials to the dict it is given.
+JSON = {"Content-Type": "application/json"}
 Fetch = Callable[..., Any]
 
 
@@ -140,7 +143,7 @@ class TestReferencePlannerStream:
         assert arrivals[-1][0] - arrivals[0][0] >= 0.15 * (len(actions) - 2)
 
     async def test_the_content_type_passes_through(self, jp_fetch: Fetch) -> None:
-        response = await jp_fetch("notebook-bcc", "relay", "generating", method="POST", body=generating_body())
+        response = await jp_fetch("notebook-bcc", "relay", "generating", method="POST", body=generating_body(), headers={**JSON})
         assert response.code == 200
         assert response.headers["Content-Type"] == NDJSON
         assert response.headers["X-Accel-Buffering"] == "no"
@@ -216,11 +219,11 @@ class TestStatusPassThrough:
         return {"planner_url": planner.url}
 
     async def test_404_500_and_429_with_retry_after_reach_the_browser(self, jp_fetch: Fetch) -> None:
-        failed = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), raise_error=False)
+        failed = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), headers={**JSON}, raise_error=False)
         assert failed.code == 500
         assert json.loads(failed.body)["status"] == 500
 
-        limited = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), raise_error=False)
+        limited = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), headers={**JSON}, raise_error=False)
         assert limited.code == 429
         assert limited.headers["Retry-After"] == "7"
         assert limited.headers["Content-Type"].startswith("application/json")
@@ -229,7 +232,7 @@ class TestStatusPassThrough:
         assert missing.code == 404
         assert "/nowhere" in json.loads(missing.body)["error"]
 
-        ok = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body())
+        ok = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), headers={**JSON})
         assert ok.code == 200
         assert json.loads(ok.body)["context_update"]
 
@@ -321,7 +324,7 @@ class TestServerToken:
         self, jp_fetch: Fetch, planner: PlannerProcess, caplog: pytest.LogCaptureFixture
     ) -> None:
         caplog.set_level(logging.DEBUG)
-        relayed = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body())
+        relayed = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), headers={**JSON})
         assert relayed.code == 200
         config = await jp_fetch("notebook-bcc", "config")
         assert json.loads(config.body) == {
@@ -347,7 +350,7 @@ class TestWrongServerToken:
         return {"planner_url": planner.url, "planner_token": "not-the-token"}
 
     async def test_the_planners_401_passes_through(self, jp_fetch: Fetch) -> None:
-        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), raise_error=False)
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), headers={**JSON}, raise_error=False)
         assert response.code == 401
         assert "bearer token" in json.loads(response.body)["error"]
 
@@ -555,7 +558,7 @@ class TestBaseUrl:
         return {"planner_url": planner.url}
 
     async def test_the_relay_lives_under_the_base_url(self, jp_fetch: Fetch, http_server_client: Any, jp_auth_header: dict[str, str]) -> None:
-        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body())
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=planning_body(), headers={**JSON})
         assert response.code == 200
         config = await jp_fetch("notebook-bcc", "config")
         assert json.loads(config.body)["source"] == "server"
@@ -745,3 +748,148 @@ class TestOverrides:
         TestUserSettings.write_settings(tmp_path / "user", '{"baseUrl": "http://mine:1"}')
         config = await jp_fetch("notebook-bcc", "config")
         assert json.loads(config.body) == {"planner_url": "http://mine:1", "source": "user", "token_configured": True}
+
+
+class TestAnswerThatIsNotHttp:
+    """Scripted planner that answers garbage and keeps the connection open."""
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner]) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            exchange.handler.wfile.write(b"SSH-2.0-OpenSSH_9.6\r\nthis is not HTTP\r\n\r\n")
+            exchange.handler.wfile.flush()
+            exchange.wait_for_disconnect(10)
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url}
+
+    async def test_is_a_502_that_says_so(self, jp_fetch: Fetch, planner: ScriptedPlanner) -> None:
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert response.headers["X-Notebook-BCC-Relay"] == "relay"
+        assert json.loads(response.body) == {"message": f"Planner at {planner.url} gave no answer: the answer was not valid HTTP"}
+
+
+class TestConcurrencyCap:
+    """Scripted planner that holds every answer until the test releases it; at most two requests at once."""
+
+    @pytest.fixture
+    def release(self) -> threading.Event:
+        return threading.Event()
+
+    @pytest.fixture
+    def planner(self, scripted_planner: Callable[..., ScriptedPlanner], release: threading.Event) -> ScriptedPlanner:
+        def script(exchange: Exchange) -> None:
+            release.wait(20)
+            answer_empty_json(exchange)
+
+        return scripted_planner(script)
+
+    @pytest.fixture
+    def bcc_server_config(self, planner: ScriptedPlanner) -> dict[str, Any]:
+        return {"planner_url": planner.url, "max_concurrent_requests": 2}
+
+    async def test_a_request_over_the_cap_is_a_503_with_retry_after_and_the_slots_come_back(
+        self, jp_fetch: Fetch, planner: ScriptedPlanner, release: threading.Event
+    ) -> None:
+        def post() -> Any:
+            return jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+
+        held = [asyncio.ensure_future(post()) for _ in range(2)]
+        for _ in range(250):
+            if len(planner.received) == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert len(planner.received) == 2
+        over = await post()
+        assert over.code == 503
+        assert over.headers["Retry-After"] == "5"
+        assert over.headers["X-Notebook-BCC-Relay"] == "relay"
+        assert json.loads(over.body) == {
+            "message": (
+                "The Jupyter server already relays 2 planner requests at once "
+                "(c.NotebookBCC.max_concurrent_requests); try again in a few seconds"
+            )
+        }
+        assert len(planner.received) == 2
+        release.set()
+        assert [response.code for response in await asyncio.gather(*held)] == [200, 200]
+        # Every slot was given back: three more in a row go through.
+        for _ in range(3):
+            assert (await post()).code == 200
+
+    async def test_a_failed_request_gives_its_slot_back(self, jp_fetch: Fetch, jp_serverapp: Any) -> None:
+        jp_serverapp.web_app.settings["notebook_bcc"].planner_url = f"http://127.0.0.1:{free_port()}"
+        for _ in range(4):
+            response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+            assert response.code == 502
+
+
+class TestIdleTimeout:
+    """Scripted planners that go silent, with `c.NotebookBCC.idle_timeout` at half a second."""
+
+    @pytest.fixture
+    def bcc_server_config(self) -> dict[str, Any]:
+        return {"idle_timeout": 0.5}
+
+    async def test_a_planner_silent_before_its_answer_gives_a_502_naming_the_setting(
+        self, jp_fetch: Fetch, jp_serverapp: Any, scripted_planner: Callable[..., ScriptedPlanner]
+    ) -> None:
+        silent = scripted_planner(lambda exchange: exchange.wait_for_disconnect(20) and silent.disconnected.set())
+        jp_serverapp.web_app.settings["notebook_bcc"].planner_url = silent.url
+        started = time.monotonic()
+        response = await jp_fetch("notebook-bcc", "relay", "planning", method="POST", body=b"{}", raise_error=False)
+        assert response.code == 502
+        assert json.loads(response.body) == {
+            "message": f"Planner at {silent.url} gave no answer: nothing came within 0.5 s (c.NotebookBCC.idle_timeout)"
+        }
+        assert time.monotonic() - started < 5
+        # The planner's connection was closed, not left to think for nobody.
+        assert await asyncio.get_running_loop().run_in_executor(None, silent.disconnected.wait, 5)
+
+    async def test_a_stream_that_stalls_is_cut_for_the_browser_and_the_planner(
+        self,
+        jp_serverapp: Any,
+        scripted_planner: Callable[..., ScriptedPlanner],
+        relay_url: Callable[[str], str],
+        jp_auth_header: dict[str, str],
+    ) -> None:
+        def script(exchange: Exchange) -> None:
+            exchange.start()
+            exchange.write(b'{"action": {"action": "update_title", "title": "t"}}\n')
+            if exchange.wait_for_disconnect(20):
+                stalled.disconnected.set()
+
+        stalled = scripted_planner(script)
+        jp_serverapp.web_app.settings["notebook_bcc"].planner_url = stalled.url
+        reader, writer = await open_relay_request(
+            relay_url("generating"), "POST", {**jp_auth_header, "Content-Type": "application/json"}, b"{}"
+        )
+        started = time.monotonic()
+        raw = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        assert b'"title"' in body
+        # Broken, not complete: no zero-length chunk at the end.
+        assert not body.endswith(b"0\r\n\r\n")
+        assert time.monotonic() - started < 5
+        assert await asyncio.get_running_loop().run_in_executor(None, stalled.disconnected.wait, 5)
+
+    async def test_a_slow_stream_that_never_pauses_that_long_is_relayed_whole(
+        self, jp_fetch: Fetch, jp_serverapp: Any, scripted_planner: Callable[..., ScriptedPlanner]
+    ) -> None:
+        def script(exchange: Exchange) -> None:
+            exchange.start()
+            for n in range(6):
+                time.sleep(0.25)
+                exchange.write(b'{"action": {"action": "comment", "content": "%d"}}\n' % n)
+            exchange.end()
+
+        slow = scripted_planner(script)
+        jp_serverapp.web_app.settings["notebook_bcc"].planner_url = slow.url
+        response = await jp_fetch("notebook-bcc", "relay", "generating", method="POST", body=b"{}")
+        assert [line["action"]["content"] for line in lines_of(response.body)] == [str(n) for n in range(6)]

@@ -26,6 +26,10 @@ Usage: node planner/lib/planner/src/main.js [options]
   --host HOST            listen address (default ${DEFAULT_HOST}: this machine only)
   --port PORT            listen port, 0 = any free port (default ${DEFAULT_PORT})
   --token TOKEN          require "Authorization: Bearer TOKEN" on API requests
+  --allowed-host NAME    also answer requests whose Host is NAME (a DNS name clients use for this
+                         planner); repeatable. Loopback names and the --host address always pass,
+                         on --host 0.0.0.0 also this machine's name and addresses; any other Host
+                         is refused (403) against DNS rebinding.
   --cors-origin ORIGIN   let pages from ORIGIN (e.g. http://localhost:8888) call the planner from the
                          browser; repeatable. Without it no CORS headers are sent: JupyterLab reaches
                          the planner through its server relay.
@@ -112,6 +116,7 @@ export function parseCli(argv: string[]): ICliOptions {
         host: { type: 'string' },
         port: { type: 'string' },
         token: { type: 'string' },
+        'allowed-host': { type: 'string', multiple: true },
         'cors-origin': { type: 'string', multiple: true },
         'max-body': { type: 'string' },
         'line-delay': { type: 'string' },
@@ -165,6 +170,7 @@ export function parseCli(argv: string[]): ICliOptions {
       host: values.host ?? DEFAULT_HOST,
       port: number('port', values.port, DEFAULT_PORT),
       token: values.token ?? null,
+      allowedHosts: values['allowed-host'] ?? [],
       corsOrigins,
       maxBodyBytes: values['max-body']
         ? parseSize(values['max-body'])

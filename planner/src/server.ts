@@ -29,6 +29,7 @@ import {
   writeAnswer
 } from './answer';
 import { FaultSchedule, IFaultSpec } from './faults';
+import { allowedHosts, hostRefusal, isJsonContentType } from './requestGuard';
 import { ReferencePlanner } from '../../src/planner/planner';
 import { Endpoint, ReplayScript } from './replay';
 import { SessionStore } from '../../src/planner/session';
@@ -49,6 +50,11 @@ export interface IPlannerServerOptions {
   port?: number;
   /** When set, API requests need `Authorization: Bearer <token>`. */
   token?: string | null;
+  /**
+   * Names a request may give in `Host` besides loopback and the listen address (and, on a wildcard
+   * bind, this machine's name and addresses): the name clients use for a planner behind a DNS alias.
+   */
+  allowedHosts?: readonly string[];
   /** Origins (`http://localhost:8888`) a browser page may call from; none by default, so no CORS headers. */
   corsOrigins?: readonly string[];
   /** Request body limit in bytes. */
@@ -155,7 +161,7 @@ export function notebookIdOf(req: IncomingMessage, body: unknown): string {
 
 function bearerOk(req: IncomingMessage, token: string): boolean {
   const header = req.headers.authorization ?? '';
-  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  const match = /^Bearer\s+(\S.*)$/i.exec(header.trim());
   return match !== null && match[1] === token;
 }
 
@@ -165,6 +171,7 @@ export function startPlannerServer(
   const host = options.host ?? DEFAULT_HOST;
   const token = options.token || null;
   const corsOrigins = new Set((options.corsOrigins ?? []).map(normalizeOrigin));
+  const hosts = allowedHosts(host, options.allowedHosts);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const lineDelay = options.lineDelayMs ?? DEFAULT_LINE_DELAY_MS;
   const pace = options.paceMs ?? 0;
@@ -191,6 +198,13 @@ export function startPlannerServer(
         {
           'WWW-Authenticate': 'Bearer'
         }
+      );
+    }
+    // A page may send a form or text/plain cross-site without asking first; JSON it may not.
+    if (!isJsonContentType(req.headers['content-type'])) {
+      return errorAnswer(
+        415,
+        `send the request body as JSON (Content-Type: application/json), not ${req.headers['content-type'] ?? 'without a Content-Type'}`
       );
     }
     let raw: Buffer;
@@ -252,6 +266,10 @@ export function startPlannerServer(
       '$1'
     );
     const method = req.method ?? 'GET';
+    const refusal = hostRefusal(req.headers.host, hosts);
+    if (refusal) {
+      return errorAnswer(403, refusal);
+    }
     if (method === 'OPTIONS') {
       return {
         status: 204,

@@ -42,6 +42,10 @@ export async function applyPlanning(
   const { state } = core;
   const { progress } = state;
   const update = response.context_update;
+  // First: a workflow update the user refuses may stop the run, and what was spent is spent.
+  if (response.usage) {
+    state.usage = response.usage;
+  }
   let nextStageId: string | null = null;
   if (update?.workflow_update) {
     const applied = await proposeWorkflow(
@@ -137,7 +141,9 @@ export async function proposeWorkflow(
   // A template saved by an earlier run, or one the client made up to start, is no reason to ask about
   // this run's first one from the planner.
   const first = !core.state.templateFromPlanner;
-  core.state.templateFromPlanner = !provisional;
+  // Only a run's first template may be a provisional start (docs/protocol.md#planning-answer): a later
+  // one marked so would let every update after it skip the user's confirmation.
+  core.state.templateFromPlanner = !(provisional && first);
   if (current && sameJson(current, template)) {
     return true;
   }

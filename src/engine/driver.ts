@@ -139,11 +139,16 @@ export interface INotebookDriver {
   cellSource(cellId: string): string | null;
   /** Clear outputs and run a code cell in the notebook's own kernel; resolves when it finished. */
   execCell(request: IExecRequest): Promise<IExecResult>;
-  /** Silently collect user variables as short summaries and types (no history, no output, no execution count). */
-  collectVariables(): Promise<IKernelVariables>;
-  /** Compute the given summarize strategies in the kernel, only for the names asked. */
+  /**
+   * Silently collect user variables as short summaries and types (no history, no output, no execution
+   * count). `redacted`: name patterns (`redactVariablePatterns`) whose values, and keys' values inside
+   * a summarised container, come back as `<redacted>`.
+   */
+  collectVariables(redacted?: readonly string[]): Promise<IKernelVariables>;
+  /** Compute the given summarize strategies in the kernel, only for the names asked (`redacted`: as above). */
   summarizeVariables(
-    request: SummarizeRequest
+    request: SummarizeRequest,
+    redacted?: readonly string[]
   ): Promise<Record<string, unknown>>;
   notebookSummary(): INotebookSummary;
   /** The notebook's title (what `setTitle` sets in its metadata), or null: without scanning the cells. */

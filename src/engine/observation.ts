@@ -64,7 +64,7 @@ export interface IFitReport {
   steps: string[];
   /** False when even the smallest form exceeds the limit: it is sent anyway. */
   fits: boolean;
-  /** The note added to `effects.current`, or null when nothing was trimmed. */
+  /** The note added to `observation.context.notices`, or null when nothing was trimmed. */
   note: string | null;
 }
 
@@ -241,8 +241,8 @@ export function fitRequest<T extends { observation: ObservationInput }>(
   report.note = report.fits
     ? `[context trimmed: ${done} to fit ${maxChars} characters]`
     : `[context trimmed: ${done}; still over ${maxChars} characters, sent as is]`;
-  const effects = context.effects ?? (context.effects = { current: [] });
-  (effects.current ?? (effects.current = [])).push(report.note);
+  // Beside the effects, never among them: effects are what the code produced (docs/protocol.md#request-size).
+  context.notices = [...(context.notices ?? []), report.note];
   report.finalLength = size(fitted);
   return { request: fitted, report };
 }

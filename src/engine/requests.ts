@@ -17,7 +17,7 @@ import { errorMessage } from './registry';
 import type { RunCore } from './runCore';
 import { RunStopped } from './runControl';
 import type { RunState } from './runState';
-import { redactionTest, redactVariables } from './variables';
+import { redactedPatterns, redactionTest, redactVariables } from './variables';
 
 export function observationOf(
   core: RunCore,
@@ -80,7 +80,10 @@ export async function generatingRequest(
   } else if (toSummarize && Object.keys(toSummarize).length > 0) {
     try {
       summaries = await core.control.untilStopped(
-        core.driver.summarizeVariables(toSummarize)
+        core.driver.summarizeVariables(
+          toSummarize,
+          redactedPatterns(core.settings())
+        )
       );
     } catch (error) {
       if (error instanceof RunStopped) {

@@ -3,7 +3,7 @@
  * signals as plain calls. The runner makes one; `behaviorRun`, `contextUpdate` and `requests` use it.
  */
 import { isRecord } from '../protocol';
-import { redactionTest } from './variables';
+import { redactedPatterns, redactionTest } from './variables';
 import { closeThinkingCell } from './actions';
 import { closeInterruptedBehavior } from './behaviorRun';
 import type { INotebookDriver } from './driver';
@@ -130,7 +130,9 @@ export class RunCore {
     }
     try {
       state.setKernelVariables(
-        await this.control.untilStopped(this.driver.collectVariables())
+        await this.control.untilStopped(
+          this.driver.collectVariables(redactedPatterns(this.settings()))
+        )
       );
     } catch (error) {
       if (error instanceof RunStopped) {

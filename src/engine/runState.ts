@@ -2,13 +2,15 @@
  * The run loop's serialisable state: everything `saveRunState` writes to the notebook and a resumed run
  * reads back. One place writes each field, like `WorkflowProgress` and `EffectsStore`.
  */
-import type {
-  BehaviorFeedback,
-  ContextFilter,
-  GeneratingRequestInput,
-  PlanningRequestInput,
-  SectionProgress,
-  WorkflowTemplate
+import {
+  type BehaviorFeedback,
+  type ContextFilter,
+  type GeneratingRequestInput,
+  type PlanningRequestInput,
+  type PlanningUsage,
+  PlanningUsageSchema,
+  type SectionProgress,
+  type WorkflowTemplate
 } from '../protocol';
 import { CellMap, ICellMapState } from './cells';
 import type { IKernelVariables } from './driver';
@@ -29,7 +31,8 @@ export type Phase = 'plan' | 'generate' | 'done';
 export const TASK_VARIABLES = [
   'problem_description',
   'csv_file_path',
-  'data_files'
+  'data_files',
+  'llm_model'
 ] as const;
 
 export interface IOpenBehavior {
@@ -84,6 +87,8 @@ export interface ISavedRunState {
   templateFromPlanner?: boolean;
   /** Checkpoints and rewinds (docs/architecture.md#rewind); absent in older saves. */
   rewind?: IRewindState;
+  /** What an LLM planner said the run spent, as of its latest answer (`PlanningResponse.usage`). */
+  usage?: PlanningUsage;
 }
 
 /** A saved run that can be restored (see `checkSavedRunState` for what is wrong with one that cannot). */
@@ -129,6 +134,8 @@ export class RunState {
   planner: unknown = undefined;
   plannerDialect: string | null = null;
   templateFromPlanner = false;
+  /** The planner's latest `usage`: tokens spent are spent, so a rewind keeps it. */
+  usage: PlanningUsage | null = null;
 
   // Not saved: they describe this session's loop, not the run.
   variablesDirty = true;
@@ -164,6 +171,7 @@ export class RunState {
     this.planner = undefined;
     this.plannerDialect = null;
     this.templateFromPlanner = false;
+    this.usage = null;
     this.variablesDirty = true;
     this.codeRanSinceCollection = false;
     this.behaviorsRun = 0;
@@ -186,6 +194,9 @@ export class RunState {
     if (dataFiles.length > 0) {
       this.contextVariables.csv_file_path = dataFiles[0];
       this.contextVariables.data_files = [...dataFiles];
+    }
+    if (options.llmModel) {
+      this.contextVariables.llm_model = options.llmModel;
     }
     this.fsm.dispatch('START_WORKFLOW');
     const firstStage = template?.stages[0] ?? null;
@@ -230,6 +241,9 @@ export class RunState {
     this.plannerDialect = saved.plannerDialect ?? null;
     this.templateFromPlanner =
       saved.templateFromPlanner ?? saved.progress.template !== null;
+    // Only shown, never needed to resume: a usage that cannot be read is left out, not a problem.
+    const usage = PlanningUsageSchema.safeParse(saved.usage);
+    this.usage = saved.usage !== undefined && usage.success ? usage.data : null;
   }
 
   toJSON(): ISavedRunState {
@@ -262,6 +276,9 @@ export class RunState {
     }
     if (this.plannerDialect !== null) {
       saved.plannerDialect = this.plannerDialect;
+    }
+    if (this.usage !== null) {
+      saved.usage = this.usage;
     }
     return saved;
   }

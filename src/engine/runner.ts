@@ -8,7 +8,7 @@
  * /planning is asked again with `behavior_feedback`. The server decides whether more behaviors follow.
  */
 import { ISignal, Signal } from '@lumino/signaling';
-import { PlannerError } from '../protocol';
+import { isClientNotice, PlannerError } from '../protocol';
 import type { PlanningResponse, WorkflowTemplate } from '../protocol';
 import { registerBuiltinActions } from './actions';
 import {
@@ -525,7 +525,12 @@ export class WorkflowRunner implements IWorkflowRunner {
           signal: this._control.signal,
           notebook,
           onWarning: warning =>
-            reportPlanningProblem(this._core, warning.text ?? warning.message)
+            isClientNotice(warning)
+              ? this._core.warn(warning.text ?? warning.message, 'planner')
+              : reportPlanningProblem(
+                  this._core,
+                  warning.text ?? warning.message
+                )
         })
       );
     } catch (error) {

@@ -54,6 +54,22 @@ export interface IRunSettings {
   allowPlannerToRunAnyCell: boolean;
 }
 
+/**
+ * Names whose last segments say secret (docs/protocol.md#context): `api_key`, `OPENAI_API_KEY`,
+ * `auth_token`, `db_password`, `mySecret`; not `tokens`, `keywords`, `primary_key` or `monkey_df`.
+ */
+export const REDACT_DEFAULTS: readonly string[] = [
+  '*_password',
+  '*_passwd',
+  '*_secret',
+  '*_token',
+  '*_api_key',
+  '*_apikey',
+  '*_access_key',
+  '*_secret_key',
+  '*_private_key'
+];
+
 export const DEFAULT_SETTINGS: IRunSettings = {
   baseUrl: '',
   token: '',
@@ -74,7 +90,7 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   firstByteTimeout: DEFAULT_FIRST_BYTE_TIMEOUT_MS / 1000,
   stallTimeout: DEFAULT_STALL_TIMEOUT_MS / 1000,
   redactVariables: true,
-  redactVariablePatterns: ['*key*', '*token*', '*secret*', '*password*'],
+  redactVariablePatterns: [...REDACT_DEFAULTS],
   allowPlannerToRunAnyCell: false
 };
 

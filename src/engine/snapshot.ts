@@ -54,7 +54,8 @@ export function composeSnapshot(
     timings: state.timings.map(t => ({ ...t })),
     progress: state.progress.toJSON(),
     plannerDialect: state.plannerDialect,
-    rewind: state.rewind.view(completedSteps)
+    rewind: state.rewind.view(completedSteps),
+    ...(state.usage ? { usage: state.usage } : {})
   };
 }
 

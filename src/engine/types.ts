@@ -11,6 +11,7 @@ import type {
   ObservationInput,
   PlanningRequestInput,
   PlanningResponse,
+  PlanningUsage,
   UnknownAction,
   WorkflowTemplate
 } from '../protocol';
@@ -78,6 +79,8 @@ export interface IStartOptions {
   dataFiles?: string[];
   /** Pause after every behavior. */
   stepMode?: boolean;
+  /** The model an LLM planner should use, sent as `context.variables.llm_model`. */
+  llmModel?: string;
 }
 
 export interface IStopOptions {
@@ -265,6 +268,8 @@ export interface IRunSnapshot extends IProgressSnapshot {
   plannerDialect: string | null;
   /** What can be undone or redone, and the latest rewind (docs/architecture.md#rewind). */
   rewind?: IRewindView;
+  /** What an LLM planner said it spent, as of its latest answer; absent when it never said. */
+  usage?: PlanningUsage;
 }
 
 /**

@@ -43,7 +43,13 @@ import { showRewindDialog } from '../ui/rewindDialog';
 import { bccIcon } from '../ui/icons';
 import { commandAvailability, translateMessage } from '../ui/present';
 import { tracePath } from '../ui/trace';
-import { showRunDialog, showStopDialog, showVariablesDialog } from './lazy';
+import {
+  loadRuntime,
+  showRunDialog,
+  showStopDialog,
+  showVariablesDialog
+} from './lazy';
+import type { LlmSettingsService } from './llmSettings';
 
 /** The run commands, in palette order; `CommandIDs.open` belongs to the sidebar. */
 export const RUN_COMMANDS: readonly string[] = [
@@ -85,7 +91,10 @@ function startOptionsFrom(
   return {
     task: args.task.trim(),
     dataFiles: files,
-    stepMode: args.stepMode === true
+    stepMode: args.stepMode === true,
+    ...(typeof args.llmModel === 'string' && args.llmModel.trim()
+      ? { llmModel: args.llmModel.trim() }
+      : {})
   };
 }
 
@@ -109,7 +118,9 @@ function variablesFrom(
 export interface ICommandsOptions {
   /** Finds the notebook a command acts on. */
   tracker: Pick<INotebookTracker, 'currentWidget' | 'find'>;
-  runners: Pick<IWorkflowRunnerRegistry, 'get'>;
+  /** `settings`: a run through the relay (not `browser`) may pick the LLM planner's model. */
+  runners: Pick<IWorkflowRunnerRegistry, 'get'> &
+    Partial<Pick<IWorkflowRunnerRegistry, 'settings'>>;
   models: Pick<IRunModelRegistry, 'model' | 'currentChanged'>;
   /** Where run traces are saved. */
   contents: Pick<Contents.IManager, 'save'>;
@@ -117,6 +128,11 @@ export interface ICommandsOptions {
   /** For the data file picker of the run dialog. */
   docManager?: IDocumentManager | null;
   translator?: ITranslator;
+  /** The LLM planner's settings on the server: the Run dialog's model choice and the settings dialog. */
+  llm?: Pick<
+    LlmSettingsService,
+    'choice' | 'get' | 'save' | 'remove' | 'test'
+  > | null;
 }
 
 /** Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. */
@@ -127,6 +143,7 @@ export function addCommands(
   const { tracker, runners, models, contents, trans } = options;
   const translator = options.translator ?? nullTranslator;
   const docManager = options.docManager ?? null;
+  const llm = options.llm ?? null;
 
   const panelOf = (args: ReadonlyPartialJSONObject): NotebookPanel | null =>
     typeof args.notebook === 'string'
@@ -203,7 +220,11 @@ export function addCommands(
         }
         asking.add(id);
         try {
+          // The relay's LLM planner answers only runs sent through the relay.
+          const relayed = runners.settings?.transport !== 'browser';
+          const choice = relayed ? ((await llm?.choice()) ?? null) : null;
           options = await showRunDialog({
+            llm: choice,
             notebookPath: target.panel.context.path,
             docManager,
             translator,
@@ -525,6 +546,23 @@ export function addCommands(
       return check.ok;
     }
   });
+
+  if (llm) {
+    commands.addCommand(CommandIDs.llmSettings, {
+      label: trans.__('LLM Planner Settings…'),
+      caption: trans.__(
+        'The model the LLM planner uses: base URL, model and API key, kept on the Jupyter server'
+      ),
+      execute: async () => {
+        try {
+          const { showLlmSettingsDialog } = await loadRuntime();
+          return await showLlmSettingsDialog(llm, trans);
+        } catch (reason) {
+          report(trans.__('LLM Planner Settings'))(reason);
+        }
+      }
+    });
+  }
 
   const rewindTarget = (
     args: ReadonlyPartialJSONObject

@@ -38,6 +38,7 @@ import {
 import type { IRunSettings } from '../engine/settings';
 import type { IPlannerService } from '../engine/types';
 import type { IPlannerLocation, IPlannerStatus } from '../tokens';
+import type { ILlmChoice } from './llmSettings';
 
 /** What the relay's `GET notebook-bcc/config` says about the planner it serves. */
 export interface IPlannerWhereabouts {
@@ -45,6 +46,8 @@ export interface IPlannerWhereabouts {
   source?: string;
   /** No planner is configured: the built-in demo planner answers. */
   builtin?: boolean;
+  /** The relay serves the LLM planner (`notebook-bcc/config`'s `llm`). */
+  llm?: ILlmChoice;
 }
 
 interface IFacade {
@@ -127,6 +130,16 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
     return this._ensureFacade().service.generating(request, options);
   }
 
+  /**
+   * The planner the server relays to changed (e.g. the user saved their LLM settings): the transport
+   * asks the server again at the next request, and the panel is told where the planner is now.
+   */
+  reconfigure(): void {
+    this._revision++;
+    this._located = null;
+    this._changed.emit();
+  }
+
   /** Whether the planner answers at all, with a message the user can act on (Run dialog, Test connection). */
   async checkConnection(): Promise<IConnectionCheck> {
     this._located = null;
@@ -145,7 +158,7 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
       v1EntryStage: settings.v1EntryStage,
       v1EntryStep: settings.v1EntryStep
     };
-    const key = JSON.stringify(planner);
+    const key = JSON.stringify({ ...planner, revision: this._revision });
     if (this._facade?.key === key) {
       return this._facade;
     }
@@ -287,6 +300,7 @@ export class SettingsPlannerService implements IPlannerService, IPlannerStatus {
   }
 
   private _facade: IFacade | null = null;
+  private _revision = 0;
   private _current: PlannerClient | null = null;
   private _clientKey = '';
   private _clientSince: number | null = null;

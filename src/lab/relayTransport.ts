@@ -27,6 +27,7 @@ import {
   deferredTransport,
   loadBuiltinPlanner
 } from './builtinPlanner';
+import { readLlmChoice } from './llmSettings';
 
 /** The relay's route under the server's base URL. */
 export const RELAY_ROUTE = 'notebook-bcc/relay';
@@ -36,7 +37,12 @@ export const CONFIG_ROUTE = 'notebook-bcc/config';
 const RelayConfig = z.object({
   planner_url: z.string(),
   source: z.string(),
-  token_configured: z.boolean().optional()
+  token_configured: z.boolean().optional(),
+  /** The LLM planner the relay serves in process, when it does. */
+  llm: z
+    .unknown()
+    .optional()
+    .transform(value => readLlmChoice(value))
 });
 export type RelayConfig = z.infer<typeof RelayConfig>;
 

@@ -15,6 +15,7 @@ import type { IRunSettings } from '../engine/settings';
 import type { RunTrace } from '../engine/trace';
 import type { IRunnerHooks } from '../engine/types';
 import { NotebookDriver } from '../notebook/notebookDriver';
+import { serverPlannerChanged } from './llmSettings';
 import { SettingsPlannerService } from './planner';
 import {
   createPlannerTransport,
@@ -25,6 +26,7 @@ import {
 export { isSavedRunState } from '../engine/runState';
 export { checkSavedRunState } from '../engine/savedRun';
 export { snapshotFromSaved } from '../engine/snapshot';
+export { showLlmSettingsDialog } from '../ui/llmSettingsDialog';
 export {
   showApprovalDialog,
   showRunDialog,
@@ -70,11 +72,20 @@ export function createRunParts(options: IRunPartsOptions): {
       if (!config) {
         return null;
       }
-      return isDemoConfig(config)
-        ? { builtin: true }
-        : { url: config.planner_url, source: config.source };
+      if (isDemoConfig(config)) {
+        return { builtin: true };
+      }
+      return {
+        url: config.planner_url,
+        source: config.source,
+        ...(config.llm ? { llm: config.llm } : {})
+      };
     }
   });
+  // Saved or removed LLM settings change what the relay serves: the next request asks it again.
+  const reconfigure = () => planner.reconfigure();
+  serverPlannerChanged.connect(reconfigure);
+  panel.disposed.connect(() => serverPlannerChanged.disconnect(reconfigure));
   const runner = new WorkflowRunner({
     driver,
     client: planner,

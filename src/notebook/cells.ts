@@ -19,7 +19,7 @@ import { clipText, NOTEBOOK_SUMMARY_LIMITS } from '../engine/driver';
 import { sourceHash } from '../engine/rewind';
 import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
-import { CELL_METADATA_KEY } from './metadata';
+import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from './metadata';
 import { outputsToText } from './outputText';
 
 export type SharedCell = INotebookModel['sharedModel']['cells'][number];
@@ -125,6 +125,24 @@ export class NotebookCells {
     this._render(cellId);
     this._changed();
     return true;
+  }
+
+  /** Writes, or clears, the mark of a cell whose last `exec` failed (`notebook_bcc.exec_error`). */
+  markExecError(cellId: string, failed: boolean): void {
+    const cell = this.sharedCell(cellId);
+    if (!cell) {
+      return;
+    }
+    const { [EXEC_ERROR_KEY]: marked, ...rest } = asObject(
+      cell.getMetadata(CELL_METADATA_KEY)
+    );
+    if ((marked === true) === failed) {
+      return;
+    }
+    cell.setMetadata(
+      CELL_METADATA_KEY,
+      toJSON(failed ? { ...rest, [EXEC_ERROR_KEY]: true } : rest)
+    );
   }
 
   async setTitle(

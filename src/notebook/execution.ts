@@ -74,7 +74,12 @@ export class CellExecution {
       return this._missing(cellId);
     }
     try {
-      return await this._runCodeCell(cell, kernel, timeoutMs, signal);
+      const result = await this._runCodeCell(cell, kernel, timeoutMs, signal);
+      if (result.status !== 'missing') {
+        // Saved with the notebook: which cells of the run failed, after a reload too.
+        this._cells.markExecError(cellId, result.status !== 'ok');
+      }
+      return result;
     } finally {
       this._changed();
     }

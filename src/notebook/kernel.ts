@@ -14,7 +14,7 @@ import {
 import { englishText, type IMessage, msg } from '../engine/messages';
 import { ConnectionCheck } from './connectionCheck';
 import {
-  COLLECT_EXPRESSION,
+  collectExpression,
   KERNEL_HELPERS,
   summarizeExpression
 } from './kernelCode';
@@ -97,8 +97,10 @@ export class NotebookKernel {
     return (await this._answering(kernel)) ?? kernel;
   }
 
-  async collectVariables(): Promise<IKernelVariables> {
-    const reply = await this._evaluate(COLLECT_EXPRESSION);
+  async collectVariables(
+    redacted: readonly string[] = []
+  ): Promise<IKernelVariables> {
+    const reply = await this._evaluate(collectExpression(redacted));
     return {
       values: asRecord(reply?.values),
       types: Object.fromEntries(
@@ -111,13 +113,14 @@ export class NotebookKernel {
   }
 
   async summarizeVariables(
-    request: SummarizeRequest
+    request: SummarizeRequest,
+    redacted: readonly string[] = []
   ): Promise<Record<string, unknown>> {
     const names = Object.keys(request);
     if (!names.length) {
       return {};
     }
-    const result = await this._evaluate(summarizeExpression(request));
+    const result = await this._evaluate(summarizeExpression(request, redacted));
     if (result) {
       return result;
     }

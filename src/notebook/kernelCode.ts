@@ -16,6 +16,7 @@ def __bcc_install():
     import builtins
     import functools
     import inspect
+    import itertools
     import json
     import math
     import re
@@ -37,6 +38,10 @@ def __bcc_install():
     TIME_BUDGET = 2.0
     SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset, range)
     SKIP = {'In', 'Out', 'exit', 'quit', 'get_ipython'}
+    REDACTED = '<redacted>'
+    PATTERN_CAP = 200
+    # The redaction test of the current call: engine/variables.ts's, segment by segment.
+    secret = [lambda name: False]
 
     class Reply:
         __slots__ = ('text',)
@@ -47,10 +52,100 @@ def __bcc_install():
         def __repr__(self):
             return self.text
 
+    def name_segments(name, pattern=False):
+        segments = []
+        current = ''
+        for i, char in enumerate(name):
+            before = name[i - 1] if i else ''
+            after = name[i + 1] if i + 1 < len(name) else ''
+            if not (char.isalpha() or char.isdigit() or (pattern and char == '*')):
+                if current and not current.isdigit():
+                    segments.append(current.lower())
+                current = ''
+                continue
+            case_change = char.isupper() and (
+                before.islower() or (before.isupper() and after.islower()))
+            if current and (case_change or char.isdigit() != before.isdigit()):
+                if not current.isdigit():
+                    segments.append(current.lower())
+                current = ''
+            current += char
+        if current and not current.isdigit():
+            segments.append(current.lower())
+        return segments
+
+    def segment_test(pattern):
+        parts = pattern.split('*')
+
+        def test(text):
+            if len(parts) == 1:
+                return text == parts[0]
+            first, last = parts[0], parts[-1]
+            if not text.startswith(first) or len(text) < len(first) + len(last):
+                return False
+            at = len(first)
+            for middle in parts[1:-1]:
+                found = text.find(middle, at)
+                if found < 0:
+                    return False
+                at = found + len(middle)
+            return len(text) - len(last) >= at and text.endswith(last)
+        return test
+
+    def pattern_test(pattern):
+        tokens = name_segments(pattern[:PATTERN_CAP], True)
+        tests = [None if token == '*' else segment_test(token) for token in tokens]
+
+        def test(segments):
+            t = s = resume = 0
+            star = -1
+            while s < len(segments):
+                if t < len(tests) and tests[t] is not None and tests[t](segments[s]):
+                    t += 1
+                    s += 1
+                elif t < len(tests) and tests[t] is None:
+                    star = t
+                    t += 1
+                    resume = s
+                elif star >= 0:
+                    t = star + 1
+                    resume += 1
+                    s = resume
+                else:
+                    return False
+            while t < len(tests) and tests[t] is None:
+                t += 1
+            return bool(tokens) and t == len(tests)
+        return test
+
+    def use_redaction(patterns_text):
+        patterns = json.loads(patterns_text)
+        tests = [pattern_test(p.strip()) for p in patterns if isinstance(p, str) and p.strip()]
+        secret[0] = lambda name: isinstance(name, str) and bool(tests) and any(
+            test(name_segments(name)) for test in tests)
+
+    def is_secret(name):
+        return secret[0](name)
+
+    def is_record(value):
+        return isinstance(value, tuple) and isinstance(getattr(type(value), '_fields', None), tuple)
+
     class BoundedRepr(reprlib.Repr):
+        def repr_dict(self, value, level):
+            shown = itertools.islice(value.items(), self.maxdict + 1)
+            return reprlib.Repr.repr_dict(
+                self, {k: REDACTED if is_secret(k) else v for k, v in shown}, level)
+
         def repr_instance(self, value, level):
             if not is_known(value):
                 return '<%s>' % type_name(value)
+            if isinstance(value, dict):
+                return self.repr_dict(value, level)
+            if is_record(value):
+                fields = ', '.join(
+                    '%s=%s' % (field, repr(REDACTED) if is_secret(field) else self.repr1(item, level - 1))
+                    for field, item in zip(type(value)._fields, value))
+                return clip('%s(%s)' % (type_name(value), fields), self.maxother)
             return clip(repr(value), self.maxother)
 
     bounded_repr = BoundedRepr()
@@ -159,6 +254,8 @@ def __bcc_install():
             return 'Series(%d)' % len(value)
         if numpy_type(value, 'ndarray'):
             return 'ndarray(%s) %s' % (', '.join(map(str, value.shape)), value.dtype)
+        if is_record(value):
+            value = dict(zip(type(value)._fields, value))
         if isinstance(value, (list, tuple, dict)):
             size = len(value)
             if depth < MAX_DEPTH and size <= NODE_BUDGET:
@@ -168,7 +265,8 @@ def __bcc_install():
                         for key, item in value.items():
                             if not (key is None or isinstance(key, (str, int, float, bool))):
                                 raise TooBig()
-                            items[str(key)] = summary(item, depth + 1, budget)
+                            items[str(key)] = (
+                                REDACTED if is_secret(key) else summary(item, depth + 1, budget))
                     else:
                         items = [summary(item, depth + 1, budget) for item in value]
                     if depth or len(json.dumps(items)) <= VALUE_CAP:
@@ -206,7 +304,8 @@ def __bcc_install():
         shell = get_ipython()
         return shell.user_ns, getattr(shell, 'user_ns_hidden', {})
 
-    def collect_variables():
+    def collect_variables(patterns_text='[]'):
+        use_redaction(patterns_text)
         ns, hidden = user_namespace()
         out = {}
         kinds = {}
@@ -227,7 +326,7 @@ def __bcc_install():
                     detailed = False
                 if detailed:
                     try:
-                        item = summary(value, 0, [NODE_BUDGET])
+                        item = REDACTED if is_secret(name) else summary(value, 0, [NODE_BUDGET])
                     except Exception:
                         item = '<%s>' % type_name(value)
                     size = len(json.dumps(name)) + len(json.dumps(item)) + 2
@@ -243,6 +342,9 @@ def __bcc_install():
 
     def as_text(value):
         if is_pandas(value, 'DataFrame'):
+            hidden = [c for c in value.columns if is_secret(c)]
+            if hidden:
+                value = value.assign(**{c: REDACTED for c in hidden})
             text = value.to_string(max_rows=ROWS_CAP, max_cols=COLS_CAP, max_colwidth=REPR_CAP)
         elif is_pandas(value, 'Series'):
             text = value.to_string(max_rows=ROWS_CAP)
@@ -257,6 +359,8 @@ def __bcc_install():
         if not is_known(value):
             return None
         n = rows(n)
+        if is_record(value):
+            value = dict(zip(type(value)._fields, value))
         head = getattr(value, 'head', None)
         if callable(head):
             return as_text(head(n))
@@ -270,6 +374,8 @@ def __bcc_install():
         if not is_known(value):
             return None
         n = rows(n)
+        if is_record(value):
+            value = dict(zip(type(value)._fields, value))
         tail = getattr(value, 'tail', None)
         if callable(tail):
             return as_text(tail(n))
@@ -298,7 +404,8 @@ def __bcc_install():
             return last(value, int(match.group(1)))
         raise LookupError()
 
-    def summarize_variables(request_text):
+    def summarize_variables(request_text, patterns_text='[]'):
+        use_redaction(patterns_text)
         ns, _ = user_namespace()
         out = {}
         with warnings.catch_warnings():
@@ -309,6 +416,9 @@ def __bcc_install():
                     out[name] = '<%s: not available (no variable %s)>' % (strategy, name)
                     continue
                 value = ns[name]
+                if is_secret(name):
+                    out[name] = REDACTED
+                    continue
                 try:
                     text = apply_strategy(value, strategy)
                 except LookupError:
@@ -331,11 +441,19 @@ finally:
     del __bcc_install
 `;
 
-/** The `user_expressions` expression that collects every user variable's summary. */
-export const COLLECT_EXPRESSION = '__bcc_collect_variables()';
+/**
+ * The `user_expressions` expression that collects every user variable's summary; the values of names
+ * matching `redacted` (name patterns, engine/variables.ts), and of such keys in a container, are hidden.
+ */
+export function collectExpression(redacted: readonly string[] = []): string {
+  // A JSON string literal is also a valid Python string literal.
+  return `__bcc_collect_variables(${JSON.stringify(JSON.stringify(redacted))})`;
+}
 
 /** The `user_expressions` expression that applies summarize strategies to the names asked. */
-export function summarizeExpression(request: Record<string, string>): string {
-  // A JSON string literal is also a valid Python string literal.
-  return `__bcc_summarize_variables(${JSON.stringify(JSON.stringify(request))})`;
+export function summarizeExpression(
+  request: Record<string, string>,
+  redacted: readonly string[] = []
+): string {
+  return `__bcc_summarize_variables(${JSON.stringify(JSON.stringify(request))}, ${JSON.stringify(JSON.stringify(redacted))})`;
 }

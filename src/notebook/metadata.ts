@@ -11,3 +11,9 @@ export const RUN_STATE_METADATA_KEY = 'notebook_bcc_run';
  * (docs/protocol.md#actions); the planner may run only the run's own cells otherwise.
  */
 export const PLANNER_MAY_RUN_KEY = 'planner_may_run';
+
+/**
+ * `true` under `notebook_bcc` in the metadata of a cell whose last `exec` by the run failed (an
+ * exception, a timeout, a stop, a lost kernel); removed once it runs without error.
+ */
+export const EXEC_ERROR_KEY = 'exec_error';

@@ -119,14 +119,15 @@ export class NotebookDriver implements INotebookDriver {
     return this._execution.run(request);
   }
 
-  collectVariables(): Promise<IKernelVariables> {
-    return this._kernel.collectVariables();
+  collectVariables(redacted?: readonly string[]): Promise<IKernelVariables> {
+    return this._kernel.collectVariables(redacted);
   }
 
   summarizeVariables(
-    request: SummarizeRequest
+    request: SummarizeRequest,
+    redacted?: readonly string[]
   ): Promise<Record<string, unknown>> {
-    return this._kernel.summarizeVariables(request);
+    return this._kernel.summarizeVariables(request, redacted);
   }
 
   notebookSummary(): INotebookSummary {

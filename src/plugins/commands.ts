@@ -8,6 +8,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { CommandToolbarButton } from '@jupyterlab/ui-components';
 import { addCommands, RUN_COMMANDS } from '../lab/commands';
+import { LlmSettingsService } from '../lab/llmSettings';
 import {
   CommandIDs,
   IRunModelRegistry,
@@ -51,11 +52,12 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       contents: app.serviceManager.contents,
       trans,
       docManager,
-      translator: translator ?? undefined
+      translator: translator ?? undefined,
+      llm: new LlmSettingsService(app.serviceManager.serverSettings)
     });
 
     const category = trans.__('Notebook-BCC');
-    for (const command of RUN_COMMANDS) {
+    for (const command of [...RUN_COMMANDS, CommandIDs.llmSettings]) {
       palette?.addItem({ command, category });
     }
 

@@ -223,6 +223,9 @@ export function actionsInMessage(
   return { ignored: msg('lineWithoutAction'), notice: true };
 }
 
+/** Fields of a /planning answer that a /generating body may carry but that are not applied there. */
+const GENERATING_DECISIONS = ['transition', 'context_update'] as const;
+
 /** A raw action that names a type that is not built in under `type` only (see `typeOnly`). */
 function namedByTypeOnly(raw: unknown): boolean {
   return (
@@ -295,6 +298,13 @@ export class ActionLineParser {
       return [this._warning(found.ignored, line, found.notice)];
     }
     const events: GeneratingEvent[] = [];
+    // An ARCHITECTURE-style body (`{behavior, actions, transition, context_update}`): the decisions
+    // belong to /planning (docs/protocol.md#the-loop); dropping them silently would hide that.
+    const dropped = isRecord(message)
+      ? GENERATING_DECISIONS.filter(
+          key => message[key] !== undefined && message[key] !== null
+        )
+      : [];
     for (const raw of found.actions) {
       const normalized = normalizeAction(raw);
       if (!normalized.ok) {
@@ -316,6 +326,11 @@ export class ActionLineParser {
           ...(typeOnly ? { typeOnly } : {})
         });
       }
+    }
+    if (dropped.length > 0) {
+      events.push(
+        this._warning(msg('generatingFieldsIgnored', dropped.join(', ')), line)
+      );
     }
     return events;
   }

@@ -3,6 +3,7 @@
  * (exponential backoff, `Retry-After`) of the requests that may be repeated.
  */
 import { abortError, excerpt, networkError, PlannerError } from './errors';
+import { isRecord } from './fields';
 import { type ProtocolText, say, textOf } from './messages';
 import { type IPlannerTransport, withSend } from './transport';
 
@@ -128,7 +129,25 @@ export const defaultSleep: SleepLike = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-/** An answer with an error status, as a `PlannerError` naming the request, the status and the body. */
+/** Longest `message` of a JSON error body shown: it is written for the user, so more of it is kept. */
+const ERROR_MESSAGE_LENGTH = 1000;
+
+/** The `message` of a JSON error body (`{"message": "…"}`, the LLM planner's and the relay's form), or ''. */
+function jsonMessage(body: string): string {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return isRecord(parsed) && typeof parsed.message === 'string'
+      ? excerpt(parsed.message, ERROR_MESSAGE_LENGTH)
+      : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * An answer with an error status, as a `PlannerError` naming the request, the status and the body: the
+ * body's own `message` when it is a JSON object with one, else an excerpt of the body.
+ */
 export function httpError(
   request: string,
   url: string,
@@ -136,6 +155,7 @@ export function httpError(
   body: string
 ): PlannerError {
   const bodyExcerpt = excerpt(body) || undefined;
+  const shown = jsonMessage(body) || bodyExcerpt;
   const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
   return new PlannerError({
     kind: 'http',
@@ -143,11 +163,7 @@ export function httpError(
     status: response.status,
     bodyExcerpt,
     retryAfterMs: parseRetryAfter(response.headers.get('Retry-After')),
-    ...say(
-      'requestFailed',
-      request,
-      `${status}${bodyExcerpt ? `: ${bodyExcerpt}` : ''}`
-    )
+    ...say('requestFailed', request, `${status}${shown ? `: ${shown}` : ''}`)
   });
 }
 
@@ -448,8 +464,18 @@ export function isRetryable(error: PlannerError): boolean {
 }
 
 /**
+ * Whether a warning only reports the client's own work (a retry): shown to the user, never handed to
+ * the planner as an effect, which is what the code produced.
+ */
+export function isClientNotice(warning: {
+  text?: { id: string } | null;
+}): boolean {
+  return warning.text?.id === 'retrying';
+}
+
+/**
  * Runs `attempt` until it succeeds, fails for good, or the retries are spent. `onRetry` hears why it
- * waits ("...; retrying in 2 s (retry 1 of 3)").
+ * waits ("...; retrying in 2 s (retry 1 of 3)"), a notice (`isClientNotice`).
  */
 export async function withRetries<T>(
   attempt: () => Promise<T>,

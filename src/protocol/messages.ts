@@ -51,6 +51,8 @@ export const PROTOCOL_MESSAGES = {
   plannerReportedError: 'the planner reported an error: %1',
   plannerErrorAction: 'planner error: %1',
   actionIgnored: 'action ignored: %1',
+  generatingFieldsIgnored:
+    '%1 ignored: a /generating answer is applied for its actions only; send them in the /planning answer',
   noDialectAnswer:
     '%1 answered HTTP %2 with something no DSLC dialect sends: %3',
   noKnownDialect: 'no known DSLC dialect at %1 (%2)',

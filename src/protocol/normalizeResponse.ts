@@ -36,6 +36,7 @@ import {
   ContextUpdateSchema,
   PlanningResponse,
   PlanningResponseSchema,
+  PlanningUsageSchema,
   ProgressLevelName,
   TransitionSchema,
   UnknownAction
@@ -287,6 +288,30 @@ function normalizeLegacyActions(
   return actions;
 }
 
+/** `"812"` -> `812`: a count sent as text. */
+function numberLike(value: unknown): unknown {
+  return typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value)
+    ? Number(value)
+    : value;
+}
+
+/** An LLM planner's `usage` (its tokens and cost); one that cannot be read is dropped with a warning. */
+function normalizeUsage(raw: JsonObject): JsonObject {
+  const usage = snakeKeys(raw);
+  for (const key of ['behavior', 'run', 'cost']) {
+    const part = usage[key];
+    if (isRecord(part)) {
+      usage[key] = Object.fromEntries(
+        Object.entries(snakeKeys(part)).map(([name, value]) => [
+          name,
+          numberLike(value)
+        ])
+      );
+    }
+  }
+  return usage;
+}
+
 const SECTIONS = [
   'targetAchieved',
   'target_achieved',
@@ -295,7 +320,8 @@ const SECTIONS = [
   'context_filter',
   'behavior',
   'actions',
-  'metadata'
+  'metadata',
+  'usage'
 ];
 
 /**
@@ -397,6 +423,15 @@ export function normalizePlanningResponse(
     response.actions = normalizeLegacyActions(body.actions, warnings);
   }
   response.metadata = objectOrWarn(body.metadata, 'metadata', warnings);
+  const usage = objectOrWarn(body.usage, 'usage', warnings);
+  if (usage) {
+    response.usage = parseDroppingInvalid(
+      PlanningUsageSchema,
+      normalizeUsage(usage),
+      'usage',
+      warnings
+    );
+  }
 
   const parsed = PlanningResponseSchema.safeParse(omitUndefined(response));
   if (!parsed.success) {

@@ -397,7 +397,9 @@ export const ObservationContextSchema = z.looseObject({
   notebook: NotebookStateSchema.optional(),
   FSM: FsmStateSchema.optional(),
   toDoList: z.array(z.string()).optional(),
-  section_progress: SectionProgressSchema.optional()
+  section_progress: SectionProgressSchema.optional(),
+  /** Notes about the request itself (`[context trimmed: …]`), never outputs of the code. */
+  notices: z.array(z.string()).optional()
 });
 export type ObservationContext = z.infer<typeof ObservationContextSchema>;
 
@@ -575,6 +577,34 @@ export const BehaviorDescriptorSchema = z.looseObject({
 });
 export type BehaviorDescriptor = z.infer<typeof BehaviorDescriptorSchema>;
 
+const TokenCount = z.number().int().nonnegative();
+
+/** Tokens a model read and wrote (`model_calls`: how many requests to the model they took). */
+export const TokenUsageSchema = z.looseObject({
+  prompt_tokens: TokenCount.optional(),
+  completion_tokens: TokenCount.optional(),
+  model_calls: TokenCount.optional()
+});
+export type TokenUsage = z.infer<typeof TokenUsageSchema>;
+
+/**
+ * What an LLM planner spent (our extension of a /planning answer, docs/protocol.md): the tokens of the
+ * behavior that just ended and of the whole run so far, and their cost when its administrator set prices.
+ */
+export const PlanningUsageSchema = z.looseObject({
+  model: z.string().optional(),
+  behavior: TokenUsageSchema.optional(),
+  run: TokenUsageSchema.optional(),
+  cost: z
+    .looseObject({
+      run: z.number().nonnegative().optional(),
+      behavior: z.number().nonnegative().optional(),
+      currency: z.string().optional()
+    })
+    .optional()
+});
+export type PlanningUsage = z.infer<typeof PlanningUsageSchema>;
+
 export const PlanningResponseSchema = z.looseObject({
   targetAchieved: z.boolean(),
   transition: TransitionSchema.optional(),
@@ -583,7 +613,8 @@ export const PlanningResponseSchema = z.looseObject({
   // Superseded fields, still accepted (docs/protocol.md#be-liberal).
   behavior: BehaviorDescriptorSchema.optional(),
   actions: z.array(z.union([ActionSchema, UnknownActionSchema])).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional()
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  usage: PlanningUsageSchema.optional()
 });
 export type PlanningResponse = z.infer<typeof PlanningResponseSchema>;
 

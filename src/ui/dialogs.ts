@@ -39,18 +39,69 @@ export function relativeToNotebook(
   return relative || PathExt.basename(filePath);
 }
 
+/** The LLM planner's models a run may pick (`notebook-bcc/config`'s `llm`). */
+export interface IModelChoice {
+  /** The default model. */
+  model: string;
+  models: readonly string[];
+}
+
 interface IRunDialogState {
   task: string;
   dataFiles: string[];
   stepMode: boolean;
+  /** The model the LLM planner runs; null when the planner is not the LLM planner. */
+  llmModel: string | null;
   error: string | null;
   /** The planner did not answer: what to do about it. */
   plannerError: string | null;
 }
 
+let modelPickers = 0;
+
+/** The model picker of the Run dialog, and a line saying which model will run. */
+function modelPicker(
+  state: IRunDialogState,
+  choice: IModelChoice,
+  trans: TranslationBundle
+): HTMLElement[] {
+  const id = `jp-bcc-llm-model-${++modelPickers}`;
+  const label = element('label', 'jp-bcc-field-label', trans.__('Model'));
+  label.htmlFor = id;
+  const select = element('select', 'jp-mod-styled jp-bcc-llm-model');
+  select.id = id;
+  const models = choice.models.includes(choice.model)
+    ? choice.models
+    : [choice.model, ...choice.models];
+  for (const model of models) {
+    const option = element('option', '', model);
+    option.value = model;
+    select.append(option);
+  }
+  select.value = state.llmModel ?? choice.model;
+  select.disabled = models.length < 2;
+  const note = element('p', 'jp-bcc-hint jp-bcc-llm-model-note');
+  const describe = () => {
+    note.textContent = trans.__(
+      'The LLM planner runs this workflow with %1.',
+      select.value
+    );
+  };
+  describe();
+  select.addEventListener('change', () => {
+    state.llmModel = select.value;
+    describe();
+  });
+  return [label, select, note];
+}
+
 /** The body of the Run Workflow dialog; edits `state` in place. */
 class RunDialogBody extends Widget {
-  constructor(state: IRunDialogState, trans: TranslationBundle) {
+  constructor(
+    state: IRunDialogState,
+    trans: TranslationBundle,
+    llm: IModelChoice | null
+  ) {
     super();
     this.addClass('jp-bcc-run-dialog');
     const taskId = `jp-bcc-task-${++RunDialogBody._count}`;
@@ -68,6 +119,9 @@ class RunDialogBody extends Widget {
       state.task = task.value;
     });
     this.node.append(taskLabel, task);
+    if (llm) {
+      this.node.append(...modelPicker(state, llm, trans));
+    }
     if (state.plannerError) {
       const error = element(
         'p',
@@ -150,12 +204,16 @@ export async function showRunDialog(options: {
   label: string;
   /** Checked when the user presses Run; the dialog stays open (with the task) while it fails. */
   checkPlanner?: () => Promise<IConnectionCheck>;
+  /** The relay serves the LLM planner: the user picks its model (`IStartOptions.llmModel`). */
+  llm?: IModelChoice | null;
 }): Promise<IStartOptions | null> {
   const { trans } = options;
+  const llm = options.llm ?? null;
   const state: IRunDialogState = {
     task: '',
     dataFiles: [],
     stepMode: false,
+    llmModel: llm?.model ?? null,
     error: null,
     plannerError: null
   };
@@ -166,7 +224,7 @@ export async function showRunDialog(options: {
     actions: ['add-files']
   });
   for (;;) {
-    const body = new RunDialogBody(state, trans);
+    const body = new RunDialogBody(state, trans, llm);
     const buttons = [
       Dialog.cancelButton({ label: trans.__('Cancel') }),
       ...(options.docManager ? [addFiles] : []),
@@ -232,7 +290,12 @@ export async function showRunDialog(options: {
       );
       continue;
     }
-    return { task, dataFiles: state.dataFiles, stepMode: state.stepMode };
+    return {
+      task,
+      dataFiles: state.dataFiles,
+      stepMode: state.stepMode,
+      ...(state.llmModel ? { llmModel: state.llmModel } : {})
+    };
   }
 }
 

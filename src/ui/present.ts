@@ -8,7 +8,9 @@ import type {
   Artifact,
   Assessment,
   CompletedItem,
-  CurrentOutputs
+  CurrentOutputs,
+  PlanningUsage,
+  TokenUsage
 } from '../protocol';
 import {
   type IMessage,
@@ -502,7 +504,10 @@ export function formatElapsed(ms: number, trans: TranslationBundle): string {
   return trans.__('%1 min %2 s', Math.floor(seconds / 60), seconds % 60);
 }
 
-/** The planner line of the panel: its dialect once known, and where requests go. */
+/**
+ * The planner line of the panel: its dialect once known, and where requests go. `model`: the model the
+ * LLM planner said it ran (its `usage`), else its default model is named.
+ */
 export function describePlanner(
   dialect: string | null,
   location: {
@@ -511,14 +516,22 @@ export function describePlanner(
     url?: string;
     source?: string;
     builtin?: boolean;
+    llm?: { model: string };
   } | null,
-  trans: TranslationBundle
+  trans: TranslationBundle,
+  model?: string
 ): { dialect: string; where: string | null } {
   const name = dialect
     ? trans.__('Planner: %1 dialect', dialect)
     : trans.__('Planner');
   if (!location) {
     return { dialect: name, where: null };
+  }
+  if (location.llm) {
+    return {
+      dialect: name,
+      where: trans.__('LLM planner: %1', model || location.llm.model)
+    };
   }
   if (location.builtin) {
     return {
@@ -555,6 +568,73 @@ export function describePlanner(
         where: trans.__('%1, through the Jupyter server', location.url)
       };
   }
+}
+
+/** `5120` -> `5,120`: the same in every language the panel speaks. */
+function formatCount(count: number): string {
+  return count.toLocaleString('en-US');
+}
+
+/** `0.0123` -> `0.0123 USD`; a tiny cost keeps its first digits. */
+function formatCost(cost: number, currency: string | undefined): string {
+  const amount = cost.toLocaleString('en-US', {
+    maximumFractionDigits: cost > 0 && cost < 0.01 ? 6 : 4
+  });
+  return currency ? `${amount} ${currency}` : amount;
+}
+
+/** The token line of an LLM planner's run: the last behavior's tokens, the run's, and their cost. */
+export function describeUsage(
+  usage: PlanningUsage,
+  trans: TranslationBundle
+): { behavior: string | null; run: string | null; cost: string | null } {
+  const tokens = (counts: TokenUsage | undefined) =>
+    counts &&
+    (counts.prompt_tokens !== undefined ||
+      counts.completion_tokens !== undefined)
+      ? {
+          prompt: formatCount(counts.prompt_tokens ?? 0),
+          completion: formatCount(counts.completion_tokens ?? 0)
+        }
+      : null;
+  const behavior = tokens(usage.behavior);
+  const run = tokens(usage.run);
+  const calls = usage.run?.model_calls;
+  const cost = usage.cost;
+  return {
+    behavior: behavior
+      ? trans.__(
+          'Last behavior: %1 prompt + %2 completion tokens',
+          behavior.prompt,
+          behavior.completion
+        )
+      : null,
+    run: run
+      ? calls !== undefined
+        ? trans._n(
+            'Run: %2 prompt + %3 completion tokens in %1 model call',
+            'Run: %2 prompt + %3 completion tokens in %1 model calls',
+            calls,
+            run.prompt,
+            run.completion
+          )
+        : trans.__(
+            'Run: %1 prompt + %2 completion tokens',
+            run.prompt,
+            run.completion
+          )
+      : null,
+    cost:
+      cost?.run !== undefined
+        ? cost.behavior !== undefined
+          ? trans.__(
+              'Cost: %1 (last behavior %2)',
+              formatCost(cost.run, cost.currency),
+              formatCost(cost.behavior, cost.currency)
+            )
+          : trans.__('Cost: %1', formatCost(cost.run, cost.currency))
+        : null
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,18 @@ describe('planner command line: exposure', () => {
     ]);
   });
 
+  it('takes one or more --allowed-host, none by default', () => {
+    expect(parseCli([]).server.allowedHosts).toEqual([]);
+    expect(
+      parseCli([
+        '--allowed-host',
+        'planner.internal',
+        '--allowed-host',
+        'planner.corp.example'
+      ]).server.allowedHosts
+    ).toEqual(['planner.internal', 'planner.corp.example']);
+  });
+
   it('rejects a CORS origin with a path or without a scheme', () => {
     expect(() =>
       parseCli(['--cors-origin', 'http://localhost:8888/lab'])

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'http';
+
 import {
   NdjsonLineSplitter,
   normalizeAction,
@@ -73,6 +75,7 @@ describe('planner HTTP service', () => {
     it('answers 400 naming the field for a body that does not match the schema', async () => {
       const notJson = await fetch(`${server.url}/planning`, {
         method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
         body: '{"observation":'
       });
       expect(notJson.status).toBe(400);
@@ -228,6 +231,100 @@ describe('planner HTTP service', () => {
       expect(JSON.parse(res.text).error).toMatch(/limit of 2000 bytes/);
       const small = await postJson(`${server.url}/planning`, requestBody());
       expect(small.status).toBe(200);
+    });
+  });
+
+  describe('what a web page cannot make it do', () => {
+    it('refuses a request whose Host is not one of its names (DNS rebinding), before anything else', async () => {
+      await start();
+      const port = server.port;
+      for (const host of [
+        `evil.example:${port}`,
+        `127.0.0.1.evil.example:${port}`,
+        `localhost.evil.example:${port}`,
+        '10.0.0.7'
+      ]) {
+        const rebound = await rawRequest(`${server.url}/planning`, {
+          body: JSON.stringify(requestBody()),
+          headers: { Host: host }
+        });
+        expect(rebound.status).toBe(403);
+        expect(JSON.parse(rebound.text).error).toBe(
+          `Host "${host}" is not a name of this planner (DNS rebinding protection): ` +
+            'use a loopback address (localhost, 127.0.0.1, [::1]) or the address it listens on, ' +
+            'or start the planner with --allowed-host NAME'
+        );
+        const health = await rawRequest(`${server.url}/health`, {
+          method: 'GET',
+          headers: { Host: host }
+        });
+        expect(health.status).toBe(403);
+      }
+      // The session was never touched: the refused requests planned nothing.
+      await new Promise(resolve => setTimeout(resolve, 20));
+      expect(logLines.every(line => / 403 \d+ms$/.test(line))).toBe(true);
+    });
+
+    it('answers loopback names, the Host the relay sends (its netloc) and --allowed-host names', async () => {
+      await start({ allowedHosts: ['planner.internal'] });
+      const port = server.port;
+      for (const host of [
+        `127.0.0.1:${port}`,
+        `localhost:${port}`,
+        `LOCALHOST.:${port}`,
+        `[::1]:${port}`,
+        `planner.internal:${port}`,
+        'planner.internal'
+      ]) {
+        const res = await rawRequest(`${server.url}/planning`, {
+          body: JSON.stringify(requestBody()),
+          headers: { Host: host }
+        });
+        expect([host, res.status]).toEqual([host, 200]);
+      }
+    });
+
+    it('refuses a cross-site form or text/plain POST with 415, before reading it', async () => {
+      await start();
+      const body = JSON.stringify(requestBody());
+      for (const type of [
+        'text/plain;charset=UTF-8',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x'
+      ]) {
+        const res = await rawRequest(`${server.url}/planning`, {
+          body,
+          headers: { 'Content-Type': type }
+        });
+        expect(res.status).toBe(415);
+        expect(JSON.parse(res.text).error).toBe(
+          `send the request body as JSON (Content-Type: application/json), not ${type}`
+        );
+      }
+      // What a browser's fetch sends for a string body without headers.
+      const plain = await fetch(`${server.url}/generating`, {
+        method: 'POST',
+        body
+      });
+      expect(plain.status).toBe(415);
+      const untyped = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          `${server.url}/planning`,
+          { method: 'POST' },
+          res => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          }
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(untyped).toBe(415);
+      const charset = await rawRequest(`${server.url}/planning`, {
+        body,
+        headers: { 'Content-Type': 'Application/JSON; charset=utf-8' }
+      });
+      expect(charset.status).toBe(200);
     });
   });
 

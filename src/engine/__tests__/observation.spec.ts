@@ -103,8 +103,11 @@ describe('fitRequest', () => {
     expect(history[0]).toMatch(
       new RegExp(`^history ${report.historyDropped} `)
     );
+    // The note is about the request, not an output: it goes beside the effects, never among them.
     expect(fitted.observation.context?.effects?.current).toEqual([
-      'latest output',
+      'latest output'
+    ]);
+    expect(fitted.observation.context?.notices).toEqual([
       `[context trimmed: ${report.historyDropped} history items dropped to fit 18600 characters]`
     ]);
     // The original is untouched.
@@ -142,9 +145,7 @@ describe('fitRequest', () => {
     const { request: fitted, report } = fitRequest(big, 200);
     expect(report.fits).toBe(false);
     expect(report.note).toMatch(/still over 200 characters, sent as is\]$/);
-    expect(fitted.observation.context?.effects?.current?.slice(-1)).toEqual([
-      report.note
-    ]);
+    expect(fitted.observation.context?.notices).toEqual([report.note]);
     expect(fitted.observation.location.current?.stage_id).toBe('s1');
   });
 });
@@ -194,11 +195,13 @@ describe('fitRequest on thousands of items', () => {
     });
     expect(JSON.stringify(fitted).length).toBeLessThanOrEqual(18600);
     const kept = fitted.observation.context?.effects?.current ?? [];
-    // The newest warnings are the ones kept, followed by the note.
-    expect(kept[kept.length - 2]).toMatch(
+    // The newest warnings are the ones kept; the note goes beside them.
+    expect(kept[kept.length - 1]).toMatch(
       /^⚠️ WARN: POST \/generating: warning 4999 /
     );
-    expect(kept[kept.length - 1]).toMatch(/older current effects dropped/);
+    expect(fitted.observation.context?.notices).toEqual([
+      expect.stringMatching(/older current effects dropped/)
+    ]);
     expect(chars).toBeLessThan(16 * length);
   });
 

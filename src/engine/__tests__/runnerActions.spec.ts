@@ -93,10 +93,14 @@ describe('WorkflowRunner actions, requests and modes', () => {
     }
     const last =
       s.client.planningRequests[s.client.planningRequests.length - 1];
-    const note = effectsOf(last).find(e => e.startsWith('[context trimmed:'));
-    expect(note).toMatch(
-      /^\[context trimmed: \d+ history items dropped.* to fit 18600 characters\]$/
-    );
+    expect(last.observation.context?.notices).toEqual([
+      expect.stringMatching(
+        /^\[context trimmed: \d+ history items dropped.* to fit 18600 characters\]$/
+      )
+    ]);
+    for (const request of requests) {
+      expect(effectsOf(request).join()).not.toContain('[context trimmed:');
+    }
     expect(s.warnings.filter(w => w.source === 'engine')).toEqual([]);
   });
 

@@ -16,6 +16,7 @@ import {
   code,
   effectsOf,
   exec,
+  ONE_STEP,
   plan,
   saved,
   setup,
@@ -390,6 +391,40 @@ describe("WorkflowRunner and a run's first template", () => {
     expect(
       saved(driver).progress.stages.completed.map(c => c.stage_id)
     ).toEqual(['x']);
+  });
+
+  it('honours provisional only on a run’s first template: a later one cannot let the next update skip the question', async () => {
+    const withStage = (id: string): WorkflowTemplate => ({
+      name: id,
+      stages: [
+        ...ONE_STEP.stages,
+        { id, name: id, steps: [{ id: `${id}_1`, name: id }] }
+      ]
+    });
+    const confirm = jest.fn(async () => false);
+    const s = setup(
+      {
+        planning: [
+          withTemplate(false, ONE_STEP),
+          {
+            targetAchieved: false,
+            context_update: {
+              workflow_update: {
+                workflowTemplate: withStage('s8'),
+                provisional: true
+              }
+            }
+          },
+          withTemplate(false, withStage('s9')),
+          plan(true)
+        ],
+        generating: [[text('a')], [text('b')], [text('c')]]
+      },
+      {},
+      { confirmWorkflowUpdate: confirm }
+    );
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    expect(confirm).toHaveBeenCalledTimes(2);
   });
 
   it("replaces a provisional start template with the planner's first one without asking, after the step that sent it", async () => {

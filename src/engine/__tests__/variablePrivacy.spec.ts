@@ -27,6 +27,12 @@ import {
   text,
   withTemplate
 } from './runnerSetup';
+import {
+  CUSTOM_CASES,
+  CUSTOM_PATTERNS,
+  HIDDEN_BY_DEFAULT,
+  SENT_BY_DEFAULT
+} from './redactionCases';
 
 const SECRET = 'sk-live-0123456789';
 const LABEL = 'house prices';
@@ -35,7 +41,13 @@ async function runWithSecrets(overrides: Partial<IRunSettings> = {}) {
   const trace = new RunTrace();
   const driver = new FakeNotebookDriver();
   // Set by the user's own cells: the planner never saw the values in code.
-  driver.variables = { api_key: SECRET, label: LABEL, count: 3 };
+  driver.variables = {
+    api_key: SECRET,
+    label: LABEL,
+    count: 3,
+    config: { auth_token: SECRET, model: 'm' },
+    tokens: ['a', 'b']
+  };
   const client = new FakePlannerService({
     planning: [withTemplate(false), plan(true)],
     generating: [[code('n = 1'), exec()]],
@@ -70,6 +82,8 @@ describe('kernel variable values', () => {
       api_key: `str(len=${SECRET.length})`,
       label: `str(len=${LABEL.length})`,
       count: 'int',
+      config: 'dict(len=2)',
+      tokens: 'list(len=2)',
       n: 'str(len=1)'
     });
     expect(state).not.toHaveProperty('kernelVariables');
@@ -83,18 +97,31 @@ describe('kernel variable values', () => {
     expect(jsonl).toContain(`"api_key":"str(len=${SECRET.length})"`);
   });
 
-  it('reach the planner, with secret-looking names redacted', async () => {
-    const { variables } = await runWithSecrets();
+  it('reach the planner, with secret-looking names redacted, inside small dicts too', async () => {
+    const { variables, driver } = await runWithSecrets();
     expect(variables).toMatchObject({
       api_key: REDACTED,
       label: LABEL,
-      count: 3
+      count: 3,
+      config: { auth_token: REDACTED, model: 'm' },
+      tokens: ['a', 'b']
     });
+    // The kernel is given the patterns, for what it renders as text (docs/protocol.md#context).
+    expect(driver.redactedPatterns).toEqual(
+      DEFAULT_SETTINGS.redactVariablePatterns
+    );
   });
 
   it('reach the planner unredacted when redaction is off', async () => {
-    const { variables } = await runWithSecrets({ redactVariables: false });
-    expect(variables).toMatchObject({ api_key: SECRET, label: LABEL });
+    const { variables, driver } = await runWithSecrets({
+      redactVariables: false
+    });
+    expect(variables).toMatchObject({
+      api_key: SECRET,
+      label: LABEL,
+      config: { auth_token: SECRET }
+    });
+    expect(driver.redactedPatterns).toEqual([]);
   });
 
   it('of an older save are read as types and never written back', async () => {
@@ -121,38 +148,49 @@ describe('kernel variable values', () => {
 describe('redaction patterns', () => {
   const test = redactionTest(DEFAULT_SETTINGS);
 
-  it.each([
-    'api_key',
-    'OPENAI_API_KEY',
-    'token',
-    'github_Token2',
-    'db_password',
-    'mySecret'
-  ])('%s is redacted by default', name => expect(test(name)).toBe(true));
-
-  it.each(['label', 'count', 'k', 'monthly_totals'])(
-    '%s is sent by default',
-    name => expect(test(name)).toBe(false)
+  it.each(HIDDEN_BY_DEFAULT)('%s is redacted by default', name =>
+    expect(test(name)).toBe(true)
   );
 
-  it('matches whole names with * as the only wildcard', () => {
+  it.each(SENT_BY_DEFAULT)('%s is sent by default', name =>
+    expect(test(name)).toBe(false)
+  );
+
+  it('matches whole name segments: `*` alone is any run of segments, inside a segment any letters', () => {
     const only = redactionTest({
       redactVariables: true,
-      redactVariablePatterns: ['pwd', 'x*y', '(a+)+']
+      redactVariablePatterns: CUSTOM_PATTERNS
     });
-    expect(only('pwd')).toBe(true);
-    expect(only('pwd2')).toBe(false);
-    expect(only('xay')).toBe(true);
-    expect(only('xy')).toBe(true);
-    expect(only('yx')).toBe(false);
-    expect(only('(a+)+')).toBe(true);
+    for (const [name, hidden] of CUSTOM_CASES) {
+      expect([name, only(name)]).toEqual([name, hidden]);
+    }
     expect(only('a'.repeat(100_000) + '!')).toBe(false);
+    expect(only(`${'a_'.repeat(50_000)}b`)).toBe(false);
   });
 
   it('replaces only the matching values', () => {
     expect(redactVariables({ api_key: 'k', n: 1 }, test)).toEqual({
       api_key: REDACTED,
       n: 1
+    });
+  });
+
+  it('hides the keys of small containers the same way, under any name', () => {
+    expect(
+      redactVariables(
+        {
+          config: { api_key: 'k', model: 'm', nested: [{ dbPassword: 'p' }] },
+          tokens: ['a', 'b']
+        },
+        test
+      )
+    ).toEqual({
+      config: {
+        api_key: REDACTED,
+        model: 'm',
+        nested: [{ dbPassword: REDACTED }]
+      },
+      tokens: ['a', 'b']
     });
   });
 

@@ -49,9 +49,9 @@ function clone<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)\s*(.+)$/;
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)\s*(\S.*)$/;
 const PRINT = /^print\((.*)\)\s*$/;
-const RAISE = /^raise\s+([A-Za-z_][A-Za-z0-9_.]*)\s*(?:\((.*)\))?\s*$/;
+const RAISE = /^raise\s+([A-Za-z_][A-Za-z0-9_.]*)(?:\s*\((.*)\))?\s*$/;
 const DELETE = /^del\s+([A-Za-z_][A-Za-z0-9_]*)\s*$/;
 
 function literal(expression: string): string {
@@ -80,6 +80,8 @@ export class FakeNotebookDriver implements INotebookDriver {
   summarizeRequests: SummarizeRequest[] = [];
   /** How many times `collectVariables` asked the kernel. */
   collectCount = 0;
+  /** The redaction patterns the last `collectVariables` was given (the real kernel applies them). */
+  redactedPatterns: readonly string[] | null = null;
   /** Every `rewindCells` edit, in order. */
   rewindEdits: IRewindEdit[] = [];
   restartCount = 0;
@@ -225,8 +227,11 @@ export class FakeNotebookDriver implements INotebookDriver {
     return { status: 'ok', output: printed.join('\n') };
   }
 
-  async collectVariables(): Promise<IKernelVariables> {
+  async collectVariables(
+    redacted: readonly string[] = []
+  ): Promise<IKernelVariables> {
     this.collectCount++;
+    this.redactedPatterns = [...redacted];
     const values = clone(this.variables);
     return { values, types: describeVariables(values) };
   }

@@ -10,6 +10,7 @@ import {
   waitForDialog
 } from '@jupyterlab/testing';
 import { Signal } from '@lumino/signaling';
+import type { IRunSettings } from '../../engine/settings';
 import type { IRunSnapshot, IWorkflowRunner } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
 import { msg, say } from '../../protocol/messages';
@@ -23,7 +24,9 @@ import {
 } from '../../tokens';
 import type { ICommandAvailability } from '../../ui/present';
 import { RUN_STATE_METADATA_KEY } from '../../notebook/metadata';
-import { addCommands, RUN_COMMANDS } from '../commands';
+import { addCommands, ICommandsOptions, RUN_COMMANDS } from '../commands';
+import { loadRuntime } from '../lazy';
+import type { ILlmChoice, ILlmSettings } from '../llmSettings';
 
 const NONE: ICommandAvailability = {
   run: false,
@@ -33,6 +36,25 @@ const NONE: ICommandAvailability = {
   stop: false,
   retry: false
 };
+
+/** The LLM planner's settings on a server, recorded. */
+function llmServer() {
+  const stored: ILlmSettings = {
+    source: 'user',
+    readonly: false,
+    base_url: 'http://localhost:8080/v1',
+    model: 'gemma',
+    models: ['gemma'],
+    api_key_set: false
+  };
+  return {
+    choice: jest.fn(async (): Promise<ILlmChoice | null> => null),
+    get: jest.fn(async () => stored),
+    save: jest.fn(async () => stored),
+    remove: jest.fn(async () => undefined),
+    test: jest.fn(async () => ({ ok: true, message: 'answers' }))
+  };
+}
 
 /** A notebook panel as the commands see it: an id and a path. */
 function panel(id: string, path: string): NotebookPanel {
@@ -75,7 +97,15 @@ function fakeModel(availability: Partial<ICommandAvailability> = {}) {
   };
 }
 
-function setup(trans = nullTranslator.load('notebook_bcc')) {
+function setup(
+  trans = nullTranslator.load('notebook_bcc'),
+  {
+    transport,
+    ...extra
+  }: Partial<ICommandsOptions> & {
+    transport?: IRunSettings['transport'];
+  } = {}
+) {
   const first = panel('nb-1', 'work/first.ipynb');
   const second = panel('nb-2', 'second.ipynb');
   const runners = new Map([
@@ -100,7 +130,8 @@ function setup(trans = nullTranslator.load('notebook_bcc')) {
   addCommands(commands, {
     tracker,
     runners: {
-      get: p => (runners.get(p) ?? null) as unknown as IWorkflowRunner | null
+      get: p => (runners.get(p) ?? null) as unknown as IWorkflowRunner | null,
+      ...(transport ? { settings: { transport } as IRunSettings } : {})
     },
     models: {
       model: p => (runModels.get(p) ?? null) as unknown as IRunModel | null,
@@ -112,7 +143,8 @@ function setup(trans = nullTranslator.load('notebook_bcc')) {
         return {} as Contents.IModel;
       }
     },
-    trans
+    trans,
+    ...extra
   });
   return {
     commands,
@@ -206,6 +238,92 @@ describe('addCommands', () => {
       stepMode: true
     });
     expect(opened).toHaveBeenCalledTimes(1);
+  });
+
+  it('starts a run with the model given as arguments', async () => {
+    const { commands, first, runnerOf } = setup();
+    await commands.execute(CommandIDs.run, { task: 't', llmModel: ' qwen ' });
+    expect(runnerOf(first).start).toHaveBeenCalledWith({
+      task: 't',
+      dataFiles: [],
+      stepMode: false,
+      llmModel: 'qwen'
+    });
+  });
+
+  it('starts a run with the LLM model picked in the Run dialog', async () => {
+    const choice = jest.fn(async (): Promise<ILlmChoice> => ({
+      model: 'gemma',
+      models: ['gemma', 'qwen'],
+      base_url: 'http://localhost:8080/v1',
+      readonly: false
+    }));
+    const { commands, first, runnerOf } = setup(undefined, {
+      llm: { ...llmServer(), choice }
+    });
+    // The dialogs are in the runtime chunk: its first load is slow on a busy machine.
+    await loadRuntime();
+    const run = commands.execute(CommandIDs.run);
+    await waitForDialog();
+    await new Promise(resolve => setTimeout(resolve, 0));
+    const task = document.querySelector<HTMLTextAreaElement>(
+      '.jp-Dialog .jp-bcc-task-input'
+    )!;
+    task.value = 'Which region sells most?';
+    task.dispatchEvent(new Event('input'));
+    const select = document.querySelector<HTMLSelectElement>(
+      '.jp-Dialog select.jp-bcc-llm-model'
+    )!;
+    select.value = 'qwen';
+    select.dispatchEvent(new Event('change'));
+    await acceptDialog();
+    await run;
+    expect(runnerOf(first).start).toHaveBeenCalledWith({
+      task: 'Which region sells most?',
+      dataFiles: [],
+      stepMode: false,
+      llmModel: 'qwen'
+    });
+  });
+
+  it('offers no relay model to a run sent straight to a planner (the browser transport)', async () => {
+    const choice = jest.fn(async () => null);
+    const { commands } = setup(undefined, {
+      llm: { ...llmServer(), choice },
+      transport: 'browser'
+    });
+    await loadRuntime();
+    const run = commands.execute(CommandIDs.run);
+    await waitForDialog();
+    expect(document.querySelector('.jp-Dialog .jp-bcc-llm-model')).toBeNull();
+    await dismissDialog();
+    await run;
+    expect(choice).not.toHaveBeenCalled();
+  });
+
+  it("opens the LLM Planner Settings on the server's settings", async () => {
+    const server = llmServer();
+    const { commands } = setup(undefined, { llm: server });
+    expect(commands.label(CommandIDs.llmSettings)).toBe(
+      'LLM Planner Settings…'
+    );
+    await loadRuntime();
+    const done = commands.execute(CommandIDs.llmSettings);
+    await waitForDialog();
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(
+      document.querySelector<HTMLInputElement>(
+        '.jp-Dialog .jp-bcc-llm-base-url'
+      )?.value
+    ).toBe('http://localhost:8080/v1');
+    await dismissDialog();
+    expect(await done).toBeNull();
+    expect(server.get).toHaveBeenCalledTimes(1);
+  });
+
+  it('has no LLM Planner Settings command without the server', () => {
+    const { commands } = setup();
+    expect(commands.hasCommand(CommandIDs.llmSettings)).toBe(false);
   });
 
   it('does not start a second run while one is active', async () => {

@@ -1,6 +1,14 @@
 import { DEFAULT_SETTINGS, IRunSettings } from '../../engine/settings';
 import { msg, say } from '../../protocol/messages';
+import { ServerConnection } from '@jupyterlab/services';
+import type { IPlannerRequest } from '../../protocol';
 import { SettingsPlannerService } from '../planner';
+import {
+  createPlannerTransport,
+  fetchRelayConfig,
+  isDemoConfig,
+  ORIGIN_HEADER
+} from '../relayTransport';
 import { toRunSettings } from '../settings';
 
 // JupyterLab's browsers have it; the test environment may not (the v1 adapter saves a copy of its state).
@@ -244,6 +252,98 @@ describe('SettingsPlannerService: what the views see', () => {
       source: 'server'
     });
     expect(where).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('SettingsPlannerService: the server changes the planner it relays to', () => {
+  it('after reconfigure(), asks the relay again which planner answers and where it is', async () => {
+    let config: Record<string, unknown> = {
+      planner_url: '',
+      source: 'default'
+    };
+    const relayed: string[] = [];
+    const serverSettings = ServerConnection.makeSettings({
+      baseUrl: 'http://lab.test/',
+      fetch: async (input: RequestInfo | URL) => {
+        const url = (input as Request).url;
+        // ServerConnection adds a cache-busting query to a GET.
+        if (new URL(url).pathname === '/notebook-bcc/config') {
+          return new Response(JSON.stringify(config), { status: 200 });
+        }
+        relayed.push(url);
+        return new Response(ANSWER, {
+          status: 200,
+          headers: { [ORIGIN_HEADER]: 'planner' }
+        });
+      }
+    });
+    const demo = jest.fn(async (request: IPlannerRequest) => {
+      expect(request.path).toBe('planning');
+      return new Response(ANSWER, { status: 200 });
+    });
+    const settings = { ...DEFAULT_SETTINGS, transport: 'server' as const };
+    const where = jest.fn(async () => {
+      const found = await fetchRelayConfig(serverSettings);
+      return found && !isDemoConfig(found)
+        ? { url: found.planner_url, source: found.source, llm: found.llm! }
+        : { builtin: true };
+    });
+    const service = new SettingsPlannerService({
+      settings: () => settings,
+      notebookId: () => 'a.ipynb',
+      transport: current =>
+        createPlannerTransport(current, {
+          serverSettings,
+          builtin: async () => ({
+            label: 'demo',
+            urlOf: path => `builtin://demo/${path}`,
+            send: demo
+          })
+        }),
+      where
+    });
+    const located = () =>
+      new Promise<void>(resolve => {
+        const done = () => {
+          service.changed.disconnect(done);
+          resolve();
+        };
+        service.changed.connect(done);
+      });
+
+    let next = located();
+    void service.location;
+    await next;
+    expect(service.location?.builtin).toBe(true);
+    await service.planning(request());
+    expect(demo).toHaveBeenCalledTimes(1);
+    expect(relayed).toEqual([]);
+
+    // The user saved their LLM settings: the relay now serves the LLM planner.
+    config = {
+      planner_url: 'in-process LLM planner',
+      source: 'user',
+      llm: {
+        model: 'gemma',
+        models: ['gemma'],
+        base_url: 'http://localhost:8080/v1',
+        readonly: false
+      }
+    };
+    const told = jest.fn();
+    service.changed.connect(told);
+    service.reconfigure();
+    expect(told).toHaveBeenCalled();
+    next = located();
+    void service.location;
+    await next;
+    expect(service.location).toMatchObject({
+      source: 'user',
+      llm: { model: 'gemma', models: ['gemma'] }
+    });
+    await service.planning(request());
+    expect(demo).toHaveBeenCalledTimes(1);
+    expect(relayed).toEqual(['http://lab.test/notebook-bcc/relay/planning']);
   });
 });
 

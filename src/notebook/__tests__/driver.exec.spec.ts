@@ -2,6 +2,7 @@ import type { ICodeCellModel } from '@jupyterlab/cells';
 import { runCell } from '@jupyterlab/notebook';
 import type { ICellProvenance } from '../../engine/driver';
 import { RunStopped } from '../../engine/runControl';
+import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from '../metadata';
 import { NotebookDriver } from '../notebookDriver';
 import {
   IOpenNotebook,
@@ -89,6 +90,26 @@ describe('NotebookDriver execution', () => {
     expect(result.output).toContain('undefined_name + 1');
     expect(result.output).toContain('Traceback');
     expect(result.output).not.toContain('\x1b');
+  }, 60000);
+
+  it('marks a cell whose exec failed in its metadata, and clears the mark once it runs', async () => {
+    const metadataOf = (id: string) =>
+      notebook.panel.content.widgets
+        .find(cell => cell.model.id === id)!
+        .model.getMetadata(CELL_METADATA_KEY) as Record<string, unknown>;
+    const id = await addCode('1 / 0');
+    const failed = await driver.execCell({ cellId: id, timeoutMs: 0 });
+    expect(failed.status).toBe('error');
+    expect(metadataOf(id)).toMatchObject({ [EXEC_ERROR_KEY]: true });
+    const fine = await addCode('1');
+    await driver.execCell({ cellId: fine, timeoutMs: 0 });
+    expect(metadataOf(fine)).not.toHaveProperty(EXEC_ERROR_KEY);
+    await driver.updateCell(id, '1 / 1');
+    expect((await driver.execCell({ cellId: id, timeoutMs: 0 })).status).toBe(
+      'ok'
+    );
+    expect(metadataOf(id)).not.toHaveProperty(EXEC_ERROR_KEY);
+    expect(metadataOf(id)).toMatchObject({ role: 'code' });
   }, 60000);
 
   it('clears the old outputs before running again', async () => {

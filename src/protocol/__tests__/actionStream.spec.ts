@@ -328,6 +328,45 @@ describe('ActionLineParser: a first line that is not JSON', () => {
     expect(parser.end()).toEqual([]);
   });
 
+  it('warns that an ARCHITECTURE-style body loses its transition and context_update (they belong to /planning)', () => {
+    const parser = new ActionLineParser('POST http://planner.test/generating');
+    const body = {
+      behavior: { id: 'behavior_004', iteration: 4 },
+      actions: [
+        { type: 'add_content', content_type: 'text', content: '## Section 2' }
+      ],
+      transition: { continue_behaviors: true, target_achieved: false },
+      context_update: { variables: { data_shape: '(2930, 82)' } }
+    };
+    const events = [
+      ...parser.line(JSON.stringify(body, null, 2).split('\n')[0]),
+      ...JSON.stringify(body, null, 2)
+        .split('\n')
+        .slice(1)
+        .flatMap(line => parser.line(line)),
+      ...parser.end()
+    ];
+    expect(events.map(e => e.kind)).toEqual(['action', 'warning']);
+    const warning = events[1];
+    expect(warning.kind === 'warning' && warning.text).toMatchObject({
+      id: 'lineProblem',
+      params: [
+        'POST http://planner.test/generating',
+        msg('generatingFieldsIgnored', 'transition, context_update'),
+        expect.any(String)
+      ]
+    });
+    expect(warning.kind === 'warning' && warning.message).toMatch(
+      /transition, context_update ignored: .*\/planning/
+    );
+    // A body of actions alone, or with null fields, says nothing more.
+    expect(
+      new ActionLineParser('POST x')
+        .line(JSON.stringify({ actions: [], transition: null }))
+        .map(e => e.kind)
+    ).toEqual([]);
+  });
+
   it('reads a pretty-printed JSON document whole, at the end', () => {
     const parser = new ActionLineParser('POST http://planner.test/generating');
     const lines = [

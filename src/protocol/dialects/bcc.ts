@@ -136,7 +136,11 @@ export class BccPlannerService
     if (!response.ok) {
       throw httpError('POST', url, response.status, await readText(response));
     }
+    // One pretty-printed JSON document is read whole when its first line opens it (§3.4 (b)); any
+    // other line that is not JSON is a warning, and the lines after it are applied as they arrive
+    // (as the dslc reader does: `ActionLineParser`).
     let buffered: string[] | null = null;
+    let first = true;
     const lineEvents = (line: string): GeneratingEvent[] => {
       const parsed = parseJson(line);
       if (!parsed.ok) {
@@ -164,7 +168,11 @@ export class BccPlannerService
         buffered.push(line);
         continue;
       }
-      if (line.startsWith('[') || !parseJson(line).ok) {
+      const opensDocument =
+        first &&
+        (line.startsWith('[') || (line.startsWith('{') && !parseJson(line).ok));
+      first = false;
+      if (opensDocument) {
         buffered = [line];
         continue;
       }
@@ -472,6 +480,8 @@ export class BccPlannerService
         return false;
       }
       this._transition('STEP_COMPLETED', 'COMPLETE_STEP');
+      // Meant for the next step: it gets it unless the stage reflection names a focus of its own.
+      plan.movingForward = reflection.focus;
       if (reflection.stageComplete) {
         // An NDJSON reflection that also ends the stage: applied once, above.
         stage = reflection;
@@ -502,9 +512,12 @@ export class BccPlannerService
       plan.behaviors = level();
       plan.iteration = 0;
       // Sent to the engine with the step's first behavior (`_startBehavior`).
-      plan.steps.focus = stage.focus ?? plan.stepListFocus;
+      plan.steps.focus =
+        stage.focus ?? plan.movingForward ?? plan.stepListFocus;
+      plan.movingForward = undefined;
       this._heading('new_step', nextStep.title);
       this._transition('STEP_RUNNING', 'NEXT_STEP');
+      this._checkRequired(nextStep.required_variables, warn);
       response.transition = {
         target_achieved: true,
         next_step_id: nextStep.step_id
@@ -514,7 +527,8 @@ export class BccPlannerService
     if (!stage.stageComplete) {
       this._log('bcc: no step remains; the stage is treated as complete');
     }
-    this._completeStage();
+    plan.movingForward = undefined;
+    this._completeStage(warn);
     const next = plan.stages.current;
     // The remaining steps of the stage are skipped: without stage_complete the engine would run them.
     response.transition = next
@@ -527,7 +541,7 @@ export class BccPlannerService
     return true;
   }
 
-  private _completeStage(): void {
+  private _completeStage(warn: (warning: ProtocolText) => void): void {
     const plan = this._plan;
     this._transition('STAGE_COMPLETED', 'COMPLETE_STAGE');
     if (plan.steps.remaining.length > 0) {
@@ -540,7 +554,8 @@ export class BccPlannerService
       plan.stages.completed.push({
         ...stage,
         completion_status: 'success',
-        artifacts_produced: plan.stages.produced
+        artifacts_produced: plan.stages.produced,
+        ...plan.stageNotes
       });
       if (plan.stepsOf === stage.stage_id) {
         plan.pastSteps = {
@@ -558,10 +573,12 @@ export class BccPlannerService
     plan.behaviors = level();
     plan.iteration = 0;
     plan.stepsOf = null;
+    plan.stageNotes = undefined;
     if (next) {
       plan.goals = next.goal;
       this._heading('new_section', stageName(next), next.title);
       this._transition('STAGE_RUNNING', 'NEXT_STAGE');
+      this._checkRequired(next.required_variables, warn);
     } else {
       this._transition('WORKFLOW_COMPLETED', 'COMPLETE_WORKFLOW');
     }
@@ -619,7 +636,7 @@ export class BccPlannerService
       target,
       ...plan.stages.remaining.filter(s => s !== target)
     ];
-    this._completeStage();
+    this._completeStage(warn);
   }
 
   private _moveToStep(
@@ -647,6 +664,7 @@ export class BccPlannerService
     plan.iteration = 0;
     this._heading('new_step', target.title);
     this._transition('STEP_RUNNING', 'NEXT_STEP');
+    this._checkRequired(target.required_variables, warn);
   }
 
   private _applyReflection(
@@ -721,6 +739,21 @@ export class BccPlannerService
       .join(' · ');
     if (notes) {
       this._log(`bcc ${reflection.kind}: ${notes}`);
+    }
+    if (reflection.experienceSummary || reflection.keyFindings) {
+      // §3.7: kept on the stage record, sent back in `completed` once the stage is done.
+      const notes = plan.stageNotes ?? {};
+      const findings = [
+        ...(notes.key_findings ?? []),
+        ...(reflection.keyFindings ?? [])
+      ];
+      plan.stageNotes = {
+        ...notes,
+        ...(reflection.experienceSummary
+          ? { experience_summary: reflection.experienceSummary }
+          : {}),
+        ...(findings.length > 0 ? { key_findings: [...new Set(findings)] } : {})
+      };
     }
     if (reflection.proposedGoal && plan.stages.current) {
       plan.stages.current.goal = reflection.proposedGoal;

@@ -100,6 +100,10 @@ export interface IReflection {
   reasoning?: string;
   progressPercent?: string;
   whathappened?: Happened;
+  /** A stage reflection's `<experience_summary>`: kept on the stage record. */
+  experienceSummary?: string;
+  /** A stage reflection's `<key_findings>` (each `<finding>`, or the element's text): kept on the stage record. */
+  keyFindings?: string[];
   proposedGoal?: string;
   needsMoreSteps: boolean;
   /** Markdown comment cells (NDJSON form). */
@@ -472,9 +476,16 @@ export function reflectionFromXml(root: IXmlElement): IReflection | null {
     result.needsMoreSteps = TRUE.test(
       attr(child(root, 'plan_new_steps'), 'needs_more_steps') ?? ''
     );
+    result.experienceSummary = optionalText(find(root, 'experience_summary'));
+    const findings = find(root, 'key_findings');
+    const listed = childrenNamed(findings, 'finding')
+      .map(textOf)
+      .filter(Boolean);
+    const findingsText = optionalText(findings);
+    result.keyFindings =
+      listed.length > 0 ? listed : findingsText ? [findingsText] : undefined;
     result.whathappened =
-      optionalText(child(root, 'experience_summary')) ??
-      optionalText(find(root, 'key_findings'));
+      result.experienceSummary ?? result.keyFindings?.join('; ');
     return result;
   }
   return null;

@@ -45,6 +45,13 @@ export interface IPlan {
   pastSteps?: Record<string, IStepDef[]>;
   /** The `<focus>` of the current stage's `<steps>`: a step's focus when nothing more specific came. */
   stepListFocus?: string;
+  /** The `<if_moving_forward>` of the last step verdict: the next step's focus unless the stage reflection names one. */
+  movingForward?: string;
+  /**
+   * What the current stage's reflections said of it (`experience_summary`, the last one's;
+   * `key_findings`, all of them): kept on its record when it completes. Absent in older saves.
+   */
+  stageNotes?: { experience_summary?: string; key_findings?: string[] };
   goals: string;
   fsm: { state: FsmName; last_transition: string; previous_state?: FsmName };
   variables: JsonObject;

@@ -278,7 +278,12 @@ export abstract class BccRequests {
     if (this._feedback && state !== 'IDLE' && state !== 'BEHAVIOR_RUNNING') {
       body.behavior_feedback = this._feedback;
     }
-    if (this._notebookId && state !== 'BEHAVIOR_RUNNING') {
+    if (state === 'BEHAVIOR_RUNNING') {
+      // §3.2 sends no notebook_id to /generating. The key is present but undefined, so that a
+      // transport adding the notebook id to every body it does not find it in (the extension's,
+      // `src/lab/planner.ts`) leaves this one alone, and JSON leaves it out.
+      body.notebook_id = undefined;
+    } else if (this._notebookId) {
       body.notebook_id = this._notebookId;
     }
     return body;

@@ -381,14 +381,20 @@ export class DialectPlannerService implements IDialectPlannerService {
 
   /**
    * Detection is due (`auto`, nothing known for this root): it sends the run's first real request as a
-   * `/planning` probe, whose answer belongs to a planning request, so the run asks for one first.
+   * `/planning` probe, whose answer belongs to a planning request, so the run asks for one first. A
+   * new `v1` run asks for one too: its answer installs the server's entry step (docs/dialects.md#v1-loop).
    */
   get needsPlanningFirst(): boolean {
-    return (
-      this._dialect === null &&
-      this._options.protocol === 'auto' &&
-      !this._cache.has(this._root)
-    );
+    const protocol = this._options.protocol;
+    const known =
+      this._dialect ??
+      (protocol === 'auto' ? this._cache.get(this._root) : protocol) ??
+      null;
+    if (known === null) {
+      return true;
+    }
+    // A new v1 run starts at the server's entry step, which a planning answer installs.
+    return known === 'v1' && this._v1.needsPlanningFirst;
   }
 
   async planning(

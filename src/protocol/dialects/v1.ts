@@ -52,14 +52,6 @@ import {
   V1_ENTRY_STEP_ID
 } from './v1State';
 
-/**
- * The server's sentence about the variables a step or a handler lacks, ending with their list:
- * `缺少必需变量: ['problem_name']` (the published server), `needs: ['user_goal']` (the spec's example),
- * `missing required variables ['x']`.
- */
-const MISSING_VARIABLES_SENTENCE =
-  /(?:缺少必需变量|\bneeds?|\bmissing(?: required)? variables?|\brequired variables?)\s*[:：]?\s*\[[^[\]]*\]\s*[.。]?\s*$/i;
-
 export {
   fullStepIndex,
   missingVariableNames,
@@ -67,6 +59,30 @@ export {
   V1_ENTRY_STEP_ID
 } from './v1State';
 export type { IV1Options, IV1SavedState } from './v1State';
+
+/**
+ * Items of the engine's effects that are not exec outputs: its warnings and notices, and the note that
+ * says the request was trimmed to fit (docs/dialects.md#v1-stream). The server reads `effect.current[0]`
+ * as the last exec's output and saves it as a variable, so none of them is sent.
+ */
+const NOT_OUTPUTS = [...NOTICE_PREFIXES, '[context trimmed:'];
+
+/** How a behavior ended without applying anything, so the server's answer to it never ran. */
+const NOT_RUN = new Set(['skipped', 'stopped', 'interrupted']);
+
+/** The adapter before a behavior's request, and the `effect` sent with it. */
+interface IBeforeBehavior {
+  saved: IV1SavedState;
+  effect: JsonObject;
+}
+
+/** What this adapter saves: the fields of `IV1SavedState`, and the behavior whose answer may go unused. */
+interface IV1AdapterSave extends IV1SavedState {
+  /** The adapter before the last behavior, while its answer may still be skipped (absent in older saves). */
+  beforeBehavior?: IBeforeBehavior | null;
+  /** The `effect` to send again with the next request (a skipped behavior's). */
+  replayEffect?: JsonObject | null;
+}
 
 export class V1PlannerService implements IDialectPlannerService {
   readonly dialect = 'v1';
@@ -84,13 +100,32 @@ export class V1PlannerService implements IDialectPlannerService {
     return this._state;
   }
 
+  /**
+   * A new run starts at the server's entry step, whatever template the notebook holds: the engine is to
+   * ask `planning` first, which answers with the entry template (DIALECTS.md §2.7 item 1).
+   */
+  get needsPlanningFirst(): boolean {
+    return this._entryDue;
+  }
+
   async planning(
     request: PlanningRequestInput,
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
     const where = locationOf(request.observation);
+    const feedback = request.behavior_feedback;
+    if (
+      feedback &&
+      where.stageId &&
+      where.stepId &&
+      this._notRun(feedback as JsonObject, where.stageId, where.stepId)
+    ) {
+      return this._continue(where.stepId);
+    }
+    // The last behavior ran (or a step starts): its request will not be sent again.
+    this._beforeBehavior = null;
     this._adoptTaskVariables(request.observation);
-    if (!request.behavior_feedback) {
+    if (!feedback) {
       return this._stepStart(where, options);
     }
     return this._reflect(request, where, options);
@@ -116,11 +151,16 @@ export class V1PlannerService implements IDialectPlannerService {
     }
     this._enterStep(stageId, stepId);
     this._missing = null;
+    this._entryDue = false;
     const body = {
       stage_id: stageId,
       step_index: this._stepIndex(stageId, stepId),
       state: this._outgoingState(request.observation),
       stream: true
+    };
+    const before: IBeforeBehavior = {
+      saved: this._savedCore(),
+      effect: body.state.effect as JsonObject
     };
     let response = await send(
       this._transport,
@@ -151,6 +191,8 @@ export class V1PlannerService implements IDialectPlannerService {
       const text = await readText(response);
       throw this._actionsError(url, response.status, text, stageId, stepId);
     }
+    this._replayEffect = null;
+    this._beforeBehavior = before;
     this._behaviors++;
     // The missing-variables answer comes instead of the step's first actions.
     const first = !this._stepActed;
@@ -242,14 +284,11 @@ export class V1PlannerService implements IDialectPlannerService {
           : say('plannerReportedError', reportedError))
       });
     }
-    // The server says what a step or one of its handlers lacks in a sentence of its own
-    // (`缺少必需变量`, "needs", "missing variables") ending with the list of names; names its state
-    // has are not what it lacks.
+    // The server says what a step or one of its handlers lacks in a text ending with the list of
+    // names, whatever its words (`缺少必需变量: ['problem_name']`, `Missing: ['user_goal']`; spec
+    // §2.7 item 8); names its state has are not what it lacks.
     const said =
-      sawAction &&
-      onlyAdds &&
-      lastContent &&
-      MISSING_VARIABLES_SENTENCE.test(lastContent)
+      sawAction && onlyAdds && lastContent
         ? missingVariableNames(lastContent)
         : null;
     const stored = isRecord(this._state.variables) ? this._state.variables : {};
@@ -275,7 +314,20 @@ export class V1PlannerService implements IDialectPlannerService {
     }
   }
 
-  saveState(): IV1SavedState {
+  saveState(): IV1AdapterSave {
+    return {
+      ...this._savedCore(),
+      ...(this._beforeBehavior
+        ? { beforeBehavior: structuredClone(this._beforeBehavior) }
+        : {}),
+      ...(this._replayEffect
+        ? { replayEffect: structuredClone(this._replayEffect) }
+        : {})
+    };
+  }
+
+  /** The saved fields of the server's memory and the step (never a snapshot of a behavior before). */
+  private _savedCore(): IV1SavedState {
     return {
       dialect: 'v1',
       state: structuredClone(this._state),
@@ -313,6 +365,16 @@ export class V1PlannerService implements IDialectPlannerService {
           )
         : []
     );
+    // A resumed run goes on in the template it was saved with.
+    this._entryDue = false;
+    const before = saved.beforeBehavior;
+    this._beforeBehavior =
+      isRecord(before) && isRecord(before.saved) && isRecord(before.effect)
+        ? (structuredClone(before) as unknown as IBeforeBehavior)
+        : null;
+    this._replayEffect = isRecord(saved.replayEffect)
+      ? structuredClone(saved.replayEffect)
+      : null;
   }
 
   resetState(): void {
@@ -326,6 +388,9 @@ export class V1PlannerService implements IDialectPlannerService {
     this._nextStageId = null;
     this._missing = null;
     this._asked = new Set();
+    this._entryDue = true;
+    this._beforeBehavior = null;
+    this._replayEffect = null;
   }
 
   /**
@@ -350,9 +415,16 @@ export class V1PlannerService implements IDialectPlannerService {
     where: ILocation,
     options: IPlanningOptions
   ): PlanningResponse {
-    if (!where.stageId) {
+    const entryDue = this._entryDue;
+    this._entryDue = false;
+    if (!where.stageId || (entryDue && where.stageId !== this._entryStageId)) {
+      // A template left in the notebook by an earlier run (another planner's, perhaps) names stages
+      // this server may not know, and the server has none of that run's variables: a new run begins
+      // at its entry step, which sends the server's own template.
       this._log(
-        `v1: no template yet; starting at ${this._entryStageId} / ${this._entryStepId}`
+        where.stageId
+          ? `v1: a new run starts at ${this._entryStageId} / ${this._entryStepId}, not at stage ${where.stageId} of the template in the notebook`
+          : `v1: no template yet; starting at ${this._entryStageId} / ${this._entryStepId}`
       );
       return {
         targetAchieved: false,
@@ -388,6 +460,40 @@ export class V1PlannerService implements IDialectPlannerService {
     }
     this._enterStep(where.stageId, where.stepId);
     return this._continue(where.stepId);
+  }
+
+  /**
+   * The last behavior of this step applied nothing (the user skipped it, or it was stopped or
+   * interrupted before its first action): every line of its answer carried the server's state at the
+   * end of that behavior, which never ran. The adapter goes back to where it was before the request,
+   * and the next request sends that state and that `effect` again, so that the server asks for the
+   * same work and `effect.current[0]` is still the last exec output, not a note about the skip.
+   */
+  private _notRun(
+    feedback: JsonObject,
+    stageId: string,
+    stepId: string
+  ): boolean {
+    const before = this._beforeBehavior;
+    const result = feedback.last_action_result;
+    if (
+      !before ||
+      before.saved.stepKey !== `${stageId}/${stepId}` ||
+      typeof result !== 'string' ||
+      !NOT_RUN.has(result) ||
+      (feedback.actions_executed ?? 0) !== 0
+    ) {
+      return false;
+    }
+    const behaviors = this._behaviors;
+    this.restoreState(before.saved);
+    // A new behavior (its own id), asking the server the same as the one that did not run.
+    this._behaviors = behaviors;
+    this._replayEffect = before.effect;
+    this._log(
+      `v1: behavior ${stepId}#b${behaviors} ${result}; its request is sent again with the state before it`
+    );
+    return true;
   }
 
   /** The step's last answer broke off (Stop, a lost connection, a reload): its end state cannot be trusted. */
@@ -629,10 +735,13 @@ export class V1PlannerService implements IDialectPlannerService {
     observation: ObservationInput | undefined,
     stored: JsonObject = this._state
   ): JsonObject {
+    if (this._replayEffect) {
+      return { ...stored, effect: structuredClone(this._replayEffect) };
+    }
     const effects = observation?.context?.effects;
     const keep = (items: readonly string[] | undefined) =>
       (items ?? []).filter(
-        item => !NOTICE_PREFIXES.some(prefix => item.startsWith(prefix))
+        item => !NOT_OUTPUTS.some(prefix => item.startsWith(prefix))
       );
     const history = keep(effects?.history);
     return {
@@ -837,4 +946,10 @@ export class V1PlannerService implements IDialectPlannerService {
   private _bareStepIndex = false;
   /** The `context_description` this adapter made, replaced as the run learns more. */
   private _describedData: string | null = null;
+  /** A new run has not reached the entry step yet (set when a run starts: `resetState`). */
+  private _entryDue = false;
+  /** The adapter before the last behavior's request: restored when that behavior is not run. */
+  private _beforeBehavior: IBeforeBehavior | null = null;
+  /** The `effect` of a behavior that did not run, sent again with the next request. */
+  private _replayEffect: JsonObject | null = null;
 }

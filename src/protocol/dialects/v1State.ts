@@ -64,13 +64,66 @@ export function lastTodo(state: JsonObject): string | null {
   return typeof last === 'string' ? last : JSON.stringify(last);
 }
 
-/** `['user_goal', 'csv_file_path']` at the end of a text -> the names; null when there is no such list. */
+const isSpace = (char: string | undefined) =>
+  char !== undefined && char.trim() === '';
+
+/** A name the server keeps a variable under (`user_goal`, `top_5_lines`), not a path or a phrase. */
+const VARIABLE_NAME = /^[\p{L}_][\p{L}\p{N}_]*$/u;
+
+/**
+ * `['user_goal', 'csv_file_path']` at the end of a text (then optionally `.` or `。`) -> the names;
+ * null when the text does not end with such a list. One pass over the text, whatever it holds: a
+ * planner's answer must not be able to stall the page.
+ */
 export function missingVariableNames(text: string): string[] | null {
-  const match = /\[\s*((?:(['"])[^'"]*\2\s*,?\s*)+)\]\s*\.?\s*$/.exec(text);
-  if (!match) {
+  let end = text.length;
+  while (isSpace(text[end - 1])) {
+    end--;
+  }
+  if (text[end - 1] === '.' || text[end - 1] === '。') {
+    end--;
+    while (isSpace(text[end - 1])) {
+      end--;
+    }
+  }
+  const close = end - 1;
+  if (text[close] !== ']') {
     return null;
   }
-  const names = [...match[1].matchAll(/(['"])([^'"]*)\1/g)].map(m => m[2]);
+  const open = text.lastIndexOf('[', close);
+  if (open < 0) {
+    return null;
+  }
+  const names: string[] = [];
+  let at = open + 1;
+  for (;;) {
+    while (isSpace(text[at])) {
+      at++;
+    }
+    if (at === close) {
+      break;
+    }
+    const quote = text[at];
+    if (quote !== "'" && quote !== '"') {
+      return null;
+    }
+    const closing = text.indexOf(quote, at + 1);
+    if (closing < 0 || closing > close) {
+      return null;
+    }
+    const name = text.slice(at + 1, closing);
+    if (!VARIABLE_NAME.test(name)) {
+      return null;
+    }
+    names.push(name);
+    at = closing + 1;
+    while (isSpace(text[at])) {
+      at++;
+    }
+    if (text[at] === ',') {
+      at++;
+    }
+  }
   return names.length > 0 ? names : null;
 }
 

@@ -14,6 +14,7 @@ import { ProgressSection } from './ProgressSection';
 import { RunElsewhere } from './RunElsewhere';
 import { SavedRunProblem } from './SavedRunProblem';
 import { RewindNote } from './RewindNote';
+import { UsageLine } from './UsageLine';
 import { WaitingLine } from './WaitingLine';
 import { WarningsSection } from './WarningsSection';
 
@@ -108,9 +109,13 @@ export function RunView(props: IRunViewProps): JSX.Element {
       <PlannerLine
         dialect={snapshot.plannerDialect}
         location={model.plannerLocation}
+        model={snapshot.usage?.model}
         commands={commands}
         trans={trans}
       />
+      {snapshot.usage ? (
+        <UsageLine usage={snapshot.usage} trans={trans} />
+      ) : null}
       {error ? (
         <div className="jp-bcc-error" role="alert">
           <div className="jp-bcc-error-message">

@@ -7,6 +7,8 @@ import {
   type ProgressUpdate
 } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
+import { DEFAULT_SETTINGS, type IRunSettings } from '../../../engine/settings';
+import { SettingsPlannerService } from '../../../lab/planner';
 import { BccPlannerService } from '../bcc';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
 
@@ -1430,5 +1432,225 @@ describe('bcc adapter', () => {
       shape_text: '(240, 4)',
       rows: '240'
     });
+  });
+
+  it('applies a step verdict’s <if_moving_forward> as the next step’s focus, unless the stage reflection names one', async () => {
+    const moving = `<reflection current_step_is_complete="true"><decision><next_state>STEP_COMPLETED</next_state></decision><context_for_next><recommendations_for_next><if_moving_forward>Now look for gaps in the months</if_moving_forward></recommendations_for_next></context_for_next></reflection>`;
+    let stageReflections = 0;
+    const transport = scripted(req => {
+      if (fsmOf(req) === 'BEHAVIOR_COMPLETED') {
+        return text(moving);
+      }
+      stageReflections++;
+      return text(
+        stageReflections === 1
+          ? '<stage_reflection stage_is_complete="false"><decision><next_state>STEP_RUNNING</next_state></decision></stage_reflection>'
+          : STAGE_DONE
+      );
+    });
+    const service = new BccPlannerService({ transport });
+    await runFirstBehavior(service);
+    const verdict = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(verdict.transition?.next_step_id).toBe('check_sales');
+    const next = await service.planning(
+      engineRequest('sales_data_check', 'check_sales')
+    );
+    expect(levelsOf(next).steps?.focus).toBe('Now look for gaps in the months');
+    const behaviorRequest = transport.requests.at(-1)?.body as any;
+    expect(behaviorRequest.observation.location.progress.steps.focus).toBe(
+      'Now look for gaps in the months'
+    );
+    // The stage reflection's own next_step_focus is more specific: it wins (the earlier test).
+  });
+
+  it('keeps a stage reflection’s <experience_summary> and <key_findings> on the completed stage it sends back', async () => {
+    const transport = scripted(req =>
+      fsmOf(req) === 'BEHAVIOR_COMPLETED'
+        ? text(REFLECT_DONE)
+        : text(
+            `<stage_reflection stage_is_complete="true"><step_evaluation><key_findings><finding priority="high">240 rows, 4 columns</finding><finding priority="low">no missing months</finding></key_findings></step_evaluation><experience_summary>Reading the CSV needed no cleaning.</experience_summary><decision><next_state>STAGE_COMPLETED</next_state></decision></stage_reflection>`
+          )
+    );
+    const service = new BccPlannerService({ transport });
+    await runFirstBehavior(service);
+    const done = await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    expect(done.transition).toMatchObject({ stage_complete: true });
+    await service.planning(engineRequest('revenue_forecast', null));
+    const stepsRequest = transport.requests.find(
+      r =>
+        fsmOf(r) === 'STAGE_RUNNING' &&
+        (r.body as any).observation.location.progress.stages.completed.length >
+          0
+    )?.body as any;
+    expect(
+      stepsRequest.observation.location.progress.stages.completed[0]
+    ).toMatchObject({
+      stage_id: 'sales_data_check',
+      completion_status: 'success',
+      experience_summary: 'Reading the CSV needed no cleaning.',
+      key_findings: ['240 rows, 4 columns', 'no missing months']
+    });
+    // Saved with the plan: a reload sends them too.
+    const restored = new BccPlannerService({ transport });
+    restored.restoreState(JSON.parse(JSON.stringify(service.saveState())));
+    expect(
+      (restored.saveState() as any).plan.stages.completed[0].key_findings
+    ).toEqual(['240 rows, 4 columns', 'no missing months']);
+  });
+
+  it('applies the NDJSON actions after a malformed line as they arrive, not when the body ends', async () => {
+    const lines = [
+      JSON.stringify({ action: { type: 'add', content: 'first' } }),
+      'data: {"type": "add", "content": ',
+      JSON.stringify({ action: { type: 'add', content: 'second' } })
+    ];
+    const head = new TextEncoder().encode(lines.join('\n') + '\n');
+    let sent = false;
+    // The body breaks off after these lines: what was held back until its end is never applied.
+    const breaking = () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent) {
+              controller.error(new TypeError('network error'));
+            } else {
+              sent = true;
+              controller.enqueue(head);
+            }
+          }
+        }),
+        { status: 200, headers: { 'Content-Type': 'application/x-ndjson' } }
+      );
+    const transport = scripted(() => text(REFLECT_RUNNING), breaking);
+    const service = new BccPlannerService({ transport });
+    await service.planning(engineRequest(null, null));
+    const events: GeneratingEvent[] = [];
+    await expect(
+      (async () => {
+        for await (const event of service.generating(
+          engineRequest('sales_data_check', 'load_sales')
+        )) {
+          events.push(event);
+        }
+      })()
+    ).rejects.toThrow();
+    const contents = actionsOf(events).map(
+      a => (a as { content?: string }).content
+    );
+    expect(contents).toEqual(expect.arrayContaining(['first', 'second']));
+    expect(
+      events.some(
+        e => e.kind === 'warning' && e.message.includes('data: {"type"')
+      )
+    ).toBe(true);
+  });
+
+  it('still reads a pretty-printed JSON array whole when its first line opens it', async () => {
+    const transport = scripted(
+      () => text(REFLECT_RUNNING),
+      () => text(GENERATED, 200, 'application/x-ndjson')
+    );
+    const service = new BccPlannerService({ transport });
+    const events = await (async () => {
+      await service.planning(engineRequest(null, null));
+      return collect(
+        service.generating(engineRequest('sales_data_check', 'load_sales'))
+      );
+    })();
+    expect(actionsOf(events).map(a => a.action)).toContain('exec');
+    expect(events.filter(e => e.kind === 'warning')).toEqual([]);
+  });
+
+  it('checks the required variables of every stage and step it enters, not only the first ones', async () => {
+    const stepsWithNeeds = `<steps><step id="load_sales" title="Load"><goal>Read</goal></step><step id="check_sales" title="Check"><goal>Check</goal><required_variables><variable name="holiday_calendar">the holidays</variable></required_variables></step></steps>`;
+    const stagesWithNeeds = `<stages><stage id="sales_data_check" title="Sales Data Check"><goal>Load</goal></stage><stage id="revenue_forecast" title="Revenue Forecast"><goal>Fit</goal><required_variables><variable name="forecast_horizon">months ahead</variable></required_variables></stage></stages>`;
+    let stageReflections = 0;
+    let behaviors = 0;
+    const transport = new FakeTransport(req => {
+      if (req.path === 'generating') {
+        return text(GENERATED, 200, 'application/json');
+      }
+      if (req.path === 'reflecting') {
+        if (fsmOf(req) === 'BEHAVIOR_COMPLETED') {
+          return text(REFLECT_DONE);
+        }
+        stageReflections++;
+        return text(stageReflections === 1 ? STAGE_NOT_DONE : STAGE_DONE);
+      }
+      switch (fsmOf(req)) {
+        case 'IDLE':
+          return text(stagesWithNeeds);
+        case 'STAGE_RUNNING':
+          return text(stepsWithNeeds);
+        default:
+          behaviors++;
+          return text(behavior(`b${behaviors}`, 'x'));
+      }
+    });
+    const service = new BccPlannerService({ transport });
+    const warned: string[] = [];
+    const onWarning = (w: { message: string }) => warned.push(w.message);
+    await service.planning(engineRequest(null, null), { onWarning });
+    expect(warned).toEqual([]);
+    const finishStep = async (step: string) => {
+      await collect(
+        service.generating(engineRequest('sales_data_check', step))
+      );
+      return service.planning(engineRequest('sales_data_check', step, true), {
+        onWarning
+      });
+    };
+    await finishStep('load_sales');
+    expect(warned).toEqual([
+      expect.stringContaining('required variables not found: holiday_calendar')
+    ]);
+    await service.planning(engineRequest('sales_data_check', 'check_sales'));
+    await finishStep('check_sales');
+    expect(warned).toEqual([
+      expect.stringContaining('holiday_calendar'),
+      expect.stringContaining('required variables not found: forecast_horizon')
+    ]);
+  });
+
+  it('sends notebook_id with /planning and /reflecting but not with /generating (§3.2), through the extension’s planner service', async () => {
+    const sent: { path: string; body: Record<string, unknown> }[] = [];
+    const server = scripted(() => text(REFLECT_RUNNING));
+    const settings: IRunSettings = {
+      ...DEFAULT_SETTINGS,
+      baseUrl: 'http://bcc.test',
+      transport: 'browser',
+      protocol: 'bcc'
+    };
+    const service = new SettingsPlannerService({
+      settings: () => settings,
+      notebookId: () => 'sales.ipynb',
+      fetch: async (url, init) => {
+        const path = String(url).replace('http://bcc.test/', '');
+        const body = JSON.parse(String(init?.body)) as Record<string, unknown>;
+        sent.push({ path, body });
+        return server.send({ method: 'POST', path, body });
+      }
+    });
+    jest.spyOn(console, 'debug').mockImplementation(() => undefined);
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    const ids = sent.map(s => [s.path, s.body.notebook_id]);
+    expect(ids).toEqual([
+      ['planning', 'sales.ipynb'],
+      ['planning', 'sales.ipynb'],
+      ['planning', 'sales.ipynb'],
+      ['generating', undefined],
+      ['reflecting', 'sales.ipynb'],
+      ['planning', 'sales.ipynb']
+    ]);
   });
 });

@@ -360,6 +360,34 @@ describe('the planner service façade', () => {
     expect(fixed.needsPlanningFirst).toBe(false);
   });
 
+  it('asks for a planning request first when a new v1 run must begin at the entry step', async () => {
+    const transport = new FakeTransport(v1Server());
+    const cache = new Map<string, Dialect>();
+    for (const protocol of ['v1', 'auto'] as const) {
+      const service = createPlannerService({
+        protocol,
+        transport,
+        dslc: fakeDslc(),
+        cache
+      });
+      if (protocol === 'auto') {
+        cache.set('http://planner.test', 'v1');
+      }
+      // The runner resets the service when a run starts, then reads this to choose its first request.
+      service.resetState();
+      expect(service.needsPlanningFirst).toBe(true);
+      const start = await service.planning({
+        observation: {
+          location: { current: { stage_id: 'load', step_id: 'read_csv' } }
+        }
+      });
+      expect(
+        start.context_update?.workflow_update?.workflowTemplate.stages[0].id
+      ).toBe('chapter_0_planning');
+      expect(service.needsPlanningFirst).toBe(false);
+    }
+  });
+
   it('hands the detected bcc answer to the bcc adapter without asking twice', async () => {
     const transport = new FakeTransport(req => {
       const state = (req.body as { state: { FSM: { state: string } } }).state

@@ -485,4 +485,120 @@ describe('v1 adapter', () => {
     expect(measured).toBe(sent);
     expect(measured).toBeLessThan(JSON.stringify(seed).length - 6000);
   });
+  it('sends a skipped behavior’s request again, as it was, instead of reflecting on work that never ran', async () => {
+    // The stream carries the end-of-behavior toDoList on every line; the user then skips the behavior.
+    const transport = new FakeTransport(req =>
+      req.path === 'v1/reflection'
+        ? json({ status: 'received', targetAchieved: true, state: {} })
+        : ndjson([
+            header,
+            {
+              action: {
+                action: 'add',
+                shotType: 'action',
+                content: 'print(sorted(df.columns))',
+                state: state([])
+              }
+            },
+            {
+              action: {
+                action: 'exec',
+                codecell_id: 'lastAddedCellId',
+                state: state([])
+              }
+            }
+          ])
+    );
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    await collect(
+      service.generating(request(STAGE, STEP, { current: ['(240, 4)\n'] }))
+    );
+    const skipped = request(STAGE, STEP, {
+      current: [
+        '(240, 4)\n',
+        `Behavior ${STEP}#b1 was skipped by the user: its 2 actions were not applied.`
+      ]
+    });
+    skipped.behavior_feedback = {
+      actions_executed: 0,
+      last_action_result: 'skipped'
+    };
+    const answer = await service.planning(skipped);
+    // toDoList [] would make the reflection say "done" for a step whose code never ran.
+    expect(transport.bodies('v1/reflection')).toEqual([]);
+    expect(answer.targetAchieved).toBe(false);
+    expect(answer.transition?.continue_behaviors).toBe(true);
+    await collect(service.generating(skipped));
+    const [before, again] = transport.bodies('v1/actions');
+    // The same state and the same effect: effect.current[0] is still the last exec output.
+    expect(again.state).toEqual(before.state);
+    expect((again.state as any).effect.current).toEqual(['(240, 4)\n']);
+    // Saved with the run: a reload before the request sends it as it was too.
+    const restored = new V1PlannerService({ transport });
+    const second = await service.planning(skipped);
+    expect(second.targetAchieved).toBe(false);
+    restored.restoreState(JSON.parse(JSON.stringify(service.saveState())));
+    await collect(restored.generating(skipped));
+    expect(transport.bodies('v1/actions').at(-1)?.state).toEqual(before.state);
+  });
+
+  it('keeps effect.current one entry per exec: the context-trim notice is not sent', async () => {
+    const transport = new FakeTransport(req =>
+      req.path === 'v1/reflection'
+        ? json({ status: 'received', targetAchieved: false, state: {} })
+        : oneAddStream(['next'])
+    );
+    const notice =
+      '[context trimmed: 3 history items dropped to fit 18569 characters]';
+    const service = new V1PlannerService({ transport });
+    await service.planning(request(STAGE, STEP));
+    await collect(
+      service.generating(
+        request(STAGE, STEP, {
+          current: [notice],
+          history: ['older output', notice]
+        })
+      )
+    );
+    await service.planning(
+      request(STAGE, STEP, {
+        feedback: true,
+        current: ["['month', 'region']\n", notice]
+      })
+    );
+    expect((transport.bodies('v1/actions')[0].state as any).effect).toEqual({
+      current: [],
+      history: ['older output']
+    });
+    expect((transport.bodies('v1/reflection')[0].state as any).effect).toEqual({
+      current: ["['month', 'region']\n"],
+      history: []
+    });
+  });
+
+  it('starts a new run at the entry step even when the notebook holds another planner’s template', async () => {
+    const transport = new FakeTransport(() => oneAddStream(['next']));
+    const service = new V1PlannerService({ transport });
+    // The runner resets the adapter when a run starts, then installs the last run's template
+    // (here a dslc planner's), whose first stage the v1 server does not know.
+    service.resetState();
+    const start = await service.planning(request('load', 'read_csv'));
+    expect(transport.requests).toHaveLength(0);
+    const template = start.context_update?.workflow_update;
+    expect(template?.workflowTemplate.stages).toMatchObject([
+      { id: 'chapter_0_planning', steps: [{ id: 'section_1_design_workflow' }] }
+    ]);
+    expect(template?.provisional).toBe(true);
+    // Once at the entry step, the run goes on as usual.
+    const entry = await service.planning(
+      request('chapter_0_planning', 'section_1_design_workflow')
+    );
+    expect(entry.context_update?.workflow_update).toBeUndefined();
+    // A resumed run keeps its template: the entry step already ran.
+    const resumed = new V1PlannerService({ transport });
+    resumed.restoreState(service.saveState());
+    const resumedStart = await resumed.planning(request(STAGE, STEP));
+    expect(resumedStart.context_update?.workflow_update).toBeUndefined();
+  });
 });

@@ -562,6 +562,41 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     ).resolves.toBeDefined();
   });
 
+  it.each([
+    "Missing: ['user_goal', 'problem_description']",
+    "Step Design Workflow: ['user_goal', 'problem_description'].",
+    "Action 'DesignWorkflow' 缺少必需变量: ['user_goal', 'problem_description']"
+  ])(
+    'stops a step whose first answer ends with the list of names its state lacks, whatever the words before it: %s',
+    async content => {
+      // DIALECTS.md §2.6/§2.7 item 8: one add ending with a Python-style list, toDoList still [].
+      const transport = new FakeTransport(() =>
+        ndjson([
+          header,
+          {
+            action: {
+              action: 'add',
+              shotType: 'dialogue',
+              content,
+              state: {
+                variables: { problem_name: 'x' },
+                toDoList: [],
+                effect: { current: [], history: [] }
+              }
+            }
+          }
+        ])
+      );
+      const service = new V1PlannerService({ transport });
+      await service.planning(request(STAGE, STEP, { variables: {} }));
+      await expect(
+        collect(service.generating(request(STAGE, STEP, { variables: {} })))
+      ).rejects.toMatchObject({
+        missingVariables: ['user_goal', 'problem_description']
+      });
+    }
+  );
+
   it('warns, and goes on, when a later handler of the step is missing variables (the server drops that event)', async () => {
     // The server pops the event before checking its handler's variables, says what is missing, and
     // the chain goes on (spec §2.6): the step is not stopped, but the user is told what was skipped.
@@ -597,11 +632,9 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     expect(
       transport.paths().filter(p => p === 'POST v1/reflection')
     ).toHaveLength(2);
-    // A text that merely ends with a list is no such answer, even with "missing" in it; nor is a
-    // list of names the state already has.
+    // A list of what are not variable names is no such answer, nor a list of names the state
+    // already has.
     for (const content of [
-      "The columns are ['month', 'region']",
-      "Columns with missing values: ['units', 'revenue']",
       "Handler analyze cannot run: the output of the last cell is missing ['effect.current']",
       "Step X needs: ['user_goal']"
     ]) {
@@ -637,9 +670,34 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
   it('finds the missing names at the end of a text', () => {
     expect(missingVariableNames("needs ['a', 'b']")).toEqual(['a', 'b']);
     expect(missingVariableNames('needs ["a"].')).toEqual(['a']);
+    expect(missingVariableNames("Missing: ['user_goal']")).toEqual([
+      'user_goal'
+    ]);
+    expect(missingVariableNames("缺少必需变量: ['problem_name'] 。")).toEqual([
+      'problem_name'
+    ]);
+    expect(missingVariableNames("needs ['a', 'b',]")).toEqual(['a', 'b']);
     expect(missingVariableNames('no list [here]')).toBeNull();
+    expect(missingVariableNames('an empty list []')).toBeNull();
+    expect(missingVariableNames("['a'] and more")).toBeNull();
+    // Names the server keeps variables under, not paths or phrases.
+    expect(missingVariableNames("is missing ['effect.current']")).toBeNull();
+    expect(missingVariableNames("['two words']")).toBeNull();
     expect(missingVariableNames('plain text')).toBeNull();
     expect(fullStepIndex('c', 'c_s')).toBe('c_s');
     expect(fullStepIndex('c', 's')).toBe('c_s');
+  });
+
+  it('reads a 10 kB adversarial answer to its end instead of backtracking without bound', () => {
+    // Each quoted item followed by two spaces tripled the old pattern's work: 95 characters took 3 s.
+    const items = "'a'  ".repeat(2000);
+    const started = performance.now();
+    expect(missingVariableNames(`Missing: [${items}x`)).toBeNull();
+    expect(missingVariableNames(`Missing: [${items}]x`)).toBeNull();
+    expect(
+      missingVariableNames(`Missing: [${"'a', ".repeat(2000)}'b']`)
+    ).toHaveLength(2001);
+    // A bound far above a linear scan's few milliseconds; the speed itself is measured in bench/.
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });

@@ -1,0 +1,97 @@
+"""Reading what a model wrote: JSON where it kept to the schema, tolerantly where it did not (a fenced
+block, text around the object), and string fields as soon as they are complete in a stream."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_DECODER = json.JSONDecoder()
+
+
+class AnswerUnreadable(ValueError):
+    """The model's answer holds no JSON object of the expected shape."""
+
+
+def first_object(text: str) -> dict[str, Any]:
+    """The first JSON object in `text`: the whole text, a ```json fence, or an object amid other words."""
+    stripped = text.strip()
+    candidates = [stripped]
+    fence = stripped.find("```")
+    if fence >= 0:
+        body = stripped[fence + 3 :]
+        newline = body.find("\n")
+        if newline >= 0 and body[:newline].strip().isalnum():
+            body = body[newline + 1 :]
+        end = body.find("```")
+        candidates.append(body[:end] if end >= 0 else body)
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    # Scan for an opening brace that starts a whole object (linear in practice: each attempt stops at its
+    # first error, and the number of braces bounds the attempts).
+    start = stripped.find("{")
+    attempts = 0
+    while start >= 0 and attempts < 200:
+        attempts += 1
+        try:
+            value, _end = _DECODER.raw_decode(stripped, start)
+        except ValueError:
+            start = stripped.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = stripped.find("{", start + 1)
+    preview = " ".join(stripped.split())[:160]
+    raise AnswerUnreadable(f"no JSON object in the answer ({preview!r})" if preview else "the answer is empty")
+
+
+def complete_string_field(text: str, name: str) -> str | None:
+    """The value of `"name": "…"` in a JSON text still being written, once its closing quote has arrived."""
+    key = f'"{name}"'
+    position = text.find(key)
+    while position >= 0:
+        index = position + len(key)
+        while index < len(text) and text[index] in " \t\r\n":
+            index += 1
+        if index < len(text) and text[index] == ":":
+            index += 1
+            while index < len(text) and text[index] in " \t\r\n":
+                index += 1
+            if index >= len(text):
+                return None
+            if text[index] != '"':
+                return None
+            try:
+                value, _end = _DECODER.raw_decode(text, index)
+            except ValueError:
+                return None
+            return value if isinstance(value, str) else None
+        position = text.find(key, position + 1)
+    return None
+
+
+def string_field(answer: dict[str, Any], *names: str) -> str:
+    """The first non-empty string among `names` (models rename fields: `code`, `python`, …)."""
+    for name in names:
+        value = answer.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and all(isinstance(line, str) for line in value) and value:
+            return "\n".join(value)
+    return ""
+
+
+def unfence(code: str) -> str:
+    """Code without a surrounding ``` fence (a model often adds one inside the JSON string)."""
+    text = code.strip()
+    if text.startswith("```"):
+        newline = text.find("\n")
+        text = text[newline + 1 :] if newline >= 0 else ""
+        if text.rstrip().endswith("```"):
+            text = text.rstrip()[:-3]
+    return text.strip("\n")

@@ -1,0 +1,341 @@
+"""One model request through the official `openai` SDK (Chat Completions, streamed), and what can go wrong
+with it, in words a user can act on."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .settings import ModelSettings, ResponseFormat, display_base_url
+
+# What a request is sent with when the endpoint needs no key (llama.cpp, vLLM, Ollama): the SDK wants one.
+NO_KEY = "no-key"
+# A response_format the endpoint refused is not asked again for that endpoint and model.
+FORMAT_ORDER: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none")
+
+
+class ModelError(Exception):
+    """A model request that failed: `status` is the planner's HTTP answer for it, `message` the user's text."""
+
+    def __init__(self, kind: str, message: str, status: int, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    response_format: ResponseFormat
+    # True when the endpoint sent no token counts and they were estimated from the text.
+    estimated: bool = False
+
+
+# Called with the text received so far, each time the stream brings more.
+OnText = Callable[[str], Awaitable[None] | None]
+
+
+class ModelClient(Protocol):
+    async def complete(
+        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, on_text: OnText | None = None
+    ) -> Completion: ...
+
+
+def response_format_of(kind: ResponseFormat, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The `response_format` parameter for one way of asking for JSON."""
+    if schema is None or kind == "none":
+        return None
+    if kind == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": False}}
+    # llama.cpp's Python server constrains its grammar to `schema`; others ignore the extra field.
+    return {"type": "json_object", "schema": schema}
+
+
+def _formats_refused(error: Exception) -> bool:
+    text = str(getattr(error, "message", "") or error).lower()
+    return "response_format" in text or "json_schema" in text or "schema" in text or "grammar" in text
+
+
+class OpenAIModel:
+    """A model on an OpenAI-compatible endpoint."""
+
+    # Per endpoint and model: the response_format the endpoint took (auto mode).
+    _learned: dict[tuple[str, str], ResponseFormat] = {}
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        model: str,
+        *,
+        request_timeout: float = 300.0,
+        stall_timeout: float = 60.0,
+        max_completion_tokens: int = 1200,
+        temperature: float = 0.2,
+        on_start: Callable[[], None] | None = None,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.model = model
+        self.request_timeout = request_timeout
+        self.stall_timeout = stall_timeout
+        self.max_completion_tokens = max_completion_tokens
+        self.temperature = temperature
+        self.on_start = on_start
+        self.on_end = on_end
+
+    def _client(self) -> Any:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(
+            base_url=self.settings.base_url,
+            api_key=self.settings.api_key or NO_KEY,
+            # Retries are the planner's decision (a user's Retry), never hidden in the SDK.
+            max_retries=0,
+            timeout=None,
+        )
+
+    def _formats(self) -> tuple[ResponseFormat, ...]:
+        configured = self.settings.response_format
+        if configured != "auto":
+            return (configured,)
+        learned = self._learned.get((self.settings.base_url, self.model))
+        if learned:
+            return FORMAT_ORDER[FORMAT_ORDER.index(learned) :]
+        return FORMAT_ORDER
+
+    async def complete(
+        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, on_text: OnText | None = None
+    ) -> Completion:
+        formats = self._formats() if schema is not None else ("none",)
+        last: ModelError | None = None
+        for index, kind in enumerate(formats):
+            try:
+                completion = await self._complete_once(messages, schema, kind, on_text)
+            except ModelError as error:
+                retry_format = (
+                    error.kind == "refused_format" and index + 1 < len(formats) and self.settings.response_format == "auto"
+                )
+                if retry_format:
+                    last = error
+                    continue
+                raise
+            if self.settings.response_format == "auto" and schema is not None:
+                # Only an answer asked with a schema says which format the endpoint takes.
+                self._learned[(self.settings.base_url, self.model)] = kind
+            return completion
+        assert last is not None
+        raise last
+
+    async def _complete_once(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any] | None,
+        kind: ResponseFormat,
+        on_text: OnText | None,
+    ) -> Completion:
+        start = time.monotonic()
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "temperature": self.temperature,
+            "max_tokens": self.max_completion_tokens,
+        }
+        response_format = response_format_of(kind, schema)
+        if response_format is not None:
+            arguments["response_format"] = response_format
+        client = self._client()
+        if self.on_start:
+            self.on_start()
+        try:
+            coroutine = self._stream(client, arguments, on_text, kind, start)
+            if self.request_timeout > 0:
+                try:
+                    return await asyncio.wait_for(coroutine, self.request_timeout)
+                except asyncio.TimeoutError as error:
+                    raise ModelError(
+                        "timeout",
+                        f"The model {self.model} did not finish within {self.request_timeout:g} s "
+                        "(c.LLMPlanner.request_timeout); Retry, or ask for a faster model.",
+                        504,
+                    ) from error
+            return await coroutine
+        finally:
+            if self.on_end:
+                self.on_end()
+            await client.close()
+
+    async def _stream(
+        self,
+        client: Any,
+        arguments: dict[str, Any],
+        on_text: OnText | None,
+        kind: ResponseFormat,
+        start: float,
+    ) -> Completion:
+        import openai
+
+        text = ""
+        prompt_tokens = completion_tokens = 0
+        try:
+            stream = await client.chat.completions.create(**arguments)
+            iterator = stream.__aiter__()
+            try:
+                while True:
+                    try:
+                        if self.stall_timeout > 0:
+                            chunk = await asyncio.wait_for(iterator.__anext__(), self.stall_timeout)
+                        else:
+                            chunk = await iterator.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except asyncio.TimeoutError as error:
+                        raise ModelError(
+                            "stalled",
+                            f"The model {self.model} stopped sending for {self.stall_timeout:g} s "
+                            "(c.LLMPlanner.stall_timeout); Retry.",
+                            504,
+                        ) from error
+                    usage = getattr(chunk, "usage", None)
+                    if usage is not None:
+                        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+                        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+                    for choice in getattr(chunk, "choices", None) or []:
+                        piece = getattr(getattr(choice, "delta", None), "content", None)
+                        if piece:
+                            text += piece
+                            if on_text is not None:
+                                result = on_text(text)
+                                if result is not None:
+                                    await result
+            finally:
+                # Cancelled (Stop) or done: the HTTP request to the model ends here.
+                await stream.close()
+        except ModelError:
+            raise
+        except openai.APIStatusError as error:
+            raise self._status_error(error, kind) from error
+        except openai.APITimeoutError as error:
+            raise ModelError("timeout", f"The model endpoint {self._where()} timed out; Retry.", 504) from error
+        except openai.APIConnectionError as error:
+            cause = error.__cause__ or error.__context__
+            reason = _connection_reason(cause) if cause else "connection failed"
+            raise ModelError(
+                "unreachable",
+                f"The model endpoint {self._where()} cannot be reached ({reason}). Check that it is running, "
+                "and its base URL in LLM Planner Settings (or c.LLMPlanner.base_url).",
+                502,
+            ) from error
+        estimated = False
+        if not prompt_tokens and not completion_tokens:
+            # An endpoint that sends no usage while streaming (llama.cpp's Python server): about four
+            # characters a token, and the usage says it is an estimate.
+            estimated = True
+            prompt_tokens = sum(len(message.get("content", "")) for message in arguments["messages"]) // 4
+            completion_tokens = (len(text) + 3) // 4
+        return Completion(text, prompt_tokens, completion_tokens, time.monotonic() - start, kind, estimated)
+
+    def _where(self) -> str:
+        return display_base_url(self.settings.base_url)
+
+    def _status_error(self, error: Any, kind: ResponseFormat) -> ModelError:
+        status = int(getattr(error, "status_code", 0) or 0)
+        detail = _detail(error)
+        where = self._where()
+        if status in (401, 403):
+            return ModelError(
+                "auth",
+                f"The model endpoint {where} refused the API key (HTTP {status}{detail}). Set the key in LLM Planner "
+                "Settings (or c.LLMPlanner.api_key / NOTEBOOK_BCC_LLM_API_KEY).",
+                424,
+            )
+        if status == 404:
+            return ModelError(
+                "model",
+                f"The model endpoint {where} has no model {self.model!r} (HTTP 404{detail}). Pick another model, or "
+                "check the base URL (it usually ends in /v1).",
+                424,
+            )
+        if status == 429:
+            retry_after = _retry_after(error)
+            when = f"; retry after {retry_after:g} s" if retry_after is not None else ""
+            return ModelError(
+                "rate_limited",
+                f"The model endpoint {where} is limiting requests (HTTP 429{detail}){when}.",
+                429,
+                retry_after,
+            )
+        # llama.cpp's Python server refuses a json_schema format with HTTP 500 (its validation error), others 400.
+        if status in (400, 422, 500) and kind != "none" and _formats_refused(error):
+            return ModelError("refused_format", f"The endpoint refused response_format {kind} (HTTP {status}{detail})", 424)
+        text = detail.lower()
+        if status in (400, 413, 422) and ("context" in text or "too long" in text or "maximum" in text or "tokens" in text):
+            return ModelError(
+                "context",
+                f"The request is too long for the model {self.model!r} (HTTP {status}{detail}). Lower the planner's "
+                "context (Settings > Notebook-BCC > max context length) or pick a model with a longer context.",
+                424,
+            )
+        return ModelError(
+            "http",
+            f"The model endpoint {where} answered HTTP {status}{detail}.",
+            502 if status >= 500 else 424,
+        )
+
+
+def _detail(error: Any) -> str:
+    message = getattr(error, "message", "") or ""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            message = inner["message"]
+        elif isinstance(body.get("detail"), str):
+            message = body["detail"]
+    message = " ".join(str(message).split())
+    return f": {message[:300]}" if message else ""
+
+
+def _retry_after(error: Any) -> float | None:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _connection_reason(error: BaseException) -> str:
+    """The deepest cause that says something: httpx wraps the socket's error in its own words."""
+    causes: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(causes) < 8:
+        causes.append(current)
+        current = current.__cause__ or current.__context__
+    for cause in causes:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "host not found"
+    text = " ".join(str(cause) for cause in causes).lower()
+    if "refused" in text:
+        return "connection refused"
+    if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+        return "host not found"
+    if "timed out" in text or "timeout" in text:
+        return "connection timed out"
+    last = causes[-1]
+    return str(last).split("\n")[0][:200] or type(last).__name__

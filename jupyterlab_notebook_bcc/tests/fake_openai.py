@@ -1,0 +1,133 @@
+"""A small OpenAI-compatible Chat Completions server for the LLM planner's unit tests (a test double: the
+end-to-end tests use a real model served by llama.cpp). It streams scripted answers as server-sent events,
+in chunks, and records what each request asked."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text streamed in `pieces`, or an HTTP error."""
+
+    text: str = ""
+    status: int = 200
+    error: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+    # Seconds to wait before each piece; a long one makes a stalled stream.
+    delay: float = 0.0
+    pieces: int = 4
+    # Sent before the stream stops sending (a stream that stalls after its first pieces).
+    stall_after: int | None = None
+    # False: no usage chunk, as llama.cpp's Python server streams.
+    usage: bool = True
+
+
+Script = Callable[[dict[str, Any]], Reply]
+
+
+class FakeOpenAI:
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.closed_early = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                fake.requests.append(body)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                reply = fake.script(body)
+                if reply.status != 200:
+                    payload = json.dumps({"error": {"message": reply.error, "type": "test"}}).encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    for index, piece in enumerate(_split(reply.text, reply.pieces)):
+                        if reply.stall_after is not None and index >= reply.stall_after:
+                            time.sleep(30)
+                            return
+                        if reply.delay:
+                            time.sleep(reply.delay)
+                        self._event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+                    self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    if reply.usage:
+                        self._event({"choices": [], "usage": {"prompt_tokens": reply.prompt_tokens,
+                                     "completion_tokens": reply.completion_tokens,
+                                     "total_tokens": reply.prompt_tokens + reply.completion_tokens}})
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    fake.closed_early.set()
+
+            def _event(self, chunk: dict[str, Any]) -> None:
+                data = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "fake", **chunk}
+                self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def user_prompts(self) -> Iterator[str]:
+        for request in self.requests:
+            yield "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
+
+
+def _split(text: str, pieces: int) -> list[str]:
+    if not text:
+        return []
+    size = max(1, -(-len(text) // max(1, pieces)))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def cell(explanation: str, code: str) -> str:
+    return json.dumps({"explanation": explanation, "code": code})
+
+
+def plan(*steps: tuple[str, list[str]]) -> str:
+    return json.dumps({
+        "title": "Sales by region",
+        "stages": [{"name": "Analysis", "steps": [
+            {"name": name, "goal": f"Compute {name}", "expected_variables": expected} for name, expected in steps
+        ]}],
+    })
