@@ -104,7 +104,8 @@ $(LLM_VENV)/.installed:
 ## LLM planner on the local Gemma 3 270M, or on your endpoint: BCC_EVAL_BASE_URL, BCC_EVAL_MODEL and
 ## NOTEBOOK_BCC_LLM_API_KEY. Prints accuracy, tokens and time per task and in total. Not part of `make test`.
 eval: build llm-venv
-	cd ui-tests && npx playwright test -c playwright.eval.config.js
+	rm -f ui-tests/eval-results/eval.jsonl
+	cd ui-tests && npx playwright test -c playwright.eval.config.js; status=$$?; node eval/summary.js; exit $$status
 
 ## bench: the figures of the Performance section, side by side in one run, in one table
 ## (bench/results/bench.json); on the production build, which the bundle figure is about

@@ -48,6 +48,7 @@ interface ISizes {
   longRunPerBehavior: number;
   relayLines: number;
   relayRounds: number;
+  llmRuns: number;
 }
 
 const FULL: ISizes = {
@@ -69,7 +70,8 @@ const FULL: ISizes = {
   longRunWindow: 1000,
   longRunPerBehavior: 100,
   relayLines: 200,
-  relayRounds: 5
+  relayRounds: 5,
+  llmRuns: 20
 };
 
 /** Small enough for the test command (`make test` runs it): proves each figure runs, in under 2 minutes. */
@@ -92,12 +94,13 @@ const SHORT: ISizes = {
   longRunWindow: 30,
   longRunPerBehavior: 20,
   relayLines: 30,
-  relayRounds: 1
+  relayRounds: 1,
+  llmRuns: 2
 };
 
 /** The short run leaves out the figures that need servers of their own (7) or repeat another (9). */
 const SHORT_FIGURES = '1,2,3,4,5,6,8,10';
-const ALL_FIGURES = '1,2,3,4,5,6,7,8,9,10';
+const ALL_FIGURES = '1,2,3,4,5,6,7,8,9,10,11';
 
 interface IResults {
   mode: 'full' | 'short';
@@ -114,6 +117,7 @@ interface IResults {
   saving?: ISavingResult;
   longRun?: ILongRunResult;
   relay?: IRelayResult;
+  llm?: ILlmPlannerResult;
   durationSeconds: number;
 }
 
@@ -161,6 +165,43 @@ function relayBenchmark(
   };
 }
 
+/** What bench/llm_planner.py writes with --json. */
+interface ILlmPlannerResult {
+  runs: number;
+  requests: number;
+  own_ms: { p50: number; p95: number };
+  first_cell_ms: { p50: number; p95: number };
+  target: number;
+  met: boolean;
+  method: string;
+}
+
+const LLM_METHOD =
+  "bench/llm_planner.py: whole runs of the LLM planner's service with an in-process model that answers " +
+  "at once; the figure is the service's own time per request (planning and generating), and the time " +
+  "from the model's stream completing a behavior's first cell to that cell's line being written.";
+
+function llmPlannerBenchmark(runs: number, file: string): ILlmPlannerResult {
+  execFileSync(
+    'python',
+    [
+      path.join(REPO_ROOT, 'bench/llm_planner.py'),
+      '--runs',
+      String(runs),
+      '--json',
+      file
+    ],
+    { stdio: 'inherit' }
+  );
+  const figures = JSON.parse(readFileSync(file, 'utf8')) as ILlmPlannerResult;
+  return {
+    ...figures,
+    target: 50,
+    met: figures.own_ms.p95 <= 50,
+    method: LLM_METHOD
+  };
+}
+
 function kb(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KB`;
 }
@@ -172,7 +213,7 @@ function mb(bytes: number): string {
 function table(results: IResults): string {
   const rows: string[][] = [['#', 'figure', 'measured', 'target', 'met']];
   const { apply, exec, variables, observation, memory } = results;
-  const { bundle, startup, saving, longRun, relay } = results;
+  const { bundle, startup, saving, longRun, relay, llm } = results;
   if (apply) {
     rows.push([
       '1',
@@ -269,6 +310,15 @@ function table(results: IResults): string {
       `added p95 ${relay.added_ms.p95.toFixed(2)} ms, p50 ${relay.added_ms.p50.toFixed(2)} ms (relayed p95 ${relay.relayed_ms.p95.toFixed(2)} ms, direct ${relay.direct_ms.p95.toFixed(2)} ms)`,
       `<= ${relay.target} ms`,
       relay.met ? 'yes' : 'NO'
+    ]);
+  }
+  if (llm) {
+    rows.push([
+      '11',
+      `LLM planner ${llm.requests} requests`,
+      `own time p95 ${llm.own_ms.p95.toFixed(2)} ms, p50 ${llm.own_ms.p50.toFixed(2)} ms; first cell written ${llm.first_cell_ms.p95.toFixed(2)} ms (p95) after the model completed it`,
+      `<= ${llm.target} ms`,
+      llm.met ? 'yes' : 'NO'
     ]);
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map(r => r[c].length)));
@@ -439,6 +489,13 @@ async function main(): Promise<void> {
       await lab.stop();
     }
   }
+  if (only.has('11')) {
+    log(`11. LLM planner: ${sizes.llmRuns} runs`);
+    results.llm = llmPlannerBenchmark(
+      sizes.llmRuns,
+      path.join(workDir, 'llm.json')
+    );
+  }
   if (only.has('10')) {
     log(`10. relay: ${sizes.relayLines} lines x ${sizes.relayRounds} rounds`);
     results.relay = relayBenchmark(
@@ -473,7 +530,8 @@ async function main(): Promise<void> {
     ['7', results.startup],
     ['8', results.saving],
     ['9', results.longRun],
-    ['10', results.relay]
+    ['10', results.relay],
+    ['11', results.llm]
   ] as const) {
     if (figure) {
       console.log(`${n}. ${figure.method}`);

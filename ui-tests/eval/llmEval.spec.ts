@@ -13,6 +13,7 @@ import {
   newNotebook,
   panel,
   startRun,
+  stateLine,
   test,
   waitForEnd
 } from '../tests/helpers';
@@ -34,7 +35,9 @@ interface IResult {
   seconds: number;
 }
 
-const results: IResult[] = [];
+// One line per task, read by eval/summary.js: a failed task restarts Playwright's worker, so nothing is
+// kept in memory across tasks.
+const LOG = path.join(RESULTS, 'eval.jsonl');
 
 /** The kernel's `answer` as JSON text, or null when the run left none. */
 async function kernelAnswer(page: Page): Promise<string | null> {
@@ -79,7 +82,11 @@ async function kernelAnswer(page: Page): Promise<string | null> {
   });
 }
 
-test.describe.serial('make eval', () => {
+test.describe('make eval', () => {
+  test.beforeAll(() => {
+    fs.mkdirSync(RESULTS, { recursive: true });
+  });
+
   test.beforeEach(async ({ page }) => {
     await installProbe(page);
   });
@@ -95,6 +102,7 @@ test.describe.serial('make eval', () => {
       await newNotebook(page, `${task.id}.ipynb`);
       const start = Date.now();
       await startRun(page, task.question, { dataFiles: ['sales.csv'] });
+      await expect(stateLine(page)).toHaveAttribute('data-running', 'true');
       const end = await waitForEnd(
         page,
         `${tmpPath}/${task.id}.ipynb`,
@@ -105,7 +113,7 @@ test.describe.serial('make eval', () => {
       const usage = panel(page).locator('.jp-bcc-usage');
       const tokens = async (name: string) =>
         (await usage.count()) ? Number(await usage.getAttribute(name)) || 0 : 0;
-      results.push({
+      const result: IResult = {
         id: task.id,
         expected: task.expected,
         answer,
@@ -114,45 +122,8 @@ test.describe.serial('make eval', () => {
         promptTokens: await tokens('data-run-prompt-tokens'),
         completionTokens: await tokens('data-run-completion-tokens'),
         seconds
-      });
-      expect(end.running).toBe(false);
+      };
+      fs.appendFileSync(LOG, JSON.stringify(result) + '\n');
     });
   }
-
-  test.afterAll(() => {
-    const correct = results.filter(r => r.correct).length;
-    const total = {
-      tasks: results.length,
-      correct,
-      accuracy: results.length ? correct / results.length : 0,
-      promptTokens: results.reduce((s, r) => s + r.promptTokens, 0),
-      completionTokens: results.reduce((s, r) => s + r.completionTokens, 0),
-      seconds: results.reduce((s, r) => s + r.seconds, 0),
-      model: process.env.BCC_EVAL_MODEL || 'gemma-3-270m (local llama.cpp)'
-    };
-    const lines = [
-      'task                     | ok | answer               | expected             | prompt | compl. | seconds | state',
-      ...results.map(r =>
-        [
-          r.id.padEnd(24),
-          (r.correct ? 'ok' : '--').padEnd(2),
-          String(r.answer).slice(0, 20).padEnd(20),
-          String(r.expected).slice(0, 20).padEnd(20),
-          String(r.promptTokens).padStart(6),
-          String(r.completionTokens).padStart(6),
-          r.seconds.toFixed(0).padStart(7),
-          r.state
-        ].join(' | ')
-      ),
-      `accuracy ${correct}/${results.length} (${(100 * total.accuracy).toFixed(0)} %), ` +
-        `${total.promptTokens} prompt + ${total.completionTokens} completion tokens, ` +
-        `${total.seconds.toFixed(0)} s, model ${total.model}`
-    ];
-    console.log(lines.join('\n'));
-    fs.mkdirSync(RESULTS, { recursive: true });
-    fs.writeFileSync(
-      path.join(RESULTS, 'eval.json'),
-      JSON.stringify({ total, results }, null, 2)
-    );
-  });
 });
