@@ -8,6 +8,7 @@
  */
 import { galata } from '@jupyterlab/galata';
 import type { Page } from '@playwright/test';
+import * as fs from 'fs';
 import * as path from 'path';
 import {
   cellSources,
@@ -75,6 +76,24 @@ async function saveSettings(page: Page, endpoint: string, key: string) {
   const dialog = await fillSettings(page, endpoint, key);
   await dialog.getByRole('button', { name: 'Save' }).click();
   await expect(dialog).toBeHidden();
+}
+
+/** How many code cells of the active notebook have run (an execution count). */
+async function executedCodeCells(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const widget = window.jupyterapp.shell.currentWidget as unknown as {
+      content: {
+        model: {
+          sharedModel: {
+            cells: { cell_type: string; execution_count?: number | null }[];
+          };
+        };
+      };
+    };
+    return widget.content.model.sharedModel.cells.filter(
+      cell => cell.cell_type === 'code' && cell.execution_count
+    ).length;
+  });
 }
 
 async function modelRequests(page: Page): Promise<number> {
@@ -181,21 +200,25 @@ test.describe.serial('LLM planner on a real model', () => {
     await page.screenshot({
       path: path.join(SCREENSHOTS, 'llm-run-finished.png')
     });
+    // The run trace, exported beside the notebook, kept for the record (not committed).
+    await command(page, 'notebook-bcc:export-trace');
+    const traceUrl = `api/contents/${tmpPath}/llm.bcc-trace.jsonl?content=1&type=file`;
+    await expect
+      .poll(async () => (await page.request.get(traceUrl)).status(), {
+        timeout: 30000
+      })
+      .toBe(200);
+    const trace = (await (await page.request.get(traceUrl)).json()) as {
+      content: string;
+    };
+    expect(trace.content).toContain('generating');
+    expect(trace.content).not.toContain(LLM_KEY);
+    fs.writeFileSync(
+      path.join(SCREENSHOTS, 'llm-run.bcc-trace.jsonl'),
+      trace.content
+    );
     // The model's own cells ran in the kernel: a code cell after the load cell was executed.
-    const executed = await page.evaluate(() => {
-      const widget = window.jupyterapp.shell.currentWidget as unknown as {
-        content: {
-          model: {
-            sharedModel: {
-              cells: { cell_type: string; execution_count?: number | null }[];
-            };
-          };
-        };
-      };
-      return widget.content.model.sharedModel.cells.filter(
-        cell => cell.cell_type === 'code' && cell.execution_count
-      ).length;
-    });
+    const executed = await executedCodeCells(page);
     expect(executed).toBeGreaterThanOrEqual(2);
   });
 
@@ -285,21 +308,6 @@ test.describe.serial('LLM planner on a real model', () => {
     const approval = page.locator('.jp-Dialog', {
       has: page.locator('.jp-bcc-approval-code')
     });
-    const executedCells = () =>
-      page.evaluate(() => {
-        const widget = window.jupyterapp.shell.currentWidget as unknown as {
-          content: {
-            model: {
-              sharedModel: {
-                cells: { cell_type: string; execution_count?: number | null }[];
-              };
-            };
-          };
-        };
-        return widget.content.model.sharedModel.cells.filter(
-          cell => cell.cell_type === 'code' && cell.execution_count
-        ).length;
-      });
     let approved = 0;
     for (;;) {
       await expect(approval).toBeVisible({ timeout: 240000 });
@@ -307,7 +315,7 @@ test.describe.serial('LLM planner on a real model', () => {
         await approval.locator('.jp-bcc-approval-code').allTextContents()
       ).join('\n');
       // Only what the user approved has run so far.
-      expect(await executedCells()).toBe(approved);
+      expect(await executedCodeCells(page)).toBe(approved);
       if (code.includes('pd.read_csv')) {
         await approval
           .getByRole('button', { name: 'Run', exact: true })
@@ -328,7 +336,7 @@ test.describe.serial('LLM planner on a real model', () => {
     await expect(stateLine(page)).toHaveText(/^Stopped at step /, {
       timeout: 60000
     });
-    expect(await executedCells()).toBe(1);
+    expect(await executedCodeCells(page)).toBe(1);
     await configure(page, { interactive: false });
   });
 });
