@@ -160,6 +160,12 @@ function setup(
 }
 
 describe('addCommands', () => {
+  // The dialogs live in the runtime chunk; its first load compiles much of the package, which on a busy
+  // machine takes longer than one test's 5 s. Load it once, with its own time limit.
+  beforeAll(async () => {
+    await loadRuntime();
+  }, 120000);
+
   it('adds every run command', () => {
     const { commands } = setup();
     for (const id of RUN_COMMANDS) {
