@@ -23,6 +23,8 @@ const ROWS = salesRows();
 const TASKS = evalTasks(ROWS);
 const RESULTS = path.resolve(__dirname, '../eval-results');
 const LIMIT = Number(process.env.BCC_EVAL_TASKS || TASKS.length);
+// Resume an interrupted evaluation from task N (0-based); results are appended to eval.jsonl.
+const FROM = Number(process.env.BCC_EVAL_FROM || 0);
 
 interface IResult {
   id: string;
@@ -91,7 +93,7 @@ test.describe('make eval', () => {
     await installProbe(page);
   });
 
-  for (const task of TASKS.slice(0, LIMIT)) {
+  for (const task of TASKS.slice(FROM, LIMIT)) {
     test(task.id, async ({ page, tmpPath }) => {
       test.setTimeout(15 * 60 * 1000);
       await page.contents.uploadContent(
