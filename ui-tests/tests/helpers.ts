@@ -260,8 +260,11 @@ export async function command(
   id: string,
   args: ReadonlyPartialJSONObject = {}
 ): Promise<void> {
+  // A command may resolve with a widget, which Playwright cannot send back: return nothing.
   await page.evaluate(
-    ({ id, args }) => window.jupyterapp.commands.execute(id, args),
+    async ({ id, args }) => {
+      await window.jupyterapp.commands.execute(id, args);
+    },
     { id, args }
   );
 }

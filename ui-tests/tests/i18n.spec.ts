@@ -180,11 +180,12 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
     await speakChinese(page);
 
     // The settings' titles and descriptions, translated in the page (docs/translations.md#settings).
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('settingeditor:open', {
+    // The command resolves with the editor widget, which Playwright cannot send back: return nothing.
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('settingeditor:open', {
         query: 'Notebook-BCC'
-      })
-    );
+      });
+    });
     await page.locator(`.jp-PluginList-entry[data-id="${PLUGIN}"]`).click();
     const form = page.locator('.jp-SettingsPanel');
     await expect(form).toContainText(
