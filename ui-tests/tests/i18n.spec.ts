@@ -54,17 +54,15 @@ test.describe('Simplified Chinese', () => {
     await uploadHousing(page, tmpPath);
     await speakChinese(page);
 
-    await page.evaluate(
-      async cwd =>
-        window.jupyterapp.commands.execute('notebook:create-new', {
-          cwd,
-          kernelName: 'python3'
-        }),
-      tmpPath
-    );
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('notebook-bcc:open')
-    );
+    await page.evaluate(async cwd => {
+      await window.jupyterapp.commands.execute('notebook:create-new', {
+        cwd,
+        kernelName: 'python3'
+      });
+    }, tmpPath);
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('notebook-bcc:open');
+    });
     await expect(panel(page)).toBeVisible();
     await expect(stateLine(page)).toHaveText('未开始');
 
@@ -202,14 +200,12 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
     });
 
     // The toolbar button and the keyboard shortcuts still come from the extension's schemas.
-    await page.evaluate(
-      async cwd =>
-        window.jupyterapp.commands.execute('notebook:create-new', {
-          cwd,
-          kernelName: 'python3'
-        }),
-      tmpPath
-    );
+    await page.evaluate(async cwd => {
+      await window.jupyterapp.commands.execute('notebook:create-new', {
+        cwd,
+        kernelName: 'python3'
+      });
+    }, tmpPath);
     await expect(
       page.locator(
         '.jp-NotebookPanel-toolbar [data-command="notebook-bcc:run"]'
@@ -260,9 +256,12 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
       })
     ).toHaveCount(1, { timeout: 30000 });
     // The notifications (Test connection, the failed run) would cover the panel.
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('apputils:dismiss-notification', {})
-    );
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute(
+        'apputils:dismiss-notification',
+        {}
+      );
+    });
     await expect(toast).toHaveCount(0);
     await capturePanel(page, testInfo, 'zh-panel-planner-unreachable');
   });
