@@ -142,15 +142,10 @@ class RelayHandler(APIHandler):
         query = planner_query(self.request.query)
         if query:
             url += "?" + query
-        headers = httputil.HTTPHeaders()
-        for name in FORWARDED_REQUEST_HEADERS:
-            value = self.request.headers.get(name)
-            if value is not None:
-                headers[name] = value
+        headers, body = self._forwarded()
         headers["User-Agent"] = f"jupyterlab-notebook-bcc-relay/{__version__}"
         if target.token:
             headers["Authorization"] = f"Bearer {target.token}"
-        body = self.request.body if self.request.method == "POST" else None
         self.upstream = PlannerRequest(
             url,
             self.request.method or "GET",
@@ -202,16 +197,20 @@ class RelayHandler(APIHandler):
             return
         self.finish()
 
-    async def _relay_local(self, path: str, target: PlannerTarget) -> None:
-        """The LLM planner in this process answers, through the same sink as a planner over HTTP."""
-        from .llm_planner import LocalPlannerRequest
-
+    def _forwarded(self) -> tuple[httputil.HTTPHeaders, bytes | None]:
+        """What of the browser's request reaches a planner: the forwarded headers and a POST's body."""
         headers = httputil.HTTPHeaders()
         for name in FORWARDED_REQUEST_HEADERS:
             value = self.request.headers.get(name)
             if value is not None:
                 headers[name] = value
-        body = self.request.body if self.request.method == "POST" else None
+        return headers, self.request.body if self.request.method == "POST" else None
+
+    async def _relay_local(self, path: str, target: PlannerTarget) -> None:
+        """The LLM planner in this process answers, through the same sink as a planner over HTTP."""
+        from .llm_planner import LocalPlannerRequest
+
+        headers, body = self._forwarded()
         user = self.current_user
         name = getattr(user, "username", None) or getattr(user, "name", None) or str(user or "")
         request = LocalPlannerRequest(target.local, path, self.request.method or "GET", headers, body, name)

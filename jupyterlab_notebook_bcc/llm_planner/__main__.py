@@ -17,7 +17,7 @@ from tornado import httputil
 from tornado.iostream import StreamClosedError
 
 from .service import LLMPlannerService
-from .settings import KEY_VARIABLE, LLMPlanner
+from .settings import KEY_VARIABLE, RESPONSE_FORMATS, LLMPlanner
 
 TOKEN_VARIABLE = "NOTEBOOK_BCC_PLANNER_TOKEN"
 
@@ -87,7 +87,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (or NOTEBOOK_BCC_LLM_BASE_URL)")
     parser.add_argument("--models", default=None, help="comma-separated models, the first the default "
                         "(or NOTEBOOK_BCC_LLM_MODELS)")
-    parser.add_argument("--response-format", choices=["auto", "json_schema", "json_object", "none"], default="auto")
+    parser.add_argument("--response-format", choices=RESPONSE_FORMATS, default="auto")
     parser.add_argument("--max-run-tokens", type=int, default=0)
     parser.add_argument("--max-tries-per-step", type=int, default=3)
     parser.add_argument("--request-timeout", type=float, default=300.0)

@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .settings import ModelSettings, ResponseFormat, display_base_url
+from ..config import display_url
+from .settings import ModelSettings, ResponseFormat
 
 # What a request is sent with when the endpoint needs no key (llama.cpp, vLLM, Ollama): the SDK wants one.
 NO_KEY = "no-key"
@@ -246,7 +247,7 @@ class OpenAIModel:
         return Completion(text, prompt_tokens, completion_tokens, time.monotonic() - start, kind, estimated)
 
     def _where(self) -> str:
-        return display_base_url(self.settings.base_url)
+        return display_url(self.settings.base_url)
 
     def _status_error(self, error: Any, kind: ResponseFormat) -> ModelError:
         status = int(getattr(error, "status_code", 0) or 0)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,10 +103,8 @@ class Session:
     usage: Usage = field(default_factory=Usage)
     by_behavior: dict[str, Usage] = field(default_factory=dict)
     behaviors: int = 0
-    notices: list[str] = field(default_factory=list)
     # Behaviors whose answer could not be read, and why: they wrote no cell, so they reach no goal.
     unread: dict[str, str] = field(default_factory=dict)
-    started: float = field(default_factory=time.time)
     model: str = ""
 
     def step(self, step_id: str) -> Step | None:
@@ -164,27 +161,21 @@ class LLMPlannerCore:
         step_id = _text(current.get("step_id"))
         variables = _record(_record(observation.get("context")).get("variables"))
         task = _task(variables)
-        session = self.sessions.get(caller)
         if not stage_id or not step_id or (step_id == LOAD_STEP and not feedback):
             # A run starts (the observation has no location yet): a new session and the first plan.
-            session = Session(model=self._model_name(settings, variables))
-            self.sessions[caller] = session
+            session = self._session(caller, settings, variables, new=True)
             self._event("run_start", caller, session)
-            return await self._first_answer(session, task, variables, settings)
-        if session is None:
-            session = Session(model=self._model_name(settings, variables))
-            self.sessions[caller] = session
+            return self._first_answer(session, task, variables)
+        session = self._session(caller, settings, variables)
         answer: dict[str, Any]
         if not feedback:
             answer = self._continue(session, observation, step_id, "")
         else:
-            answer = await self._judge(session, caller, observation, feedback, step_id, task, variables, settings)
+            answer = self._judge(session, caller, observation, feedback, step_id, variables)
         answer["usage"] = self._usage(session, _text(feedback.get("behavior_id")))
         return answer
 
-    async def _first_answer(
-        self, session: Session, task: str, variables: dict[str, Any], settings: ModelSettings
-    ) -> dict[str, Any]:
+    def _first_answer(self, session: Session, task: str, variables: dict[str, Any]) -> dict[str, Any]:
         files = _data_files(variables)
         session.title = _title(task, files)
         chinese = prompts.is_chinese(task)
@@ -210,16 +201,14 @@ class LLMPlannerCore:
             "context_update": {"progress_update": _focus(focus, step.expected)},
         }
 
-    async def _judge(
+    def _judge(
         self,
         session: Session,
         caller: Caller,
         observation: dict[str, Any],
         feedback: dict[str, Any],
         step_id: str,
-        task: str,
         variables: dict[str, Any],
-        settings: ModelSettings,
     ) -> dict[str, Any]:
         step = self._step(session, observation, step_id)
         effects = _effects(observation, "current")
@@ -299,19 +288,13 @@ class LLMPlannerCore:
             raise PlannerFailure(400, "The request names no current stage and step; the LLM planner answers /planning first.")
         variables = _record(_record(observation.get("context")).get("variables"))
         task = _task(variables)
-        session = self.sessions.get(caller)
-        if session is None:
-            session = Session(model=self._model_name(settings, variables))
-            self.sessions[caller] = session
+        session = self._session(caller, settings, variables)
         self._check_budget(session)
         session.behaviors += 1
         behavior_id = _text(current.get("behavior_id")) or f"behavior_{session.behaviors:03d}"
         iteration = int(current.get("behavior_iteration") or 1)
         step = self._step(session, observation, step_id)
-        lead: list[dict[str, Any]] = [{"error": notice} for notice in session.notices]
-        session.notices.clear()
-        if iteration <= 1:
-            lead += self._headings(session, stage_id, step)
+        lead = self._headings(session, stage_id, step) if iteration <= 1 else []
         if step.id == LOAD_STEP:
             for action in [*lead, *_load_actions(_data_files(variables), task)]:
                 yield action
@@ -418,22 +401,21 @@ class LLMPlannerCore:
                     for heading in lead:
                         yield heading
                 yield action
+            closing: dict[str, Any] | None = None
             try:
                 task_handle.result()
             except ModelError as failure:
                 if not started:
                     raise PlannerFailure(failure.status, failure.message, failure.retry_after) from failure
-                yield {"error": failure.message}
+                closing = {"error": failure.message}
             except AnswerUnreadable as failure:
                 session.unread[behavior_id] = str(failure)
-                if not started:
-                    for heading in lead:
-                        yield heading
-                yield {"error": f"The model's answer could not be read: {failure}"}
-            else:
-                if not started:
-                    for heading in lead:
-                        yield heading
+                closing = {"error": f"The model's answer could not be read: {failure}"}
+            if not started:
+                for heading in lead:
+                    yield heading
+            if closing is not None:
+                yield closing
         finally:
             if not task_handle.done():
                 # Stop: the browser went away; the model request ends with this task.
@@ -548,6 +530,16 @@ class LLMPlannerCore:
         return completion
 
     # --- helpers --------------------------------------------------------------------------------------
+
+    def _session(
+        self, caller: Caller, settings: ModelSettings, variables: dict[str, Any], new: bool = False
+    ) -> Session:
+        """The caller's session: a new one at a run's start, or when the planner has none (a restart)."""
+        session = None if new else self.sessions.get(caller)
+        if session is None:
+            session = Session(model=self._model_name(settings, variables))
+            self.sessions[caller] = session
+        return session
 
     def _settings(self) -> ModelSettings:
         settings = self.settings()

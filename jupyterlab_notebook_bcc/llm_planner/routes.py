@@ -12,7 +12,8 @@ from jupyter_server.utils import url_path_join
 
 from .model import ModelError, OpenAIModel
 from .service import LLMPlannerService
-from .settings import display_base_url, updated, with_overrides
+from ..config import display_url
+from .settings import ModelSettings, updated, with_overrides
 
 TEST_TIMEOUT = 20.0
 
@@ -60,7 +61,7 @@ class SettingsHandler(_Base):
         store.write(settings)
         self.log.info(
             "Notebook-BCC: LLM planner settings saved (%s, models %s, key %s)",
-            display_base_url(settings.base_url), ", ".join(settings.models), "set" if settings.api_key else "not set",
+            display_url(settings.base_url), ", ".join(settings.models), "set" if settings.api_key else "not set",
         )
         self.finish(json.dumps(self._public()))
 
@@ -97,8 +98,6 @@ class ConnectionTestHandler(_Base):
             # The administrator's endpoint is tested as configured: a user cannot aim the server elsewhere.
             body = {}
         if current is None:
-            from .settings import ModelSettings
-
             current = ModelSettings(base_url="", models=(), source="user")
         settings = with_overrides(current, body)
         if not settings.base_url or not settings.model:
@@ -113,7 +112,7 @@ class ConnectionTestHandler(_Base):
             return
         self.finish(json.dumps({
             "ok": True,
-            "message": f"The model {settings.model} answers at {display_base_url(settings.base_url)} "
+            "message": f"The model {settings.model} answers at {display_url(settings.base_url)} "
                        f"({completion.prompt_tokens + completion.completion_tokens} tokens in {completion.seconds:.1f} s).",
         }))
 

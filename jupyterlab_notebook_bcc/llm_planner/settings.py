@@ -20,6 +20,8 @@ from jupyter_core.paths import jupyter_data_dir
 from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 from traitlets.config import Configurable
 
+from ..config import display_url
+
 BASE_URL_VARIABLE = "NOTEBOOK_BCC_LLM_BASE_URL"
 KEY_VARIABLE = "NOTEBOOK_BCC_LLM_API_KEY"
 MODELS_VARIABLE = "NOTEBOOK_BCC_LLM_MODELS"
@@ -28,6 +30,7 @@ USER_FILE = Path("notebook_bcc") / "llm_planner.json"
 
 Source = Literal["server", "user", "none"]
 ResponseFormat = Literal["auto", "json_schema", "json_object", "none"]
+RESPONSE_FORMATS: tuple[ResponseFormat, ...] = ("auto", "json_schema", "json_object", "none")
 
 
 class LLMPlanner(Configurable):
@@ -58,7 +61,7 @@ class LLMPlanner(Configurable):
     ).tag(config=True)
 
     response_format = Enum(
-        ["auto", "json_schema", "json_object", "none"],
+        list(RESPONSE_FORMATS),
         default_value="auto",
         help=(
             "How structured output is asked for: json_schema (OpenAI, vLLM, Ollama), json_object with a schema "
@@ -138,22 +141,11 @@ class ModelSettings:
         return {
             "source": self.source if self.configured else "none",
             "readonly": self.source == "server",
-            "base_url": display_base_url(self.base_url),
+            "base_url": display_url(self.base_url),
             "model": self.model,
             "models": list(self.models),
             "api_key_set": bool(self.api_key),
         }
-
-
-def display_base_url(url: str) -> str:
-    """The URL without a `user:password@` part."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
 
 
 def base_url_problem(url: str) -> str:
@@ -212,7 +204,7 @@ class UserStore:
             models=tuple(m.strip() for m in models if isinstance(m, str) and m.strip()),
             source="user",
             api_key=key if isinstance(key, str) else "",
-            response_format=response_format if response_format in ("auto", "json_schema", "json_object", "none") else "auto",
+            response_format=response_format if response_format in RESPONSE_FORMATS else "auto",
         )
 
     def write(self, settings: ModelSettings) -> None:
@@ -265,7 +257,7 @@ def updated(current: ModelSettings | None, body: dict[str, Any]) -> ModelSetting
     else:
         raise ValueError("api_key must be a string")
     response_format = body.get("response_format", current.response_format if current else "auto")
-    if response_format not in ("auto", "json_schema", "json_object", "none"):
+    if response_format not in RESPONSE_FORMATS:
         raise ValueError("response_format must be auto, json_schema, json_object or none")
     return ModelSettings(base_url=base_url, models=tuple(models), source="user", api_key=api_key,
                          response_format=response_format)

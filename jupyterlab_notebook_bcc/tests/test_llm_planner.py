@@ -20,7 +20,7 @@ import pytest
 from tornado import httputil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from jupyterlab_notebook_bcc.llm_planner import LLMPlanner, LLMPlannerService, UserStore
+from jupyterlab_notebook_bcc.llm_planner import LLMPlanner, LLMPlannerService
 from jupyterlab_notebook_bcc.llm_planner.answers import AnswerUnreadable, complete_string_field, first_object
 from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP, PLAN_STEP, REPORT_STEP, _numbers_not_in
 from jupyterlab_notebook_bcc.llm_planner.prompts import is_chinese
