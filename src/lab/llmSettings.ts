@@ -10,8 +10,11 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 export const LLM_SETTINGS_ROUTE = 'notebook-bcc/llm/settings';
 export const LLM_TEST_ROUTE = 'notebook-bcc/llm/test';
-/** The relay's config, whose `llm` names the models a run may pick. */
-export const LLM_CONFIG_ROUTE = 'notebook-bcc/config';
+/**
+ * What the server says about the planner it relays to (never the token), under its base URL; its `llm`
+ * names the models a run may pick. Defined here, in a module loaded at startup, for the relay transport too.
+ */
+export const CONFIG_ROUTE = 'notebook-bcc/config';
 
 /** What the server holds (`GET notebook-bcc/llm/settings`); never the key itself. */
 export interface ILlmSettings {
@@ -167,7 +170,7 @@ export class LlmSettingsService {
   /** The models a run may pick, or null when the relay serves no LLM planner (or cannot say). */
   async choice(): Promise<ILlmChoice | null> {
     try {
-      const config = await this._json(LLM_CONFIG_ROUTE, 'GET');
+      const config = await this._json(CONFIG_ROUTE, 'GET');
       return isRecord(config) ? readLlmChoice(config.llm) : null;
     } catch (reason) {
       console.debug('Notebook-BCC: the LLM planner config is unknown', reason);

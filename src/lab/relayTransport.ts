@@ -27,12 +27,11 @@ import {
   deferredTransport,
   loadBuiltinPlanner
 } from './builtinPlanner';
-import { readLlmChoice } from './llmSettings';
+import { CONFIG_ROUTE, readLlmChoice } from './llmSettings';
 
 /** The relay's route under the server's base URL. */
 export const RELAY_ROUTE = 'notebook-bcc/relay';
-/** What the server says about the planner it relays to (never the token). */
-export const CONFIG_ROUTE = 'notebook-bcc/config';
+export { CONFIG_ROUTE };
 
 const RelayConfig = z.object({
   planner_url: z.string(),
