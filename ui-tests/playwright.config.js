@@ -57,6 +57,22 @@ const ecosystemServers = [
 const LLM = require('./llm-servers');
 const LLM_SPEC = /llm\.spec\.ts/;
 
+// `--project NAME` on the command line: only the servers those projects need start (all of them without it).
+function selectedProjects(argv) {
+  const names = [];
+  argv.forEach((arg, i) => {
+    if (arg === '--project' && argv[i + 1]) {
+      names.push(argv[i + 1]);
+    } else if (arg.startsWith('--project=')) {
+      names.push(arg.slice('--project='.length));
+    }
+  });
+  return names;
+}
+const SELECTED = selectedProjects(process.argv);
+const wants = (...projects) =>
+  SELECTED.length === 0 || projects.some(name => SELECTED.includes(name));
+
 const planner = ({ port, flags }) => ({
   command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
   url: `http://127.0.0.1:${port}/health`,
@@ -128,7 +144,40 @@ module.exports = {
     ...ecosystemProjects
   ],
   webServer: [
-    ...ecosystemServers,
+    ...(wants('notebook7', 'gateway') ? ecosystemServers : []),
+    ...(wants('lab') ? labServers() : []),
+    ...(withWheel && wants('wheel')
+      ? [
+          {
+            // Only the wheel's venv on PATH: its jupyter, its kernel, no package of the clone.
+            command: `${WHEEL_JUPYTER} lab --config jupyter_server_test_config.py --port ${WHEEL_PORT} --ServerApp.port_retries=0`,
+            url: `http://localhost:${WHEEL_PORT}/lab`,
+            env: { PATH: `${path.dirname(WHEEL_JUPYTER)}:/usr/bin:/bin` },
+            timeout: 120 * 1000,
+            reuseExistingServer: !process.env.CI
+          }
+        ]
+      : []),
+    ...(withRtc && wants('rtc')
+      ? [
+          {
+            // jupyter-collaboration's server saves the shared document itself (its autosave).
+            command: `${RTC_JUPYTER} lab --config jupyter_server_test_config.py --port ${RTC_PORT} --ServerApp.port_retries=0`,
+            url: `http://localhost:${RTC_PORT}/lab`,
+            env: { PATH: `${path.dirname(RTC_JUPYTER)}:/usr/bin:/bin` },
+            timeout: 120 * 1000,
+            reuseExistingServer: !process.env.CI
+          }
+        ]
+      : []),
+    ...(wants('llm') ? LLM.llmServers() : []),
+    ...Object.values(PLANNERS).map(planner)
+  ]
+};
+
+/** The `lab` project's two JupyterLabs: one at the root, one under a JupyterHub-like base URL. */
+function labServers() {
+  return [
     {
       command: `jupyter lab --config jupyter_server_test_config.py --port ${LAB_PORT}`,
       url: `http://localhost:${LAB_PORT}/lab`,
@@ -141,32 +190,6 @@ module.exports = {
       url: `http://localhost:${ALICE_PORT}${ALICE_BASE_PATH}lab`,
       timeout: 120 * 1000,
       reuseExistingServer: !process.env.CI
-    },
-    ...(withWheel
-      ? [
-          {
-            // Only the wheel's venv on PATH: its jupyter, its kernel, no package of the clone.
-            command: `${WHEEL_JUPYTER} lab --config jupyter_server_test_config.py --port ${WHEEL_PORT} --ServerApp.port_retries=0`,
-            url: `http://localhost:${WHEEL_PORT}/lab`,
-            env: { PATH: `${path.dirname(WHEEL_JUPYTER)}:/usr/bin:/bin` },
-            timeout: 120 * 1000,
-            reuseExistingServer: !process.env.CI
-          }
-        ]
-      : []),
-    ...(withRtc
-      ? [
-          {
-            // jupyter-collaboration's server saves the shared document itself (its autosave).
-            command: `${RTC_JUPYTER} lab --config jupyter_server_test_config.py --port ${RTC_PORT} --ServerApp.port_retries=0`,
-            url: `http://localhost:${RTC_PORT}/lab`,
-            env: { PATH: `${path.dirname(RTC_JUPYTER)}:/usr/bin:/bin` },
-            timeout: 120 * 1000,
-            reuseExistingServer: !process.env.CI
-          }
-        ]
-      : []),
-    ...LLM.llmServers(),
-    ...Object.values(PLANNERS).map(planner)
-  ]
-};
+    }
+  ];
+}
