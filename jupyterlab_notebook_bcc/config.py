@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import json5
 from jupyter_core.paths import jupyter_config_dir
-from traitlets import Bool, Float, Int, List, TraitError, Unicode, default, validate
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 from .policy import DEFAULT_ALLOWED, parse_patterns
@@ -22,6 +22,9 @@ from .policy import DEFAULT_ALLOWED, parse_patterns
 DEFAULT_PLANNER_URL = "http://localhost:28600"
 # The administrator's token in the server's environment; removed from it once read (extension.py).
 TOKEN_VARIABLE = "NOTEBOOK_BCC_PLANNER_TOKEN"
+# Under JupyterHub: this single-user server's own Hub API token, which `planner_auth = "hub"` sends instead.
+HUB_TOKEN_VARIABLE = "JUPYTERHUB_API_TOKEN"
+AUTH_VARIABLE = "NOTEBOOK_BCC_PLANNER_AUTH"
 # The labextension's plugin id `jupyterlab-notebook-bcc:plugin` names its user settings file.
 SETTINGS_FILE = Path("jupyterlab-notebook-bcc") / "plugin.jupyterlab-settings"
 
@@ -48,6 +51,17 @@ class NotebookBCC(Configurable):
             "relay then removes from the environment kernels inherit). "
             "It never reaches the browser. Setting it also pins the planner URL to planner_url "
             "(or the default), so a user's setting cannot send the token elsewhere."
+        ),
+    ).tag(config=True)
+
+    planner_auth = Enum(
+        ["token", "hub"],
+        default_value="token",
+        help=(
+            "How the relay authenticates to the planner: 'token' sends planner_token (if any); 'hub' sends this "
+            "single-user server's own JupyterHub API token (JUPYTERHUB_API_TOKEN), so a shared planner run as a "
+            "Hub service knows which user asks and no secret is shared between users. 'hub' pins the planner "
+            f"URL to planner_url like a token does. Or {AUTH_VARIABLE}."
         ),
     ).tag(config=True)
 
@@ -104,6 +118,11 @@ class NotebookBCC(Configurable):
     @default("planner_url")
     def _planner_url_from_env(self) -> str:
         return os.environ.get("NOTEBOOK_BCC_PLANNER_URL", "")
+
+    @default("planner_auth")
+    def _planner_auth_from_env(self) -> str:
+        value = os.environ.get(AUTH_VARIABLE, "").strip().lower()
+        return value if value in ("token", "hub") else "token"
 
     @default("planner_token")
     def _planner_token_from_env(self) -> str:
@@ -186,6 +205,10 @@ def read_overrides(app_settings_dir: str | None) -> dict[str, Any]:
 def resolve_target(config: NotebookBCC, settings_dir: str, app_settings_dir: str | None = None) -> PlannerTarget:
     """Server config wins as a whole; otherwise the settings as JupyterLab composes them (the user's
     `baseUrl` and `token` over the administrator's overrides); else the default URL."""
+    if config.planner_auth == "hub":
+        # The user's own credential, read on each request (never a secret shared by all users).
+        url = config.planner_url.strip() or DEFAULT_PLANNER_URL
+        return PlannerTarget(planner_root(url), "server", os.environ.get(HUB_TOKEN_VARIABLE, ""))
     if config.planner_url or config.planner_token:
         url = config.planner_url.strip() or DEFAULT_PLANNER_URL
         return PlannerTarget(planner_root(url), "server", config.planner_token)

@@ -106,13 +106,15 @@ def load(serverapp: Any) -> None:
     follow_renames(serverapp, locks)
     if config.gateway_websockets:
         use_gateway_websockets(serverapp)
-    if config.planner_url or config.planner_token:
+    if config.planner_url or config.planner_token or config.planner_auth == "hub":
         serverapp.log.info(
-            "Notebook-BCC relay at %s%s/relay/ serves the planner at %s (server config, token %s)",
+            "Notebook-BCC relay at %s%s/relay/ serves the planner at %s (server config, %s)",
             serverapp.base_url,
             NAMESPACE,
             display_url(config.planner_url) or "default URL",
-            "set" if config.planner_token else "not set",
+            "as this JupyterHub user, by the server's Hub API token"
+            if config.planner_auth == "hub"
+            else f"token {'set' if config.planner_token else 'not set'}",
         )
     else:
         serverapp.log.info(

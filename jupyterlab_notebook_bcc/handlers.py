@@ -124,6 +124,13 @@ class RelayHandler(APIHandler):
         if target.local is not None:
             await self._relay_local(path, target)
             return
+        if self.bcc_config.planner_auth == "hub" and not target.token:
+            self._fail(
+                502,
+                "c.NotebookBCC.planner_auth is 'hub', but this server has no JUPYTERHUB_API_TOKEN: it was not "
+                "started by JupyterHub. Set planner_auth to 'token' outside a Hub.",
+            )
+            return
         if not target.url.lower().startswith(("http://", "https://")):
             self._fail(
                 502,
@@ -145,7 +152,9 @@ class RelayHandler(APIHandler):
         headers, body = self._forwarded()
         headers["User-Agent"] = f"jupyterlab-notebook-bcc-relay/{__version__}"
         if target.token:
-            headers["Authorization"] = f"Bearer {target.token}"
+            # With planner_auth = "hub", JupyterHub's own scheme: the planner asks the Hub whose token it is.
+            scheme = "token" if self.bcc_config.planner_auth == "hub" else "Bearer"
+            headers["Authorization"] = f"{scheme} {target.token}"
         self.upstream = PlannerRequest(
             url,
             self.request.method or "GET",

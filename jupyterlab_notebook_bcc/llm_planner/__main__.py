@@ -1,6 +1,11 @@
 """`python -m jupyterlab_notebook_bcc.llm_planner --port 28600`: the LLM planner on its own, for a shared
-planner (a JupyterHub administrator's) or any DSLC client. Configured by flags and the NOTEBOOK_BCC_LLM_*
-environment variables; the API key only by the environment, so it is not in the process list."""
+planner (a JupyterHub administrator's) or any DSLC client. Configured by flags, `--LLMPlanner.<name>=<value>`
+(like a Jupyter server's), a `--config` file (`c.LLMPlanner.…`) and the NOTEBOOK_BCC_LLM_* environment
+variables; the API key only by the environment or the file, so it is not in the process list.
+
+As a JupyterHub service (JUPYTERHUB_API_URL and JUPYTERHUB_API_TOKEN set by the Hub, or `--hub-auth`), each
+request must carry its user's own Hub API token, checked against the Hub (hub_auth.py); it listens where
+JUPYTERHUB_SERVICE_URL says unless `--port` says otherwise. docs/hub.md."""
 
 from __future__ import annotations
 
@@ -9,13 +14,17 @@ import asyncio
 import hmac
 import logging
 import os
+import re
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 import tornado.web
 from tornado import httputil
 from tornado.iostream import StreamClosedError
+from traitlets.config import Config, KVArgParseConfigLoader, PyFileConfigLoader
 
+from .hub_auth import API_TOKEN_VARIABLE, API_URL_VARIABLE, SERVICE_URL_VARIABLE, HubRefusal, HubUsers
 from .service import LLMPlannerService
 from .settings import KEY_VARIABLE, RESPONSE_FORMATS, LLMPlanner
 
@@ -37,9 +46,10 @@ class _HandlerSink:
 
 
 class PlannerHandler(tornado.web.RequestHandler):
-    def initialize(self, service: LLMPlannerService, token: str) -> None:
+    def initialize(self, service: LLMPlannerService, token: str, hub: HubUsers | None = None) -> None:
         self.service = service
         self.token = token
+        self.hub = hub
         self._task: asyncio.Task[None] | None = None
 
     async def get(self, path: str) -> None:
@@ -54,7 +64,15 @@ class PlannerHandler(tornado.web.RequestHandler):
             self._task.cancel()
 
     async def _answer(self, path: str) -> None:
-        if self.token:
+        user = ""
+        if self.hub is not None:
+            try:
+                user = (await self.hub.user_for(self.request.headers.get("Authorization", ""))).name
+            except HubRefusal as refusal:
+                self.set_status(refusal.status)
+                self.finish({"message": refusal.message})
+                return
+        elif self.token:
             sent = self.request.headers.get("Authorization", "")
             if not hmac.compare_digest(sent.encode(), f"Bearer {self.token}".encode()):
                 self.set_status(401)
@@ -66,7 +84,7 @@ class PlannerHandler(tornado.web.RequestHandler):
             return
         sink = _HandlerSink(self)
         self._task = asyncio.ensure_future(
-            self.service.answer(path, self.request.method or "GET", self.request.headers, self.request.body, "", sink)
+            self.service.answer(path, self.request.method or "GET", self.request.headers, self.request.body, user, sink)
         )
         try:
             await self._task
@@ -76,37 +94,79 @@ class PlannerHandler(tornado.web.RequestHandler):
             self.finish()
 
 
-def make_app(service: LLMPlannerService, token: str = "") -> tornado.web.Application:
-    return tornado.web.Application([(r"/(.*)", PlannerHandler, {"service": service, "token": token})])
+def make_app(
+    service: LLMPlannerService, token: str = "", hub: HubUsers | None = None, prefix: str = ""
+) -> tornado.web.Application:
+    """Answers at the root, and under `prefix` (a Hub service's /services/<name>/, the path its proxy keeps)."""
+    arguments = {"service": service, "token": token, "hub": hub}
+    routes: list[Any] = [(r"/(.*)", PlannerHandler, arguments)]
+    if prefix.strip("/"):
+        routes.insert(0, (f"/{re.escape(prefix.strip('/'))}/(.*)", PlannerHandler, arguments))
+    return tornado.web.Application(routes)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m jupyterlab_notebook_bcc.llm_planner", description=__doc__)
-    parser.add_argument("--port", type=int, default=28600)
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    parser.add_argument("--port", type=int, default=None, help="default: JUPYTERHUB_SERVICE_URL's, else 28600")
+    parser.add_argument("--host", default=None, help="address to listen on (default: loopback only)")
+    parser.add_argument("--config", default=None, help="a Python config file of c.LLMPlanner settings")
+    parser.add_argument("--hub-auth", action=argparse.BooleanOptionalAction, default=None,
+                        help="serve JupyterHub users by their own Hub API tokens (default: when run by a Hub)")
+    parser.add_argument("--hub-cache-seconds", type=float, default=60.0,
+                        help="how long a user's token is trusted before the Hub is asked again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (or NOTEBOOK_BCC_LLM_BASE_URL)")
     parser.add_argument("--models", default=None, help="comma-separated models, the first the default "
                         "(or NOTEBOOK_BCC_LLM_MODELS)")
-    parser.add_argument("--response-format", choices=RESPONSE_FORMATS, default="auto")
-    parser.add_argument("--max-run-tokens", type=int, default=0)
-    parser.add_argument("--max-tries-per-step", type=int, default=3)
-    parser.add_argument("--request-timeout", type=float, default=300.0)
-    parser.add_argument("--stall-timeout", type=float, default=60.0)
-    return parser.parse_args(argv)
+    parser.add_argument("--response-format", choices=RESPONSE_FORMATS, default=None)
+    parser.add_argument("--max-run-tokens", type=int, default=None)
+    parser.add_argument("--max-tries-per-step", type=int, default=None)
+    parser.add_argument("--request-timeout", type=float, default=None)
+    parser.add_argument("--stall-timeout", type=float, default=None)
+    args, rest = parser.parse_known_args(argv)
+    unknown = [arg for arg in rest if not arg.startswith("--LLMPlanner.")]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.traits = rest
+    return args
 
 
 def config_from(args: argparse.Namespace) -> LLMPlanner:
-    config = LLMPlanner()
+    """`--config`'s file, then `--LLMPlanner.<name>=<value>`, then the flags, each over the one before."""
+    config = Config()
+    if args.config:
+        path = os.path.abspath(args.config)
+        config.merge(PyFileConfigLoader(os.path.basename(path), os.path.dirname(path)).load_config())
+    traits = getattr(args, "traits", [])
+    if traits:
+        config.merge(KVArgParseConfigLoader(traits).load_config())
+    planner = LLMPlanner(config=config)
     if args.base_url is not None:
-        config.base_url = args.base_url
+        planner.base_url = args.base_url
     if args.models is not None:
-        config.models = [m.strip() for m in args.models.split(",") if m.strip()]
-    config.response_format = args.response_format
-    config.max_run_tokens = args.max_run_tokens
-    config.max_tries_per_step = args.max_tries_per_step
-    config.request_timeout = args.request_timeout
-    config.stall_timeout = args.stall_timeout
-    return config
+        planner.models = [m.strip() for m in args.models.split(",") if m.strip()]
+    for name in ("response_format", "max_run_tokens", "max_tries_per_step", "request_timeout", "stall_timeout"):
+        if getattr(args, name) is not None:
+            setattr(planner, name, getattr(args, name))
+    return planner
+
+
+def address(args: argparse.Namespace) -> tuple[str, int]:
+    """Where to listen: the flags, else where the Hub said the service is (JUPYTERHUB_SERVICE_URL)."""
+    service = urlsplit(os.environ.get(SERVICE_URL_VARIABLE, ""))
+    port = args.port if args.port is not None else (service.port or 28600)
+    host = args.host if args.host is not None else (service.hostname if service.port else None) or "127.0.0.1"
+    return host, port
+
+
+def hub_users(args: argparse.Namespace) -> HubUsers | None:
+    """The Hub that vouches for users, when the planner serves a Hub (its service, or `--hub-auth`)."""
+    api_url = os.environ.get(API_URL_VARIABLE, "")
+    under_hub = bool(api_url and os.environ.get(API_TOKEN_VARIABLE))
+    if not (args.hub_auth if args.hub_auth is not None else under_hub):
+        return None
+    if not api_url:
+        raise SystemExit(f"--hub-auth needs {API_URL_VARIABLE}, the Hub's API URL (http://hub:8081/hub/api)")
+    return HubUsers(api_url, cache_seconds=args.hub_cache_seconds)
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -114,14 +174,18 @@ async def serve(args: argparse.Namespace) -> None:
     _ = config.api_key
     os.environ.pop(KEY_VARIABLE, None)
     token = os.environ.pop(TOKEN_VARIABLE, "")
+    hub = hub_users(args)
     service = LLMPlannerService(config)
-    app = make_app(service, token)
-    app.listen(args.port, args.host)
+    app = make_app(service, token, hub, os.environ.get("JUPYTERHUB_SERVICE_PREFIX", ""))
+    host, port = address(args)
+    app.listen(port, host)
     settings: Any = service.settings()
     logging.getLogger("notebook_bcc.llm_planner").info(
-        "LLM planner at http://%s:%d/ (model endpoint %s, models %s)",
-        args.host, args.port, settings.base_url if settings else "not set",
+        "LLM planner at http://%s:%d/ (model endpoint %s, models %s, %s)",
+        host, port, settings.base_url if settings else "not set",
         ", ".join(settings.models) if settings else "none",
+        f"JupyterHub users by their Hub tokens ({hub.api_url})" if hub else
+        ("a bearer token" if token else "no authentication"),
     )
     await asyncio.Event().wait()
 

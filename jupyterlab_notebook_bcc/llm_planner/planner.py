@@ -137,8 +137,11 @@ class LLMPlannerCore:
         settings: Callable[[], ModelSettings | None],
         model_factory: ModelFactory,
         on_run_event: RunEvent | None = None,
+        run_tokens: Callable[[str], tuple[int, str]] | None = None,
     ) -> None:
         self.config = config
+        # A user's token budget per run and the setting it comes from (accounting.py: per-user limits).
+        self.run_tokens = run_tokens or (lambda user: (config.max_run_tokens, "c.LLMPlanner.max_run_tokens"))
         self.settings = settings
         self.model_factory = model_factory
         self.on_run_event = on_run_event
@@ -289,7 +292,7 @@ class LLMPlannerCore:
         variables = _record(_record(observation.get("context")).get("variables"))
         task = _task(variables)
         session = self._session(caller, settings, variables)
-        self._check_budget(session)
+        self._check_budget(session, caller)
         session.behaviors += 1
         behavior_id = _text(current.get("behavior_id")) or f"behavior_{session.behaviors:03d}"
         iteration = int(current.get("behavior_iteration") or 1)
@@ -563,7 +566,7 @@ class LLMPlannerCore:
             )
         return asked
 
-    def _check_budget(self, session: Session) -> None:
+    def _check_budget(self, session: Session, caller: Caller) -> None:
         limit = self.config.max_run_behaviors
         if limit and session.behaviors >= limit:
             raise PlannerFailure(
@@ -571,12 +574,12 @@ class LLMPlannerCore:
                 f"This run has used its {limit} behaviors (c.LLMPlanner.max_run_behaviors); "
                 "start a new run, or ask your administrator to raise the limit.",
             )
-        tokens = self.config.max_run_tokens
+        tokens, setting = self.run_tokens(caller.user)
         if tokens and session.usage.total >= tokens:
             raise PlannerFailure(
                 403,
                 f"This run has used its token budget ({session.usage.total:,} of {tokens:,} tokens, "
-                "c.LLMPlanner.max_run_tokens); start a new run, or ask your administrator to raise the budget.",
+                f"{setting}); start a new run, or ask your administrator to raise the budget.",
             )
 
     def _step(self, session: Session, observation: dict[str, Any], step_id: str) -> Step:

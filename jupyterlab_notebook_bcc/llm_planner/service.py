@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from tornado import httputil
 
+from .accounting import Accounting
 from .model import ModelClient, OpenAIModel
 from .planner import Caller, LLMPlannerCore, PlannerFailure
 from .settings import LLMPlanner, ModelSettings, UserStore, admin_settings
@@ -47,7 +48,9 @@ class LLMPlannerService:
         self.run_log = run_log or log
         self.active_model_requests = 0
         self.model_requests = 0
-        self.core = LLMPlannerCore(config, self.settings, self._model, self._log_run)
+        # Per user: the day's tokens, the run's budget, the run log.
+        self.accounting = Accounting(config)
+        self.core = LLMPlannerCore(config, self.settings, self._model, self._log_run, self.accounting.run_tokens)
 
     def settings(self) -> ModelSettings | None:
         admin = admin_settings(self.config)
@@ -82,6 +85,13 @@ class LLMPlannerService:
     def _log_run(self, kind: str, fields: dict[str, Any]) -> None:
         # One JSON line per run event: who, which notebook, which model, how many tokens. Never a key.
         self.run_log.info("%s %s", kind, json.dumps({"time": round(time.time(), 3), **fields}, ensure_ascii=False))
+        caller = Caller(str(fields.get("user", "")), str(fields.get("notebook", "")))
+        session = self.core.sessions.get(caller)
+        if kind == "run_start" and session is not None:
+            self.accounting.started(caller, session)
+        elif kind == "run_end":
+            self.accounting.settle(caller, session)
+            self.accounting.ended(caller, "completed")
 
     def status(self) -> dict[str, Any]:
         return {"active_model_requests": self.active_model_requests, "model_requests": self.model_requests}
@@ -118,15 +128,30 @@ class LLMPlannerService:
             return
         notebook = unquote(headers.get("X-Notebook-Id", "")) or str(request.get("notebook_id") or "")
         caller = Caller(user or "anonymous", notebook)
-        if path == "planning":
+        try:
+            if path == "planning":
+                try:
+                    answer = await self.core.planning(request, caller)
+                except PlannerFailure as failure:
+                    await _failure(sink, failure)
+                    return
+                await _json(sink, 200, answer)
+                return
             try:
-                answer = await self.core.planning(request, caller)
+                self.accounting.check(caller)
             except PlannerFailure as failure:
+                self._stopped(caller, failure)
                 await _failure(sink, failure)
                 return
-            await _json(sink, 200, answer)
-            return
-        await self._stream(sink, request, caller)
+            await self._stream(sink, request, caller)
+        finally:
+            self.accounting.settle(caller, self.core.sessions.get(caller))
+
+    def _stopped(self, caller: Caller, failure: PlannerFailure) -> None:
+        """A spent budget ends the caller's run (the run log says so); other users' runs go on."""
+        if failure.status == 403:
+            self.accounting.settle(caller, self.core.sessions.get(caller))
+            self.accounting.ended(caller, "budget", failure.message)
 
     async def _stream(self, sink: Sink, request: dict[str, Any], caller: Caller) -> None:
         actions = self.core.generating(request, caller)
@@ -140,6 +165,7 @@ class LLMPlannerService:
                 await _wait(sink.chunk(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"))
         except PlannerFailure as failure:
             if not started:
+                self._stopped(caller, failure)
                 await _failure(sink, failure)
                 return
             await _wait(sink.chunk(json.dumps({"error": failure.message}).encode("utf-8") + b"\n"))

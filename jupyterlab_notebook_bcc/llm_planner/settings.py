@@ -74,6 +74,28 @@ class LLMPlanner(Configurable):
         0, help="Tokens (prompt and completion) one run may use; 0 for no limit. A spent budget ends the run."
     ).tag(config=True)
 
+    max_daily_tokens = Int(
+        0,
+        help=(
+            "Tokens one user may use per day (UTC), over all their runs; 0 for no limit. On a shared planner "
+            "(a JupyterHub service) each Hub user has their own; a spent budget stops that user's run only."
+        ),
+    ).tag(config=True)
+
+    user_limits = Dict(
+        help=(
+            "Per-user limits that replace max_run_tokens and max_daily_tokens for the users named: "
+            "{'bob': {'max_run_tokens': 20000, 'max_daily_tokens': 200000}}."
+        ),
+    ).tag(config=True)
+
+    run_log = Unicode(
+        help=(
+            "A file the planner appends one JSON line to per run when it ends: user, notebook, model, tokens, "
+            "start, end, outcome. Today's lines set each user's tokens of the day again after a restart."
+        ),
+    ).tag(config=True)
+
     max_run_behaviors = Int(
         60, help="Behaviors (model-written cells and their execution) one run may have; 0 for no limit."
     ).tag(config=True)
