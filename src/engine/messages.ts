@@ -29,6 +29,8 @@ export const ENGINE_MESSAGES = {
   stepEndedEarly:
     "The planner ended step '%1' without reaching its target; moving on.",
   variablesNotCollected: 'Kernel variables could not be collected: %1',
+  kernelVariablesGone:
+    'Variables no longer in the kernel since the run paused (was it restarted?): %1. The planner is told; to have them back at once, run the cells that define them again.',
   thinkingNotClosed: 'The thinking cell could not be closed: %1',
   plannerStateNotSaved: "The planner service's state could not be saved: %1",
   runStateNotSaved: 'The run state could not be saved in the notebook: %1',

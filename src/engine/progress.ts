@@ -295,6 +295,8 @@ export class WorkflowProgress {
   }
 
   startStep(stepId: string | null): void {
+    // A step run again (Redo from it) is no longer skipped.
+    this._unskip(stepId);
     this._state.steps.current = stepId;
     this._state.steps.focus = null;
     this._state.steps.outputs = {
@@ -378,6 +380,33 @@ export class WorkflowProgress {
     return clone(item);
   }
 
+  /** The current step ends without reaching its target (the planner gave it up): it shows as skipped. */
+  skipCurrentStep(): void {
+    const stage = this._state.stages.current;
+    const step = this._state.steps.current;
+    if (stage === null || step === null) {
+      return;
+    }
+    const skipped = this._state.skippedSteps?.[stage] ?? [];
+    if (!skipped.includes(step)) {
+      this._state.skippedSteps = {
+        ...this._state.skippedSteps,
+        [stage]: [...skipped, step]
+      };
+    }
+  }
+
+  private _unskip(stepId: string | null): void {
+    const stage = this._state.stages.current;
+    const skipped = stage !== null ? this._state.skippedSteps?.[stage] : null;
+    if (stage !== null && skipped?.includes(stepId ?? '')) {
+      this._state.skippedSteps = {
+        ...this._state.skippedSteps,
+        [stage]: skipped.filter(id => id !== stepId)
+      };
+    }
+  }
+
   completeStep(present: Iterable<string>, note?: string): CompletedItem {
     const steps = this._state.steps;
     const id = steps.current ?? 'step';
@@ -412,9 +441,11 @@ export class WorkflowProgress {
       .filter(step => !ran.has(step.id) && !isDone(step))
       .map(step => step.id);
     if (stages.current !== null && skipped.length > 0) {
+      // Besides the steps given up (`skipCurrentStep`), those the run never reached.
+      const given = this._state.skippedSteps?.[stages.current] ?? [];
       this._state.skippedSteps = {
         ...this._state.skippedSteps,
-        [stages.current]: skipped
+        [stages.current]: [...new Set([...given, ...skipped])]
       };
     }
     const produced = this._finishLevel(stages, present);
@@ -597,7 +628,7 @@ export class WorkflowProgress {
           ? 'current'
           : 'remaining';
       const skipped = new Set(
-        stageStatus === 'completed'
+        stageStatus === 'completed' || stage.id === currentStage
           ? (this._state.skippedSteps?.[stage.id] ?? [])
           : []
       );

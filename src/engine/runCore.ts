@@ -98,22 +98,41 @@ export class RunCore {
     this.emitProgress();
   }
 
-  /** An action boundary: a requested pause takes effect here; the state is saved while paused. */
-  pausePoint(): Promise<void> {
+  /**
+   * An action boundary: a requested pause takes effect here. The save that records PAUSED comes
+   * before anything shows the run paused: until it is written the run is "pausing", so the notebook
+   * file says PAUSED whenever the panel does.
+   */
+  async pausePoint(): Promise<void> {
+    const control = this.control;
+    if (!control.pauseRequested || control.stopRequested) {
+      return;
+    }
     const fsm = this.state.fsm;
-    return this.control.pausePoint({
+    fsm.dispatch('PAUSE');
+    await this.saveState();
+    let paused = false;
+    await control.pausePoint({
       onPause: async () => {
-        fsm.dispatch('PAUSE');
+        paused = true;
         this.emitProgress();
-        await this.saveState();
       },
       onResume: () => {
-        // The user may have run cells while the run was paused.
+        // The user may have run cells, or restarted the kernel, while the run was paused.
         this.state.variablesDirty = true;
+        this.state.variablesBeforePause = Object.keys(
+          this.state.kernelVariableTypes
+        );
         fsm.dispatch('RESUME');
         this.emitProgress();
       }
     });
+    if (!paused) {
+      // Stopped or resumed while the pause was being saved: the run never showed paused.
+      control.throwIfStopped();
+      fsm.dispatch('RESUME');
+      this.emitProgress();
+    }
   }
 
   /**
@@ -142,6 +161,14 @@ export class RunCore {
     }
     state.variablesDirty = false;
     state.codeRanSinceCollection = false;
+    const before = state.variablesBeforePause;
+    state.variablesBeforePause = null;
+    const gone = (before ?? []).filter(
+      name => !(name in state.kernelVariableTypes)
+    );
+    if (gone.length > 0) {
+      this.warn(msg('kernelVariablesGone', gone.join(', ')), 'engine');
+    }
     if (state.progress.observeVariables(state.presentVariables())) {
       this.emitProgress();
     }

@@ -32,7 +32,8 @@ export const TASK_VARIABLES = [
   'problem_description',
   'csv_file_path',
   'data_files',
-  'llm_model'
+  'llm_model',
+  'target_column'
 ] as const;
 
 export interface IOpenBehavior {
@@ -147,6 +148,8 @@ export class RunState {
   error: IRunError | null = null;
   /** Actions received and not yet applied. */
   buffer: unknown[] = [];
+  /** The kernel's variables as last seen before a pause, until the first collection after it. */
+  variablesBeforePause: string[] | null = null;
 
   reset(): void {
     this.fsm.restore({ state: 'IDLE', returnTo: null, history: [] });
@@ -178,6 +181,7 @@ export class RunState {
     this.planningFailures = 0;
     this.retry = null;
     this.error = null;
+    this.variablesBeforePause = null;
   }
 
   /**
@@ -197,6 +201,9 @@ export class RunState {
     }
     if (options.llmModel) {
       this.contextVariables.llm_model = options.llmModel;
+    }
+    if (options.targetColumn) {
+      this.contextVariables.target_column = options.targetColumn;
     }
     this.fsm.dispatch('START_WORKFLOW');
     const firstStage = template?.stages[0] ?? null;

@@ -587,10 +587,15 @@ export class WorkflowRunner implements IWorkflowRunner {
       response.transition?.target_achieved === true;
     if (achieved || state.endStepRequested) {
       const target = achieved ? transitionTarget(this._core, response) : null;
+      if (!achieved && response.transition?.target_achieved === false) {
+        // The planner ended the step and says its target was not reached: it gave the step up.
+        state.progress.skipCurrentStep();
+      }
       await this._completeStep(undefined, target, stageComplete);
     } else if (response.transition?.continue_behaviors === false) {
       const step = state.progress.currentStepId ?? '(unnamed)';
       this._warn(msg('stepEndedEarly', step), 'planner');
+      state.progress.skipCurrentStep();
       await this._completeStep('ended without reaching its target');
     } else {
       state.phase = 'generate';

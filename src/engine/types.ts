@@ -81,6 +81,8 @@ export interface IStartOptions {
   stepMode?: boolean;
   /** The model an LLM planner should use, sent as `context.variables.llm_model`. */
   llmModel?: string;
+  /** The data's column the task is about (picked in the Run dialog), sent as `context.variables.target_column`. */
+  targetColumn?: string;
 }
 
 export interface IStopOptions {

@@ -3,6 +3,7 @@
  * button) or else on the active notebook; enabled and visible states follow that notebook's run model.
  */
 import type { IMessageText } from '../engine/messages';
+import { PathExt } from '@jupyterlab/coreutils';
 import type { IDocumentManager } from '@jupyterlab/docmanager';
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -25,11 +26,7 @@ import {
 } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
-import type {
-  IRunSnapshot,
-  IStartOptions,
-  IWorkflowRunner
-} from '../engine/types';
+import type { IStartOptions, IWorkflowRunner } from '../engine/types';
 import { discardRunState, saveFromPage } from '../notebook/saving';
 import { stepKey } from '../engine/rewindView';
 import type { RewindTarget } from '../engine/rewind';
@@ -37,12 +34,26 @@ import {
   CommandIDs,
   IRunModel,
   IRunModelRegistry,
+  IStartProblem,
   IWorkflowRunnerRegistry
 } from '../tokens';
 import { showRewindDialog } from '../ui/rewindDialog';
 import { bccIcon } from '../ui/icons';
-import { commandAvailability, translateMessage } from '../ui/present';
+import {
+  commandAvailability,
+  stepNameOf,
+  translateMessage
+} from '../ui/present';
+import {
+  describePlannerProblem,
+  offeredActions,
+  OPEN_SETTINGS,
+  PlannerProblemAction,
+  startArgs
+} from '../ui/problem';
+import { showPlannerProblemDialog } from '../ui/problemDialog';
 import { tracePath } from '../ui/trace';
+import { continuesBelow, IRunDialogMemoryStore } from '../ui/runDialogModel';
 import {
   loadRuntime,
   showRunDialog,
@@ -69,16 +80,6 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.redoFromStep
 ];
 
-function stepName(snapshot: IRunSnapshot, stepId: string | null): string {
-  for (const stage of snapshot.stages) {
-    const step = stage.steps.find(s => s.id === stepId);
-    if (step) {
-      return step.name;
-    }
-  }
-  return stepId ?? '';
-}
-
 function startOptionsFrom(
   args: ReadonlyPartialJSONObject
 ): IStartOptions | null {
@@ -94,6 +95,9 @@ function startOptionsFrom(
     stepMode: args.stepMode === true,
     ...(typeof args.llmModel === 'string' && args.llmModel.trim()
       ? { llmModel: args.llmModel.trim() }
+      : {}),
+    ...(typeof args.targetColumn === 'string' && args.targetColumn.trim()
+      ? { targetColumn: args.targetColumn.trim() }
       : {})
   };
 }
@@ -133,6 +137,15 @@ export interface ICommandsOptions {
     LlmSettingsService,
     'choice' | 'get' | 'save' | 'remove' | 'test'
   > | null;
+  /**
+   * Clears the user's planner URL so runs use the built-in demo planner ("Use the built-in demo");
+   * without it the action is not offered.
+   */
+  useBuiltinPlanner?: () => Promise<void>;
+  /** Whether a run started now gets the built-in demo planner (the Run dialog says so); default: no. */
+  usesBuiltinPlanner?: () => Promise<boolean>;
+  /** Where the Run dialog remembers the last task, data files and target column. */
+  runDialogMemory?: IRunDialogMemoryStore | null;
 }
 
 /** Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. */
@@ -144,6 +157,7 @@ export function addCommands(
   const translator = options.translator ?? nullTranslator;
   const docManager = options.docManager ?? null;
   const llm = options.llm ?? null;
+  const { usesBuiltinPlanner, runDialogMemory } = options;
 
   const panelOf = (args: ReadonlyPartialJSONObject): NotebookPanel | null =>
     typeof args.notebook === 'string'
@@ -161,11 +175,92 @@ export function addCommands(
     panelOf(args) !== null;
   const report = (what: string) => (reason: unknown) => {
     // A refusal of the run carries its words as a message id; other errors are shown as they are.
+    // A planner's failure says its cause first: a notification shows about 140 characters.
     const why =
       reason instanceof Error
-        ? translateMessage(reason as Error & Partial<IMessageText>, trans)
+        ? describePlannerProblem(reason as Error & Partial<IMessageText>, trans)
+            .summary
         : String(reason);
-    Notification.error(trans.__('%1 failed: %2', what, why));
+    Notification.error(trans.__('%1 failed: %2', what, why), {
+      actions: [
+        {
+          label: trans.__('Show'),
+          caption: trans.__('Open the workflow panel'),
+          callback: () => {
+            void commands.execute(CommandIDs.open);
+          }
+        }
+      ]
+    });
+  };
+
+  /** Carries out an action picked in the problem dialog or the panel. */
+  const act = async (
+    action: PlannerProblemAction,
+    notebook: string,
+    problem: IStartProblem
+  ): Promise<void> => {
+    switch (action) {
+      case 'settings':
+        await commands.execute(OPEN_SETTINGS.id, OPEN_SETTINGS.args);
+        break;
+      case 'test':
+        await commands.execute(CommandIDs.testConnection, { notebook });
+        break;
+      case 'builtin':
+        await commands.execute(CommandIDs.useBuiltinPlanner);
+        await commands.execute(CommandIDs.run, startArgs(notebook, problem));
+        break;
+      case 'retry':
+        await commands.execute(CommandIDs.run, startArgs(notebook, problem));
+        break;
+    }
+  };
+
+  /**
+   * Whether the planner answers before a run starts; when it does not, the run's panel says why and a
+   * dialog offers what may fix it. Resolves `ready` when the run may start, else what to do next
+   * (`act` it once the Run command let go of the notebook).
+   */
+  const plannerReady = async (
+    target: { panel: NotebookPanel; model: IRunModel },
+    start: IStartOptions
+  ): Promise<
+    'ready' | { action: PlannerProblemAction | null; problem: IStartProblem }
+  > => {
+    const planner = target.model.planner;
+    if (!planner) {
+      return 'ready';
+    }
+    // Say what happens until the run starts (the check waits up to 10 s).
+    const checking = Notification.emit(
+      trans.__('Checking the planner for %1…', target.panel.context.localPath),
+      'in-progress',
+      { autoClose: false }
+    );
+    const check = await planner
+      .checkConnection()
+      .finally(() => Notification.dismiss(checking));
+    if (check.ok) {
+      target.model.setStartProblem(null);
+      return 'ready';
+    }
+    const problem: IStartProblem = { message: check, options: start };
+    target.model.setStartProblem(problem);
+    void commands.execute(CommandIDs.open);
+    const described = describePlannerProblem(check, trans);
+    const action = await showPlannerProblemDialog(described, trans, {
+      title: trans.__(
+        'The workflow in %1 did not start',
+        PathExt.basename(target.panel.context.localPath)
+      ),
+      actions: offeredActions(
+        described.actions,
+        !!options.useBuiltinPlanner,
+        target.model.plannerLocation
+      )
+    });
+    return { action, problem };
   };
 
   /**
@@ -210,10 +305,10 @@ export function addCommands(
       if (!target) {
         return;
       }
-      const planner = target.model.planner;
       let options = startOptionsFrom(args);
+      const id = target.panel.id;
+      let checked: Awaited<ReturnType<typeof plannerReady>> = 'ready';
       if (!options) {
-        const id = target.panel.id;
         if (asking.has(id)) {
           // Its Run dialog (or the planner check after it) is already open: a second one would lose a task.
           return;
@@ -230,11 +325,39 @@ export function addCommands(
             translator,
             trans,
             label: target.panel.context.localPath,
-            checkPlanner: planner ? () => planner.checkConnection() : undefined
+            demo: (await usesBuiltinPlanner?.().catch(() => false)) ?? false,
+            continuesBelow: continuesBelow(
+              target.panel.content?.model?.sharedModel.cells.map(cell =>
+                cell.getSource()
+              ) ?? []
+            ),
+            memory: runDialogMemory
           });
+          // Checked here, not in the dialog: a planner that does not answer gets its own dialog, with
+          // what to do about it, and the panel says so too.
+          if (options && !target.runner.isRunning) {
+            checked = await plannerReady(target, options);
+          }
         } finally {
           asking.delete(id);
         }
+      } else if (args.check === true) {
+        // A Retry from the problem dialog or the panel: the planner is checked again.
+        if (asking.has(id)) {
+          return;
+        }
+        asking.add(id);
+        try {
+          checked = await plannerReady(target, options);
+        } finally {
+          asking.delete(id);
+        }
+      }
+      if (checked !== 'ready') {
+        if (checked.action) {
+          await act(checked.action, id, checked.problem);
+        }
+        return;
       }
       if (!options || target.runner.isRunning) {
         return;
@@ -313,10 +436,21 @@ export function addCommands(
       if (!target) {
         return;
       }
-      const options =
-        typeof args.interruptKernel === 'boolean'
-          ? { interruptKernel: args.interruptKernel }
-          : await showStopDialog(trans, target.panel.context.localPath);
+      const { runner } = target;
+      let options: { interruptKernel: boolean } | null;
+      if (typeof args.interruptKernel === 'boolean') {
+        options = { interruptKernel: args.interruptKernel };
+      } else {
+        // The run holds while the user decides: no cell lands behind the dialog; Cancel lets it go on.
+        const holding = target.model.availability.pause;
+        if (holding) {
+          runner.pause();
+        }
+        options = await showStopDialog(trans, target.panel.context.localPath);
+        if (!options && holding && runner.isRunning) {
+          runner.resume();
+        }
+      }
       if (options) {
         // Interrupting while no cell runs can hit the runner's silent kernel inspection, which then
         // never answers: only interrupt a running action, or a rewind re-running the kept cells.
@@ -511,33 +645,35 @@ export function addCommands(
         return;
       }
       const check = await planner.checkConnection();
-      const message = trans.__(
-        'Test connection: %1',
-        translateMessage(check, trans)
-      );
       if (check.ok) {
-        Notification.success(message, { autoClose: 5000 });
+        Notification.success(
+          trans.__('Test connection: %1', translateMessage(check, trans)),
+          { autoClose: 5000 }
+        );
       } else {
-        // A notification shows 140 characters; the cause and the fix are often past them.
-        Notification.error(message, {
+        // A notification shows about 140 characters: the cause first, the whole chain under Details.
+        const problem = describePlannerProblem(check, trans);
+        Notification.error(trans.__('Test connection: %1', problem.summary), {
           autoClose: false,
           actions: [
             {
               label: trans.__('Details'),
               callback: () => {
-                void showDialog({
+                void showPlannerProblemDialog(problem, trans, {
                   title: trans.__('Test Planner Connection'),
-                  body: message,
-                  buttons: [Dialog.okButton({ label: trans.__('Close') })]
+                  actions: ['settings']
+                }).then(action => {
+                  if (action === 'settings') {
+                    void commands.execute(OPEN_SETTINGS.id, OPEN_SETTINGS.args);
+                  }
                 });
               }
             },
             {
               label: trans.__('Open Settings'),
+              displayType: 'accent',
               callback: () => {
-                void commands.execute('settingeditor:open', {
-                  query: 'Notebook-BCC'
-                });
+                void commands.execute(OPEN_SETTINGS.id, OPEN_SETTINGS.args);
               }
             }
           ]
@@ -546,6 +682,23 @@ export function addCommands(
       return check.ok;
     }
   });
+
+  const useBuiltinPlanner = options.useBuiltinPlanner;
+  if (useBuiltinPlanner) {
+    commands.addCommand(CommandIDs.useBuiltinPlanner, {
+      label: trans.__('Use the Built-in Demo Planner'),
+      caption: trans.__(
+        'Clear the planner URL in the settings: runs use the built-in demo planner, a fixed pandas analysis'
+      ),
+      execute: async () => {
+        try {
+          await useBuiltinPlanner();
+        } catch (reason) {
+          report(trans.__('Use the Built-in Demo Planner'))(reason);
+        }
+      }
+    });
+  }
 
   if (llm) {
     commands.addCommand(CommandIDs.llmSettings, {
@@ -598,7 +751,7 @@ export function addCommands(
         ? { restartKernel: args.restartKernel === true }
         : await showRewindDialog(plan, trans, {
             label: found.panel.context.localPath,
-            stepName: stepName(found.model.snapshot, plan.stepId)
+            stepName: stepNameOf(found.model.snapshot, plan.stepId)
           });
     if (!options) {
       return;
@@ -632,10 +785,17 @@ export function addCommands(
   });
 
   commands.addCommand(CommandIDs.redoFromStep, {
-    label: args =>
-      typeof args.stepId === 'string'
-        ? trans.__('Redo Workflow from Step %1…', args.stepId)
-        : trans.__('Redo Workflow from a Step…'),
+    label: args => {
+      if (typeof args.stepId !== 'string') {
+        return trans.__('Redo Workflow from a Step…');
+      }
+      // The step's name, as the panel and the dialogs show it.
+      const model = targetOf(args)?.model;
+      const name = model
+        ? stepNameOf(model.snapshot, args.stepId)
+        : args.stepId;
+      return trans.__('Redo Workflow from Step %1…', name);
+    },
     caption: trans.__(
       'Remove the cells of this step and the later ones, and run again from it; your own cells stay'
     ),

@@ -27,6 +27,7 @@ export { isSavedRunState } from '../engine/runState';
 export { checkSavedRunState } from '../engine/savedRun';
 export { snapshotFromSaved } from '../engine/snapshot';
 export { showLlmSettingsDialog } from '../ui/llmSettingsDialog';
+export { usesBuiltinPlanner } from './plannerChoice';
 export {
   showApprovalDialog,
   showRunDialog,

@@ -47,7 +47,20 @@ export function translateSchema(
   const translated = <T extends ISettingRegistry.IProperty>(node: T): T => ({
     ...node,
     ...(node.title ? { title: trans.__(node.title) } : {}),
-    ...(node.description ? { description: trans.__(node.description) } : {})
+    ...(node.description ? { description: trans.__(node.description) } : {}),
+    // An option's label (`oneOf: [{ const, title }]`) and an array item's title are words too.
+    ...(Array.isArray(node.oneOf)
+      ? {
+          oneOf: (node.oneOf as ISettingRegistry.IProperty[]).map(option =>
+            translated(option)
+          )
+        }
+      : {}),
+    ...(node.items &&
+    typeof node.items === 'object' &&
+    !Array.isArray(node.items)
+      ? { items: translated(node.items as ISettingRegistry.IProperty) }
+      : {})
   });
   const properties = Object.fromEntries(
     Object.entries(plugin.schema.properties ?? {}).map(([key, property]) => [

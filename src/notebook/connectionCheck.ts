@@ -2,7 +2,7 @@
  * Whether the kernel answers the notebook's connection. Through a Kernel Gateway, the requests of a
  * connection that opened again (after a restart) may never reach the kernel: jupyter_server leaves a
  * second connection to the gateway under the same session id, and the kernel may answer that one instead
- * (see the README, "Remote kernels"; `jupyterlab_notebook_bcc.gateway` removes the cause). The kernel then
+ * (see docs/gateways.md#restarts-through-a-gateway; `jupyterlab_notebook_bcc.gateway` removes the cause). The kernel then
  * stays "starting" and runs nothing, while Kernel > Reconnect to Kernel usually brings it back. So before
  * the run uses a connection that has (re)opened since it last answered, a kernel_info request tells, and
  * the connection is reopened when no reply comes, a bounded number of times.

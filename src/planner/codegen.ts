@@ -12,6 +12,8 @@ export interface ICodeContext {
   target: string | null;
   /** The task description, quoted in the findings report. */
   task: string;
+  /** What the task asks that this analysis does not do (`caveatOf`): the findings open with it. */
+  caveat?: string | null;
 }
 
 export interface IApproach {
@@ -149,7 +151,8 @@ const MISSING: IApproach[] = [
         '    if count > 0',
         '}',
         `print(f"{len(missing_summary)} of {${frame}.shape[1]} columns have missing values")`,
-        'pd.DataFrame(missing_summary).T.sort_values("count", ascending=False)'
+        '# Named columns: a frame without gaps gives an empty table, not a KeyError.',
+        'pd.DataFrame.from_dict(missing_summary, orient="index", columns=["count", "rate"]).sort_values("count", ascending=False)'
       )
   },
   {
@@ -335,9 +338,10 @@ const DISTRIBUTIONS: IApproach[] = [
         'else:',
         '    plot_columns = list((numeric_frame.std() / numeric_frame.mean().abs().clip(lower=1e-9)).sort_values(ascending=False).index[:8])',
         'if plt is not None and plot_columns:',
-        '    grid_columns = min(4, len(plot_columns))',
+        '    # At most three panels a row, about 8 inches wide: readable at the width of a notebook column.',
+        '    grid_columns = min(3, len(plot_columns))',
         '    grid_rows = math.ceil(len(plot_columns) / grid_columns)',
-        '    fig, axes = plt.subplots(grid_rows, grid_columns, figsize=(3.6 * grid_columns, 2.8 * grid_rows), squeeze=False)',
+        '    fig, axes = plt.subplots(grid_rows, grid_columns, figsize=(2.7 * grid_columns, 2.3 * grid_rows), squeeze=False)',
         '    for ax, column in zip(axes.flat, plot_columns):',
         '        color = "#dd8452" if column == TARGET else "#4c72b0"',
         '        ax.hist(numeric_frame[column].dropna(), bins=30, color=color, edgecolor="white")',
@@ -390,7 +394,8 @@ const CORRELATIONS: IApproach[] = [
         DROP_IDS(frame),
         `correlations = ${frame}.drop(columns=id_columns).corr(numeric_only=True)`,
         'upper = correlations.where(np.triu(np.ones(correlations.shape, dtype=bool), k=1))',
-        'strongest_pairs = upper.stack().sort_values(key=abs, ascending=False).head(10)',
+        '# pandas 3 keeps the masked (NaN) cells in stack(); pandas 2 dropped them.',
+        'strongest_pairs = upper.stack().dropna().sort_values(key=abs, ascending=False).head(10)',
         'print("Strongest correlations:")',
         'print(strongest_pairs.round(3).to_string())',
         '# At most 12 columns keep the heatmap readable: those closest to the target, else the most correlated overall.',
@@ -400,7 +405,7 @@ const CORRELATIONS: IApproach[] = [
         '    heat_columns = list(correlations.abs().mean().sort_values(ascending=False).index[:12])',
         'shown = correlations.loc[heat_columns, heat_columns]',
         'if plt is not None and len(heat_columns) > 1:',
-        '    fig, ax = plt.subplots(figsize=(1.0 + 0.62 * len(heat_columns), 0.6 + 0.55 * len(heat_columns)))',
+        '    fig, ax = plt.subplots(figsize=(min(8.0, 1.0 + 0.62 * len(heat_columns)), min(7.0, 0.6 + 0.55 * len(heat_columns))))',
         '    image = ax.imshow(shown.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1)',
         '    ax.set_xticks(range(len(heat_columns)), [str(c) for c in heat_columns], rotation=45, ha="right")',
         '    ax.set_yticks(range(len(heat_columns)), [str(c) for c in heat_columns])',
@@ -493,19 +498,25 @@ const TARGET_DRIVERS: IApproach[] = [
         'top_category = category_effects.index[0] if len(category_effects) else None',
         'panels = len(drivers) + (top_category is not None)',
         'if plt is not None and panels:',
-        '    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.8), squeeze=False)',
-        '    for ax, column in zip(axes[0], drivers):',
+        '    # Two panels a row, 8 inches wide: readable at the width of a notebook column.',
+        '    grid_columns = min(2, panels)',
+        '    grid_rows = -(-panels // grid_columns)',
+        '    fig, axes = plt.subplots(grid_rows, grid_columns, figsize=(4.0 * grid_columns, 3.2 * grid_rows), squeeze=False)',
+        '    panel_axes = list(axes.flat)',
+        '    for ax in panel_axes[panels:]:',
+        '        ax.set_visible(False)',
+        '    for ax, column in zip(panel_axes, drivers):',
         `        ax.scatter(${frame}[column], ${frame}[TARGET], s=8, alpha=0.5, color="#4c72b0")`,
         '        ax.set_xlabel(str(column))',
         '        ax.set_ylabel(TARGET)',
         '        ax.set_title(f"{column}: r = {target_correlations[column]:+.2f}")',
         `    if ${frame}[TARGET].abs().max() >= 10_000:`,
-        '        for ax in axes[0]:',
+        '        for ax in panel_axes[:panels]:',
         '            ax.yaxis.set_major_formatter(EngFormatter())',
         '    if top_category is not None:',
         `        groups = ${frame}[[top_category, TARGET]].dropna().groupby(top_category)[TARGET]`,
         '        levels = groups.median().sort_values().index',
-        '        ax = axes[0][-1]',
+        '        ax = panel_axes[panels - 1]',
         '        ax.boxplot([groups.get_group(level) for level in levels], showfliers=False)',
         '        ax.set_xticks(range(1, len(levels) + 1), [str(level) for level in levels], rotation=45, ha="right")',
         '        ax.set_xlabel(top_category)',
@@ -548,20 +559,25 @@ const FINDINGS: IApproach[] = [
     summary:
       'Assemble the findings from the variables the earlier steps produced into a Markdown string.',
     addresses: [],
-    code: ({ frame, target, task }) =>
+    code: ({ frame, target, task, caveat }) =>
       lines(
         'import numpy as np',
         'import pandas as pd',
+        'from IPython.display import display',
         '',
         `TASK = ${pyString(task)}`,
         `TARGET = ${pyString(target ?? '')}`,
+        `NOT_DONE = ${pyString(caveat ?? '')}`,
         '',
         '',
         'def build_findings_report(data):',
         '    results = globals()',
         '    figures = results.get("analysis_figures") or {}',
         '    see = lambda key, number: f" (Figure {number})" if key in figures else ""',
-        '    report = ["## Findings", "", f"**Task:** {TASK}", "", f"- The analysed data has {data.shape[0]} rows and {data.shape[1]} columns."]',
+        '    report = ["## Findings", "", *([NOT_DONE, ""] if NOT_DONE else []), f"**Task:** {TASK}", ""]',
+        '    report.append(f"- The analysed data has {data.shape[0]} rows and {data.shape[1]} columns.")',
+        '    if not TARGET:',
+        '        report.append("- No target column was given (the Run dialog\'s Target column), so no column was related to a target.")',
         '    missing = results.get("missing_summary") or {}',
         '    if missing:',
         '        worst = sorted(missing.items(), key=lambda item: -item[1]["count"])[:3]',
@@ -578,7 +594,7 @@ const FINDINGS: IApproach[] = [
         '    matrix = results.get("correlations")',
         '    if matrix is not None and matrix.shape[0] > 1:',
         '        lower = pd.DataFrame(np.tril(np.ones(matrix.shape, dtype=bool)), index=matrix.index, columns=matrix.columns)',
-        '        pairs = matrix.where(~lower).stack().sort_values(key=abs, ascending=False).head(3)',
+        '        pairs = matrix.where(~lower).stack().dropna().sort_values(key=abs, ascending=False).head(3)',
         '        report.append("- Strongest pairwise correlations: " + ", ".join(f"{a} / {b} ({value:+.2f})" for (a, b), value in pairs.items()) + see("correlations", 2) + ".")',
         '    summary = results.get("numeric_summary")',
         '    if summary is not None and "skew" in summary.columns:',
@@ -590,7 +606,8 @@ const FINDINGS: IApproach[] = [
         '',
         '',
         `findings_report = build_findings_report(${frame})`,
-        'print(findings_report)'
+        '# Shown once, as the Markdown cell that follows; the plain text is what the planner reads.',
+        'display({"text/markdown": "*The findings are written out below (and kept in `findings_report`).*", "text/plain": findings_report}, raw=True)'
       )
   }
 ];

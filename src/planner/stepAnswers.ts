@@ -12,6 +12,7 @@ import type {
 } from '../protocol';
 import { APPROACHES, IApproach, ICodeContext } from './codegen';
 import type { Decision } from './decision';
+import { caveatOf } from './intent';
 import {
   dataPathOf,
   DATA_PATH_VARIABLES,
@@ -29,6 +30,7 @@ import {
   exploratorySteps,
   IStepPlan,
   stageOf,
+  STAGES,
   STEPS,
   workflowTemplate
 } from './workflow';
@@ -110,14 +112,19 @@ export function codeContext(
     dataPath: dataPathOf(observation) ?? 'data.csv',
     frame,
     target,
-    task: taskOf(observation)
+    task: taskOf(observation),
+    caveat: caveatOf(taskOf(observation))
   };
 }
 
 export function notebookTitle(observation: Observation): string {
   const task = taskOf(observation).replace(/\s+/g, ' ').trim();
   if (task) {
-    const title = task.charAt(0).toUpperCase() + task.slice(1);
+    // "forecast revenue" -> "Forecast revenue", but a file or column name stays as it is written.
+    const first = task.split(' ')[0];
+    const title = /[./\\_]|[a-z][A-Z]/.test(first)
+      ? task
+      : task.charAt(0).toUpperCase() + task.slice(1);
     return title.length > 100 ? `${title.slice(0, 97)}...` : title;
   }
   const path = dataPathOf(observation);
@@ -314,6 +321,14 @@ export function attemptActions(
           dataPathOf(observation)
         )
       });
+      // The one thinking fold of a run: how the demo answers, which no later cell repeats.
+      actions.push({
+        action: 'is_thinking',
+        shot_type: 'dialogue',
+        agent_name: 'Planner',
+        thinking_text: runPlanText(observation)
+      });
+      actions.push({ action: 'finish_thinking' });
     }
     const [chapter, section] = headingActions(step);
     if (chapter) {
@@ -328,16 +343,9 @@ export function attemptActions(
       });
     }
     actions.push(section);
-    actions.push({
-      action: 'is_thinking',
-      shot_type: 'dialogue',
-      agent_name: 'Planner',
-      thinking_text: `${step.goal} Expected: ${step.expectedOutputs.join(', ')}.`
-    });
-    actions.push({ action: 'finish_thinking' });
     const noTarget =
       step.id === 'distributions' && decision.targetUnmatched
-        ? '\n\n**No target column:** the task names none of the data\'s columns, so the columns are described without relating them to a target. To get one, name the column in the task as the data spells it, e.g. "What drives `column_name`?".'
+        ? '\n\n**No target column:** the task names none of the data\'s columns, so the columns are described without relating them to a target. To get one, pick it as the Target column in the Run dialog, or name the column in the task as the data spells it, e.g. "What drives `column_name`?".'
         : '';
     actions.push({
       action: 'add',
@@ -345,13 +353,6 @@ export function attemptActions(
       content: `${step.goal}\n\n**Method:** ${approach.summary}\n\n**Produces:** ${step.expectedOutputs.map(code).join(', ')}${noTarget}`
     });
   } else {
-    actions.push({
-      action: 'is_thinking',
-      shot_type: 'dialogue',
-      agent_name: 'Planner',
-      thinking_text: `Attempt ${failures} did not produce ${step.expectedOutputs.join(', ')}. Choosing a different approach.`
-    });
-    actions.push({ action: 'finish_thinking' });
     actions.push({
       action: 'add',
       shot_type: 'observation',
@@ -404,6 +405,22 @@ export function attemptActions(
   });
   actions.push({ action: 'exec', codecell_id: id, need_output: true });
   return actions;
+}
+
+/**
+ * What the run's thinking fold says: the standard analysis this planner makes of every task, and what
+ * the task asks that it will not do. No cell after it says this, so the fold is not a repeat.
+ */
+export function runPlanText(observation: Observation): string {
+  const path = dataPathOf(observation);
+  const stages = STAGES.map(stage => stage.name.toLowerCase()).join(', ');
+  const caveat = caveatOf(taskOf(observation));
+  return [
+    `This planner makes the same exploratory analysis of ${path ? code(path) : 'the data'} for every task: ${stages}.`,
+    ...(caveat
+      ? [caveat.replace(/^\*\*Not done:\*\* /, 'Not done here: ')]
+      : [])
+  ].join(' ');
 }
 
 /** The approach a completed step succeeded with (its last one), so a rebuild repeats what worked. */

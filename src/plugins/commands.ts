@@ -5,9 +5,13 @@ import {
 import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStateDB } from '@jupyterlab/statedb';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { CommandToolbarButton } from '@jupyterlab/ui-components';
 import { addCommands, RUN_COMMANDS } from '../lab/commands';
+import { loadRuntime } from '../lab/lazy';
+import { stateDbMemory } from '../lab/runDialogMemory';
 import { LlmSettingsService } from '../lab/llmSettings';
 import {
   CommandIDs,
@@ -31,7 +35,9 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
     ICommandPalette,
     IDocumentManager,
     IToolbarWidgetRegistry,
-    ITranslator
+    ITranslator,
+    ISettingRegistry,
+    IStateDB
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -41,7 +47,9 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     docManager: IDocumentManager | null,
     toolbarRegistry: IToolbarWidgetRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    settings: ISettingRegistry | null,
+    state: IStateDB | null
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const { commands } = app;
@@ -53,7 +61,17 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       trans,
       docManager,
       translator: translator ?? undefined,
-      llm: new LlmSettingsService(app.serviceManager.serverSettings)
+      llm: new LlmSettingsService(app.serviceManager.serverSettings),
+      // The runners plugin owns the settings: an empty URL is the built-in demo planner.
+      useBuiltinPlanner: settings
+        ? () => settings.set(PluginIDs.plugin, 'baseUrl', '')
+        : undefined,
+      usesBuiltinPlanner: async () =>
+        (await loadRuntime()).usesBuiltinPlanner(
+          runners.settings,
+          app.serviceManager.serverSettings
+        ),
+      runDialogMemory: state ? stateDbMemory(state) : null
     });
 
     const category = trans.__('Notebook-BCC');

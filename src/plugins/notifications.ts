@@ -14,6 +14,7 @@ import {
 } from '../tokens';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { translateMessage } from '../ui/present';
+import { describePlannerProblem } from '../ui/problem';
 
 /** A notification when a run completes, fails or reaches its step limit (not for every step). */
 export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
@@ -62,10 +63,11 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
             break;
           case 'error':
             failure = Notification.error(
+              // A notification shows about 140 characters: the cause first, the chain in the panel.
               trans.__(
                 'Workflow failed in %1: %2',
                 name,
-                translateMessage(finished, trans)
+                describePlannerProblem(finished, trans).summary
               ),
               {
                 autoClose: false,

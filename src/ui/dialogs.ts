@@ -11,6 +11,16 @@ import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import type { IConnectionCheck, WorkflowTemplate } from '../protocol';
 import { translateMessage } from './present';
+import {
+  csvColumns,
+  ContentsReader,
+  fileExists,
+  filesNamedIn,
+  findNamedFile,
+  IRunDialogMemoryStore,
+  isTableFile,
+  serverPath
+} from './runDialogModel';
 import type {
   BehaviorDecision,
   IBehaviorApproval,
@@ -55,6 +65,19 @@ interface IRunDialogState {
   error: string | null;
   /** The planner did not answer: what to do about it. */
   plannerError: string | null;
+  /** The column the task is about, picked from the data file's header; null for none. */
+  targetColumn: string | null;
+}
+
+/** What the Run dialog shows besides the state it edits. */
+interface IRunDialogContext {
+  notebookPath: string;
+  /** The built-in demo planner will answer this run. */
+  demo: boolean;
+  /** The notebook has cells a new run goes below. */
+  continuesBelow: boolean;
+  /** Reads the data file's header (its columns) and checks that files exist. */
+  contents: ContentsReader | null;
 }
 
 let modelPickers = 0;
@@ -100,9 +123,13 @@ class RunDialogBody extends Widget {
   constructor(
     state: IRunDialogState,
     trans: TranslationBundle,
-    llm: IModelChoice | null
+    llm: IModelChoice | null,
+    context: IRunDialogContext
   ) {
     super();
+    this._state = state;
+    this._trans = trans;
+    this._context = context;
     this.addClass('jp-bcc-run-dialog');
     const taskId = `jp-bcc-task-${++RunDialogBody._count}`;
     const taskLabel = element('label', 'jp-bcc-field-label', trans.__('Task'));
@@ -117,8 +144,33 @@ class RunDialogBody extends Widget {
     task.value = state.task;
     task.addEventListener('input', () => {
       state.task = task.value;
+      // A data file named in the task gives the target's columns when none is picked.
+      if (state.dataFiles.length === 0) {
+        window.clearTimeout(this._taskTimer);
+        this._taskTimer = window.setTimeout(() => this._loadColumns(), 400);
+      }
     });
     this.node.append(taskLabel, task);
+    if (context.demo) {
+      this.node.append(
+        element(
+          'p',
+          'jp-bcc-hint jp-bcc-demo-note',
+          trans.__(
+            'Built-in demo planner: a standard exploratory analysis of one CSV; it does not read your task'
+          )
+        )
+      );
+    }
+    if (context.continuesBelow) {
+      this.node.append(
+        element(
+          'p',
+          'jp-bcc-hint jp-bcc-run-destination',
+          trans.__('A new run continues below the existing cells.')
+        )
+      );
+    }
     if (llm) {
       this.node.append(...modelPicker(state, llm, trans));
     }
@@ -140,7 +192,9 @@ class RunDialogBody extends Widget {
     const filesLabel = element(
       'div',
       'jp-bcc-field-label',
-      trans.__('Data files (optional)')
+      context.demo
+        ? trans.__('Data file (a CSV file, required)')
+        : trans.__('Data files (optional)')
     );
     const files = element('ul', 'jp-bcc-file-list');
     files.setAttribute('aria-label', trans.__('Data files'));
@@ -165,6 +219,7 @@ class RunDialogBody extends Widget {
         remove.addEventListener('click', () => {
           state.dataFiles = state.dataFiles.filter(p => p !== path);
           renderFiles();
+          this._loadColumns();
         });
         item.append(name, remove);
         files.append(item);
@@ -172,6 +227,21 @@ class RunDialogBody extends Widget {
     };
     renderFiles();
     this.node.append(filesLabel, files);
+
+    const targetId = `jp-bcc-target-${RunDialogBody._count}`;
+    const targetLabel = element(
+      'label',
+      'jp-bcc-field-label',
+      trans.__('Target column (optional)')
+    );
+    targetLabel.htmlFor = targetId;
+    this._target.id = targetId;
+    this._target.addEventListener('change', () => {
+      state.targetColumn = this._target.value || null;
+    });
+    this.node.append(targetLabel, this._target, this._targetNote);
+    this._renderColumns(null);
+    this._loadColumns();
 
     const stepLabel = element('label', 'jp-bcc-checkbox');
     const step = element('input', 'jp-bcc-step-mode');
@@ -189,6 +259,82 @@ class RunDialogBody extends Widget {
     this.node.append(stepLabel);
   }
 
+  dispose(): void {
+    window.clearTimeout(this._taskTimer);
+    super.dispose();
+  }
+
+  /** The CSV file whose header lists the columns: the first data file, else one the task names. */
+  private async _columnsFile(): Promise<string | null> {
+    const { contents, notebookPath } = this._context;
+    if (!contents) {
+      return null;
+    }
+    const first = this._state.dataFiles[0];
+    if (first !== undefined) {
+      return isTableFile(first) ? serverPath(notebookPath, first) : null;
+    }
+    for (const name of filesNamedIn(this._state.task)) {
+      const found = await findNamedFile(contents, notebookPath, name);
+      if (found) {
+        return found;
+      }
+    }
+    return null;
+  }
+
+  /** Fills the target column list from the data file's header (read through the contents API). */
+  private _loadColumns(): void {
+    const load = ++this._loads;
+    void (async () => {
+      const path = await this._columnsFile();
+      const columns =
+        path && this._context.contents
+          ? await csvColumns(this._context.contents, path)
+          : null;
+      if (load === this._loads && !this.isDisposed) {
+        this._renderColumns(columns);
+      }
+    })();
+  }
+
+  private _renderColumns(columns: string[] | null): void {
+    const trans = this._trans;
+    const state = this._state;
+    const none = element('option', '', trans.__('None'));
+    none.value = '';
+    this._target.replaceChildren(none);
+    for (const column of columns ?? []) {
+      const option = element('option', '', column);
+      option.value = column;
+      this._target.append(option);
+    }
+    if (columns !== null && state.targetColumn !== null) {
+      // A column remembered from another file is not one of these.
+      if (!columns.includes(state.targetColumn)) {
+        state.targetColumn = null;
+      }
+    }
+    this._target.value = state.targetColumn ?? '';
+    this._target.disabled = columns === null || columns.length === 0;
+    this._targetNote.textContent =
+      columns === null
+        ? trans.__('Pick a CSV data file to choose one of its columns.')
+        : trans.__(
+            'The column the analysis relates the others to, e.g. the price in "What drives house prices?".'
+          );
+  }
+
+  private readonly _state: IRunDialogState;
+  private readonly _trans: TranslationBundle;
+  private readonly _context: IRunDialogContext;
+  private readonly _target = element(
+    'select',
+    'jp-mod-styled jp-bcc-target-column'
+  );
+  private readonly _targetNote = element('p', 'jp-bcc-hint jp-bcc-target-note');
+  private _taskTimer = 0;
+  private _loads = 0;
   private static _count = 0;
 }
 
@@ -206,16 +352,37 @@ export async function showRunDialog(options: {
   checkPlanner?: () => Promise<IConnectionCheck>;
   /** The relay serves the LLM planner: the user picks its model (`IStartOptions.llmModel`). */
   llm?: IModelChoice | null;
+  /** The built-in demo planner will answer: the dialog says so, and a run needs a CSV file. */
+  demo?: boolean;
+  /** The notebook has cells: the dialog says that a new run continues below them. */
+  continuesBelow?: boolean;
+  /** Where the last task, files and target column are remembered. */
+  memory?: IRunDialogMemoryStore | null;
+  /** Reads the data files (their header, whether they exist); default: the document manager's. */
+  contents?: ContentsReader | null;
 }): Promise<IStartOptions | null> {
-  const { trans } = options;
+  const { trans, notebookPath } = options;
   const llm = options.llm ?? null;
+  const memory = options.memory ?? null;
+  const contents =
+    options.contents ?? options.docManager?.services.contents ?? null;
+  const remembered = await memory?.load(notebookPath).catch(() => null);
   const state: IRunDialogState = {
-    task: '',
-    dataFiles: [],
+    task: remembered?.task ?? '',
+    dataFiles: (remembered?.dataFiles ?? []).map(path =>
+      relativeToNotebook(notebookPath, path)
+    ),
     stepMode: false,
     llmModel: llm?.model ?? null,
     error: null,
-    plannerError: null
+    plannerError: null,
+    targetColumn: remembered?.targetColumn ?? null
+  };
+  const context: IRunDialogContext = {
+    notebookPath,
+    demo: options.demo === true,
+    continuesBelow: options.continuesBelow === true,
+    contents
   };
   const addFiles = Dialog.createButton({
     label: trans.__('Add data files…'),
@@ -224,7 +391,7 @@ export async function showRunDialog(options: {
     actions: ['add-files']
   });
   for (;;) {
-    const body = new RunDialogBody(state, trans, llm);
+    const body = new RunDialogBody(state, trans, llm, context);
     const buttons = [
       Dialog.cancelButton({ label: trans.__('Cancel') }),
       ...(options.docManager ? [addFiles] : []),
@@ -270,6 +437,21 @@ export async function showRunDialog(options: {
       state.error = trans.__('Describe the task before running.');
       continue;
     }
+    if (context.demo) {
+      state.error = await demoDataProblem(state, context, trans);
+      if (state.error) {
+        continue;
+      }
+    }
+    await memory
+      ?.save(notebookPath, {
+        task,
+        dataFiles: state.dataFiles.map(path => serverPath(notebookPath, path)),
+        targetColumn: state.targetColumn
+      })
+      .catch(reason =>
+        console.warn('Notebook-BCC: the Run dialog could not remember', reason)
+      );
     // The dialog has closed: say what happens until the run starts (the check waits up to 10 s).
     const checking = options.checkPlanner
       ? Notification.emit(
@@ -294,9 +476,53 @@ export async function showRunDialog(options: {
       task,
       dataFiles: state.dataFiles,
       stepMode: state.stepMode,
-      ...(state.llmModel ? { llmModel: state.llmModel } : {})
+      ...(state.llmModel ? { llmModel: state.llmModel } : {}),
+      ...(state.targetColumn ? { targetColumn: state.targetColumn } : {})
     };
   }
+}
+
+/**
+ * A demo run reads one CSV file: the first data file, else a file the task names (then added to the
+ * data files). Why the run cannot start, or null when it can.
+ */
+async function demoDataProblem(
+  state: IRunDialogState,
+  context: IRunDialogContext,
+  trans: TranslationBundle
+): Promise<string | null> {
+  const { contents, notebookPath } = context;
+  if (state.dataFiles.length === 0 && contents) {
+    for (const name of filesNamedIn(state.task)) {
+      const found = await findNamedFile(contents, notebookPath, name);
+      if (found) {
+        state.dataFiles = [relativeToNotebook(notebookPath, found)];
+        break;
+      }
+    }
+  }
+  const first = state.dataFiles[0];
+  if (first === undefined) {
+    return trans.__(
+      'The built-in demo planner needs a CSV file: add one with "Add data files…", or name an existing file in the task.'
+    );
+  }
+  if (!isTableFile(first)) {
+    return trans.__(
+      'The built-in demo planner reads a CSV file, and %1 is not one: put a CSV file first.',
+      first
+    );
+  }
+  if (
+    contents &&
+    !(await fileExists(contents, serverPath(notebookPath, first)))
+  ) {
+    return trans.__(
+      '%1 does not exist (any more): remove it and add the data file again.',
+      first
+    );
+  }
+  return null;
 }
 
 /** Asks to confirm Stop; resolves null when cancelled. */

@@ -33,7 +33,8 @@ import {
 import type {
   IPlannerLocation,
   IPlannerStatus,
-  IRunHooks as RunHooks
+  IRunHooks as RunHooks,
+  IStartProblem
 } from '../tokens';
 import { ISavedRunState, readSavedRun } from './saved';
 
@@ -241,6 +242,18 @@ export class RunModel {
     return isResumable(this.snapshot);
   }
 
+  /** A run that could not start (its planner did not answer), until a run starts or it is cleared. */
+  get startProblem(): IStartProblem | null {
+    return this._startProblem;
+  }
+
+  setStartProblem(problem: IStartProblem | null): void {
+    if (problem !== this._startProblem) {
+      this._startProblem = problem;
+      this._changed.emit();
+    }
+  }
+
   get isDisposed(): boolean {
     return this._disposed;
   }
@@ -299,6 +312,7 @@ export class RunModel {
     if (transition.event === 'START_WORKFLOW') {
       // A run starts (or resumes): what the previous one ended with no longer applies.
       this._finished = null;
+      this._startProblem = null;
       this._completed.clear();
     }
     this._snapshot = null;
@@ -362,6 +376,7 @@ export class RunModel {
   private _hasSaved = false;
   private _warnings: IWarningEntry[] = [];
   private _finished: IRunFinished | null = null;
+  private _startProblem: IStartProblem | null = null;
   private _completed = new CompletedItems();
   private _changed = new Signal<this, void>(this);
   private _disposed = false;

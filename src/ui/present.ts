@@ -71,6 +71,20 @@ function translateText(text: IMessage, trans: TranslationBundle): string {
   );
 }
 
+/** A step's name as the panel and dialogs show it; its id only when the run does not name it. */
+export function stepNameOf(
+  snapshot: Pick<IRunSnapshot, 'stages'>,
+  stepId: string | null
+): string {
+  for (const stage of snapshot.stages) {
+    const step = stage.steps.find(s => s.id === stepId);
+    if (step) {
+      return step.name;
+    }
+  }
+  return stepId ?? '';
+}
+
 function stepLabel(snapshot: IRunSnapshot): string {
   return snapshot.step.name ?? snapshot.step.id ?? '?';
 }
@@ -221,6 +235,8 @@ export interface IBehaviorNode {
   status: ItemStatus;
   /** Current and the run is active (a current behavior of a stopped run was interrupted). */
   running: boolean;
+  /** Running, and the run is paused (or pausing): it holds until Resume. */
+  paused: boolean;
   goal: string | null;
   produced: string[];
   durationMs: number | null;
@@ -296,16 +312,22 @@ export class CompletedItems {
     return this._items.get(stageKey(stageId)) ?? null;
   }
 
-  /** The latest artifact of each variable produced by the run's completed behaviors. */
+  /**
+   * The latest artifact of each variable the run produced. A run read back from the notebook keeps the
+   * behaviors of its current step only, but its completed steps and stages list what theirs produced:
+   * every level counts, the most specific (a behavior's) wins, so a reload shows the same artifacts.
+   */
   artifacts(): Artifact[] {
     const latest = new Map<string, Artifact>();
-    for (const [key, item] of this._items) {
-      if (!key.startsWith('b:')) {
-        continue;
-      }
-      for (const artifact of item.outputs_produced?.artifacts ?? []) {
-        latest.delete(artifact.variable_name);
-        latest.set(artifact.variable_name, artifact);
+    for (const level of ['g:', 's:', 'b:']) {
+      for (const [key, item] of this._items) {
+        if (!key.startsWith(level)) {
+          continue;
+        }
+        for (const artifact of item.outputs_produced?.artifacts ?? []) {
+          latest.delete(artifact.variable_name);
+          latest.set(artifact.variable_name, artifact);
+        }
       }
     }
     return [...latest.values()];
@@ -392,6 +414,10 @@ function behaviorsOf(
       iteration: iterations.get(id) ?? 0,
       status,
       running: status === 'current' && snapshot.running,
+      paused:
+        status === 'current' &&
+        snapshot.running &&
+        (snapshot.paused || snapshot.pausing),
       goal: shownGoal,
       produced: produced(item),
       durationMs: timing?.durationMs ?? null
@@ -521,23 +547,25 @@ export function describePlanner(
   trans: TranslationBundle,
   model?: string
 ): { dialect: string; where: string | null } {
-  const name = dialect
-    ? trans.__('Planner: %1 dialect', dialect)
-    : trans.__('Planner');
+  // The documented protocol goes without saying; a v1 or bcc server is what its user chose.
+  const name =
+    dialect && dialect !== 'dslc'
+      ? trans.__('Planner: %1 dialect', dialect)
+      : trans.__('Planner');
   if (!location) {
     return { dialect: name, where: null };
   }
   if (location.llm) {
     return {
-      dialect: name,
-      where: trans.__('LLM planner: %1', model || location.llm.model)
+      dialect: trans.__('LLM planner: %1', model || location.llm.model),
+      where: null
     };
   }
   if (location.builtin) {
     return {
-      dialect: name,
+      dialect: trans.__('Built-in demo planner'),
       where: trans.__(
-        "Demo planner: a fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC."
+        "A fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC."
       )
     };
   }
@@ -587,7 +615,13 @@ function formatCost(cost: number, currency: string | undefined): string {
 export function describeUsage(
   usage: PlanningUsage,
   trans: TranslationBundle
-): { behavior: string | null; run: string | null; cost: string | null } {
+): {
+  behavior: string | null;
+  run: string | null;
+  cost: string | null;
+  /** The model sent no token counts: the planner estimated them from the text. */
+  estimated: string | null;
+} {
   const tokens = (counts: TokenUsage | undefined) =>
     counts &&
     (counts.prompt_tokens !== undefined ||
@@ -600,6 +634,11 @@ export function describeUsage(
   const behavior = tokens(usage.behavior);
   const run = tokens(usage.run);
   const calls = usage.run?.model_calls;
+  // The LLM planner's `estimated` (not in the schema: a loose field it adds).
+  const isEstimated = [usage.behavior, usage.run].some(
+    counts =>
+      (counts as { estimated?: unknown } | undefined)?.estimated === true
+  );
   const cost = usage.cost;
   return {
     behavior: behavior
@@ -633,7 +672,8 @@ export function describeUsage(
               formatCost(cost.behavior, cost.currency)
             )
           : trans.__('Cost: %1', formatCost(cost.run, cost.currency))
-        : null
+        : null,
+    estimated: isEstimated && (behavior || run) ? trans.__('(estimated)') : null
   };
 }
 

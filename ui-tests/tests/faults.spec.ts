@@ -2,7 +2,10 @@
  * The fault suite: a misbehaving planner, kernel or user during a live run. Every case asserts the
  * same four promises: the cells made before the fault are kept (same id and content), the run's
  * progress at the fault is in the notebook file, the user sees a clear message, and the run finishes,
- * after a Retry or a Resume where one is needed. Each test starts its own planner (the reference
+ * after a Retry or a Resume where one is needed. The file is read while the run is stopped at the
+ * fault (ERROR, or PAUSED: a fault the run handles by itself is paused at, `pauseAtFault`), before
+ * anything later is saved, and must hold that state, the step and behavior and the cells; the message
+ * must name what failed and the way on. The `afterEach` hook fails a case that checked less. Each test starts its own planner (the reference
  * planner with fault flags, or a replayed script) on a free port and points the extension at it
  * through the settings. A table of what each case measured is printed at the end and written to
  * test-results/faults-table.txt.
@@ -33,7 +36,6 @@ import {
   requestLog,
   requests,
   runInfo,
-  runStateIn,
   savedCells,
   savedNotebook,
   savedRun,
@@ -56,12 +58,24 @@ import {
   VICTIM
 } from './faults/scenarios';
 import { IFaultRow, recordRow, writeTable } from './faults/table';
+import {
+  control,
+  endedAt,
+  ILiveRun,
+  liveRun,
+  recordEnd,
+  pauseAtFault,
+  savedPlace,
+  triggered
+} from './faults/atFault';
 
 const TASK = 'What drives SalePrice? Use housing.csv.';
 const NOTEBOOK = 'fault.ipynb';
 const NOT_MEASURED = '-';
 
 let row: IFaultRow;
+/** The case measured the message and the saved state in the strict forms above. */
+const strict = { message: false, saved: false };
 
 /** Sets cells of this case's row, each as the test measures it. */
 function note(fields: Partial<IFaultRow>): void {
@@ -113,56 +127,170 @@ async function replaySetup(
 // The four promises
 // ---------------------------------------------------------------------------------------------
 
-/** The user sees a clear message: `text` in `where`; the table gets the line that matched. */
+/** A fault the user never sees fail (a split character, typing, markup, a deleted cell handled): nothing to do. */
+const NOTHING_TO_DO = null;
+
+/**
+ * The user sees a clear message: the text shown in `where` names what failed (`names`, the failing
+ * thing of the case) and what the user can do, or, for a fault the run handles by itself, what it did
+ * about it (`action`: a Retry or Resume it offers, a line ignored, a fallback taken). Both are read
+ * from the same shown element (an error box holds its Retry button). `NOTHING_TO_DO` is for a fault the
+ * run absorbs without anything failing: `names` is then what the user sees of it. The table gets the
+ * line that names the fault and the action found.
+ */
 async function expectMessage(
   where: string,
   locator: Locator,
-  text: RegExp,
+  names: RegExp,
+  action: RegExp | typeof NOTHING_TO_DO,
   timeout = 60000
 ): Promise<void> {
-  await expect(locator).toContainText(text, { timeout });
+  await expect(locator).toContainText(names, { timeout });
+  if (action) {
+    await expect(
+      locator,
+      'the message says what the user can do'
+    ).toContainText(action);
+  }
   const shown = await locator.innerText();
   const line =
     shown
       .split('\n')
       .map(l => l.trim())
-      .find(l => text.test(l)) ?? shown;
-  note({ message: `${where}: ${clip(line)}` });
+      .find(l => names.test(l)) ?? shown;
+  const does = action ? (action.exec(shown)?.[0] ?? '') : 'nothing to do';
+  note({ message: `${where}: ${clip(line)} [${clip(does, 30)}]` });
+  strict.message = true;
+}
+
+/** How the run's place reads in the table. */
+function placeOf(p: {
+  state: string;
+  stepId: string | null;
+  behaviorId: string | null;
+}): string {
+  return `${p.state} at ${p.stepId ?? '-'}/${p.behaviorId ?? '-'}`;
 }
 
 /**
- * The run's progress at the fault is in the notebook file: a run state for this task (in `state`
- * when given) and every cell of `before`, same id and content.
+ * The run's progress at the fault is in the notebook file, read while the run is stopped there: the
+ * run is in ERROR or PAUSED (`state` when given), and the file, read from the server's disk while the
+ * runner still says so (nothing later can have saved: a run stopped at its fault saves again only once
+ * the user retries or resumes), holds that same state, this task, the step and the behavior where the
+ * run stopped, and every cell of `before`, same id and content.
  */
 async function expectSavedAtFault(
   page: Page,
   path: string,
   task: string,
   before: ICellContent[],
-  state?: string
+  state?: 'ERROR' | 'PAUSED'
+): Promise<void> {
+  // A pause takes effect at the next action boundary: wait for the run to be stopped at the fault.
+  await expect
+    .poll(
+      async () => {
+        const now = await liveRun(page, path);
+        return (now.state === 'ERROR' && !now.running) ||
+          (now.state === 'PAUSED' && now.paused)
+          ? now.state
+          : `not stopped: ${placeOf(now)}`;
+      },
+      { timeout: 60000, intervals: [100, 250] }
+    )
+    .toBe(state ?? expect.stringMatching(/^(ERROR|PAUSED)$/));
+  const live = await liveRun(page, path);
+  let found = '';
+  let moved = '';
+  const saved = expect
+    .poll(
+      async () => {
+        const file = await savedNotebook(page, path);
+        const now = await liveRun(page, path);
+        if (JSON.stringify(now) !== JSON.stringify(live)) {
+          moved = `${placeOf(live)} -> ${placeOf(now)}`;
+          return true;
+        }
+        const run = savedPlace(file);
+        const inFile = kept(before, savedCells(file));
+        found = `${run ? placeOf(run) : 'no run state'} (task ${run?.task === task ? 'ours' : 'other'}), ${inFile.kept}/${inFile.of} cells`;
+        return (
+          run !== null &&
+          run.task === task &&
+          run.state === live.state &&
+          run.stepId === live.stepId &&
+          run.behaviorId === live.behaviorId &&
+          inFile.missing.length === 0
+        );
+      },
+      { timeout: 30000, intervals: [250, 500] }
+    )
+    .toBe(true);
+  await saved.catch((error: Error) => {
+    throw new Error(
+      `saved at the fault (the run is ${placeOf(live)}): the file says ${found}\n${error.message}`
+    );
+  });
+  if (moved) {
+    throw new Error(
+      `the run moved on before its file held the fault (${moved}); the file said ${found}`
+    );
+  }
+  const fault = await triggered(page, path);
+  note({
+    saved: `${found}, read while ${live.state}${fault ? ` (fault in ${fault.stepId}/${fault.behaviorId})` : ''}`
+  });
+  strict.saved = true;
+}
+
+/**
+ * For a fault that ends the page's hold on the run (the notebook closed, the page reloaded): the run
+ * cannot be paused there, so the file is read right after the fault, before anything runs again. It
+ * holds this task, `state` when given (closing the notebook stops the run), the step and behavior the
+ * run was at (`at`: where closing stopped it, or where it was just before the reload), and every cell
+ * of `before`. A reload finds the run's last checkpoint (`checkpoint`): the state is written at a
+ * step's start, a behavior's end, a pause, an error and a stop, not with each cell, so the file holds
+ * the step and either the open behavior, or none, or a closed one with the step to plan next.
+ */
+async function expectSavedAfterLoss(
+  page: Page,
+  path: string,
+  task: string,
+  before: ICellContent[],
+  at: ILiveRun,
+  state?: string,
+  checkpoint = false
 ): Promise<void> {
   let found = '';
   const saved = expect
     .poll(
       async () => {
         const file = await savedNotebook(page, path);
-        const run = runStateIn(file);
+        const run = savedPlace(file);
         const inFile = kept(before, savedCells(file));
-        found = `${run?.state ?? 'no run state'} (task ${run?.task === task ? 'ours' : 'other'}), ${inFile.kept}/${inFile.of} cells`;
+        found = `${run ? placeOf(run) : 'no run state'} (task ${run?.task === task ? 'ours' : 'other'}), ${inFile.kept}/${inFile.of} cells`;
         return (
           run !== null &&
           run.task === task &&
           (state === undefined || run.state === state) &&
+          run.state !== 'WORKFLOW_COMPLETED' &&
+          run.stepId === at.stepId &&
+          (run.behaviorId === at.behaviorId ||
+            (checkpoint &&
+              (run.behaviorId === null || run.phase === 'plan'))) &&
           inFile.missing.length === 0
         );
       },
-      { timeout: 30000 }
+      { timeout: 30000, intervals: [250, 500] }
     )
     .toBe(true);
   await saved.catch((error: Error) => {
-    throw new Error(`saved at the fault: ${found}\n${error.message}`);
+    throw new Error(
+      `saved at the fault (the run was ${placeOf(at)}): the file says ${found}\n${error.message}`
+    );
   });
-  note({ saved: found });
+  note({ saved: `${found}, read after the fault` });
+  strict.saved = true;
 }
 
 /** The cells made before the fault are still there, same id and content. */
@@ -219,7 +347,13 @@ async function expectError(
     .toBe(true);
   const info = await runInfo(page, path);
   expect(info.finished?.reason).toBe('error');
-  await expectMessage('error', panel(page).locator('.jp-bcc-error'), message);
+  // The error box names the failure and holds the way on: Retry (or Set Variables…).
+  await expectMessage(
+    'error',
+    panel(page).locator('.jp-bcc-error'),
+    message,
+    /Retry|Set Variables/
+  );
   await expect(stateLine(page)).toHaveText(/^Error: /);
   return cellsAt(
     page,
@@ -273,7 +407,17 @@ async function resumeReopened(
   path: string,
   before: ICellContent[]
 ): Promise<{ reopened: ICellInfo[]; after: ICellInfo[] }> {
-  await expectMessage('state', stateLine(page), /^Stopped at step /, 30000);
+  await expect(stateLine(page)).toHaveText(/^Stopped at step /, {
+    timeout: 30000
+  });
+  // The panel says where the run stopped and offers Resume.
+  await expectMessage(
+    'state',
+    panel(page),
+    /Stopped at step /,
+    /Resume/,
+    30000
+  );
   const reopened = await cellInfos(page, path);
   expect(kept(before, reopened).missing).toEqual([]);
   await clickControl(page, 'Resume');
@@ -292,6 +436,8 @@ test.describe('Faults during a run', () => {
       cellsKept: NOT_MEASURED,
       ended: NOT_MEASURED
     };
+    strict.message = false;
+    strict.saved = false;
     await installProbe(page);
   });
 
@@ -311,6 +457,12 @@ test.describe('Faults during a run', () => {
     // Every case asserts the four promises: a passing case that measured fewer is itself a failure.
     if (testInfo.status === 'passed') {
       expect(unmeasured, 'promises this case did not assert').toBe('');
+      // ...and in their strict form: the file read while the run was stopped at the fault, and a
+      // message that names the fault and the way on.
+      expect(
+        strict,
+        'the saved state and the message, checked in their strict form'
+      ).toEqual({ message: true, saved: true });
     }
   });
 
@@ -326,6 +478,8 @@ test.describe('Faults during a run', () => {
     title: string;
     fault: string;
     warning: RegExp;
+    /** What the run did about it, as the warning says. */
+    action: RegExp;
     /** A cell that would exist only if the faulty line had been applied. */
     absent?: (cell: ICellContent) => boolean;
   }> = [
@@ -333,6 +487,7 @@ test.describe('Faults during a run', () => {
       title: 'a malformed NDJSON line',
       fault: 'malformed-line@2',
       warning: /malformed JSON line ignored/,
+      action: /ignored/,
       // The line is `{"action": {"action": "add", ..., "content": "malformed`: salvaged or shown raw.
       absent: cell =>
         /^\s*malformed/.test(cell.source) || cell.source.includes('"shot_type"')
@@ -340,33 +495,39 @@ test.describe('Faults during a run', () => {
     {
       title: 'a truncated last line',
       fault: 'truncated-line@2',
-      warning: /malformed JSON line ignored/
+      warning: /malformed JSON line ignored/,
+      action: /ignored/
     },
     {
       title: 'an unknown action',
       fault: 'unknown-action@2',
       warning: /Unknown action type 'bcc_fault_unknown_action'/,
+      action: /skipped/,
       absent: cell => cell.source.includes('injected fault')
     },
     {
       title: 'an action missing a required field',
       fault: 'missing-field@2',
-      warning: /action ignored.*codecell_id/
+      warning: /action ignored.*codecell_id/,
+      action: /ignored/
     }
   ];
 
-  for (const { title, fault, warning, absent } of lineFaults) {
+  for (const { title, fault, warning, action, absent } of lineFaults) {
     test(title, async ({ page, tmpPath }) => {
       const { path } = await referenceSetup(page, tmpPath, ['--fault', fault]);
+      // The run goes on by itself: it is paused at the warning, to read its file there.
+      await pauseAtFault(page, path, { warning });
       await startRun(page, TASK, { path });
       const before = await cellsAt(
         page,
         path,
         m => m.event === 'warning' && warning.test(m.detail ?? '')
       );
-      await expectMessage('warning', warningList(page), warning);
-      await expectSavedAtFault(page, path, TASK, before);
-      await expectCompleted(page, path, 'nothing');
+      await expectMessage('warning', warningList(page), warning, action);
+      await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
+      await clickControl(page, 'Resume');
+      await expectCompleted(page, path, 'Resume');
       const after = await cellInfos(page, path);
       expectKept(before, after);
       if (absent) {
@@ -382,13 +543,27 @@ test.describe('Faults during a run', () => {
       twoStepTrace(splitUtf8Run()),
       ['--replay-speed', '0', '--fault', 'split-utf8']
     );
-    // The split is in the first stream: the cells before it are the notebook's own.
-    const before = await cellInfos(page, path);
+    // The split is in the first stream: the cells before it are the notebook's own. The run is
+    // paused at the cell that holds the split character, to read the file with that cell in it.
+    await pauseAtFault(page, path, { cell: new RegExp(MULTIBYTE) });
     const task = 'Split a character';
     await startRun(page, task, { path });
-    await expectCompleted(page, path, 'nothing');
-    await expectMessage('state', stateLine(page), /^Completed$/);
-    await expectSavedAtFault(page, path, task, before);
+    const before = await cellsAt(page, path, m =>
+      m.cells.some(c => c.source === MULTIBYTE)
+    );
+    await expectSavedAtFault(page, path, task, before, 'PAUSED');
+    // Nothing failed that the user could see: the character arrives whole, and no warning says otherwise.
+    await expectMessage(
+      'cell',
+      page.locator('.jp-NotebookPanel:visible .jp-Cell').filter({
+        hasText: MULTIBYTE
+      }),
+      new RegExp(MULTIBYTE),
+      NOTHING_TO_DO
+    );
+    expect((await runInfo(page, path)).warnings).toEqual([]);
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
     const after = await cellInfos(page, path);
     expect(after.map(c => c.source)).toContain(MULTIBYTE);
     expect(after.filter(c => c.source.includes('\uFFFD'))).toEqual([]);
@@ -411,16 +586,23 @@ test.describe('Faults during a run', () => {
       `http-500@planning:${n}`
     ]);
     const { path, planner: p } = await referenceSetup(page, tmpPath, flags);
-    await startRun(page, TASK, { path });
     const fallback = /\/planning failed.*500.*falling back to \/generating/;
+    await pauseAtFault(page, path, { warning: fallback });
+    await startRun(page, TASK, { path });
     const before = await cellsAt(
       page,
       path,
       m => m.event === 'warning' && fallback.test(m.detail ?? '')
     );
-    await expectMessage('warning', warningList(page), fallback);
-    await expectSavedAtFault(page, path, TASK, before);
-    await expectCompleted(page, path, 'nothing');
+    await expectMessage(
+      'warning',
+      warningList(page),
+      fallback,
+      /falling back to \/generating/
+    );
+    await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
     const after = await cellInfos(page, path);
     expectKept(before, after);
     const log = requestLog(p).map(e => e.line);
@@ -542,6 +724,7 @@ test.describe('Faults during a run', () => {
       '--fault',
       'http-429=3@planning:2'
     ]);
+    await pauseAtFault(page, path, { warning: /429/ });
     await startRun(page, TASK, { path });
     // The user is told why nothing happens for a while.
     const before = await cellsAt(
@@ -549,9 +732,10 @@ test.describe('Faults during a run', () => {
       path,
       m => m.event === 'warning' && /429/.test(m.detail ?? '')
     );
-    await expectMessage('warning', warningList(page), /429/);
-    await expectSavedAtFault(page, path, TASK, before);
-    await expectCompleted(page, path, 'nothing');
+    await expectMessage('warning', warningList(page), /429/, /retrying in/);
+    await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
     const log = requestLog(p);
     const limited = log.findIndex(e => /^POST \/planning 429/.test(e.line));
     expect(limited).toBeGreaterThanOrEqual(0);
@@ -590,7 +774,9 @@ test.describe('Faults during a run', () => {
     await expectMessage(
       'state',
       stateLine(page),
-      /^Paused: The kernel is not usable/
+      /^Paused: The kernel is not usable/,
+      // JupyterLab restarts a dead kernel itself: the message says so, or asks for a restart.
+      /Run the cells that define them again|[Rr]estart it, then resume/
     );
     const before = await cellsAt(page, path, m => m.paused);
     await expectSavedAtFault(page, path, task, before, 'PAUSED');
@@ -618,7 +804,7 @@ test.describe('Faults during a run', () => {
     await callProbe(page, 'pauseAfter', path, 2);
     await startRun(page, TASK, { path });
     const before = await cellsAt(page, path, m => m.paused);
-    await expectSavedAtFault(page, path, TASK, before);
+    await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
     await callProbe(page, 'restartKernel', path);
     await expect
       .poll(() => callProbe(page, 'kernelAnswers', path), { timeout: 60000 })
@@ -638,8 +824,15 @@ test.describe('Faults during a run', () => {
         { timeout: 60000 }
       )
       .toBe(true);
+    // The run itself tells the user what the restart lost, and what happens about it.
+    await expectMessage(
+      'warning',
+      warningList(page),
+      /no longer in the kernel since the run paused \(was it restarted\?\)/,
+      /run the cells that define them again/
+    );
     note({
-      message: `cell: ${clip(said?.source.split('\n').find(l => restarted.test(l)) ?? '')}`
+      message: `${row.message}; cell: ${clip(said?.source.split('\n').find(l => restarted.test(l)) ?? '', 40)}`
     });
     await expectCompleted(page, path, 'Resume');
     const after = await cellInfos(page, path);
@@ -652,6 +845,8 @@ test.describe('Faults during a run', () => {
 
   test('the notebook is closed mid-run', async ({ page, tmpPath }) => {
     const { path, before } = await slowRunMidSecondBehavior(page, tmpPath);
+    // Where the run stands when closing the notebook has stopped it.
+    await recordEnd(page, path);
     await page
       .locator('.lm-DockPanel-tabBar .lm-TabBar-tab', { hasText: NOTEBOOK })
       .locator('.lm-TabBar-tabCloseIcon')
@@ -662,19 +857,53 @@ test.describe('Faults during a run', () => {
       timeout: 30000
     });
     await expect(page.locator('.jp-Dialog')).toHaveCount(0);
-    const saved = await savedRun(page, path);
-    expect(saved?.phase).toBe('plan');
-    await expectSavedAtFault(page, path, TASK, before);
+    // Closing the notebook stops its run (IDLE), saved where it stood: the step is planned again.
+    const at = await endedAt(page, path);
+    expect(at, 'the run ended when its notebook closed').not.toBeNull();
+    await expectSavedAfterLoss(
+      page,
+      path,
+      TASK,
+      before,
+      at as ILiveRun,
+      'IDLE'
+    );
+    expect((await savedRun(page, path))?.phase).toBe('plan');
     await openNotebook(page, path);
     await resumeReopened(page, path, before);
   });
 
   test('the page reloads mid-run, then resume', async ({ page, tmpPath }) => {
     const { path, before } = await slowRunMidSecondBehavior(page, tmpPath);
-    // The run goes on streaming; the reload comes once its cells so far are in the file.
-    await expectSavedAtFault(page, path, TASK, before);
-    expect((await runInfo(page, path)).running).toBe(true);
+    // The run goes on streaming; the reload comes once its cells so far and its current step are in
+    // the file (the run state is written at checkpoints, at most once per save interval).
+    let at: ILiveRun | null = null;
+    await expect
+      .poll(
+        async () => {
+          const file = await savedNotebook(page, path);
+          const now = await liveRun(page, path);
+          at = now;
+          return (
+            now.running &&
+            savedPlace(file)?.stepId === now.stepId &&
+            kept(before, savedCells(file)).missing.length === 0
+          );
+        },
+        { timeout: 30000, intervals: [250] }
+      )
+      .toBe(true);
     await reloadPage(page);
+    // Read before anything runs again: the page that ran the run is gone.
+    await expectSavedAfterLoss(
+      page,
+      path,
+      TASK,
+      before,
+      at as unknown as ILiveRun,
+      undefined,
+      true
+    );
     await openNotebook(page, path);
     await command(page, 'notebook-bcc:open');
     await resumeReopened(page, path, before);
@@ -695,6 +924,9 @@ test.describe('Faults during a run', () => {
       .toEqual({ activeCellIndex: 0, mode: 'edit' });
     const userCellId = (await cellInfos(page, path))[0].id;
     const task = 'Stream while the user types';
+    // Paused at the stream's last cell (about 7 s in, as the typing ends), through the runner as the
+    // panel's commands do: a click would take the focus.
+    await pauseAtFault(page, path, { cell: /^streamed_23 = 23$/ });
     await startRun(page, task, { path });
     await expect
       .poll(async () => (await cellInfos(page, path)).length, {
@@ -716,9 +948,16 @@ test.describe('Faults during a run', () => {
       activeCellIndex: 0,
       mode: 'edit'
     });
-    await expectSavedAtFault(page, path, task, before);
-    await expectCompleted(page, path, 'nothing');
-    await expectMessage('state', stateLine(page), /^Completed$/);
+    await expectSavedAtFault(page, path, task, before, 'PAUSED');
+    // What the user sees of it: their text, whole, in their cell.
+    await expectMessage(
+      'cell',
+      userCell,
+      /typed by hand while the planner writes its cells/,
+      NOTHING_TO_DO
+    );
+    await control(page, path, 'resume');
+    await expectCompleted(page, path, 'Resume');
     const after = await cellInfos(page, path);
     expect(after[0]).toMatchObject({ id: userCellId, source: typed });
     expect(after.slice(1).filter(c => c.source.includes('user_notes'))).toEqual(
@@ -747,6 +986,7 @@ test.describe('Faults during a run', () => {
       void dialog.dismiss();
     });
     const task = 'Markup everywhere';
+    await pauseAtFault(page, path, { cell: /Markdown cell with markup/ });
     await startRun(page, task, { path });
     const focus = panel(page).locator('.jp-bcc-focus');
     await expect(focus).toContainText('Focus with markup', { timeout: 30000 });
@@ -760,10 +1000,12 @@ test.describe('Faults during a run', () => {
     await expectMessage(
       'tree',
       panel(page).locator('.jp-bcc-tree'),
-      /Step <img src=x onerror="window\.__bccInjected='step name'">/
+      /Step <img src=x onerror="window\.__bccInjected='step name'">/,
+      NOTHING_TO_DO
     );
-    await expectSavedAtFault(page, path, task, before);
-    await expectCompleted(page, path, 'nothing');
+    await expectSavedAtFault(page, path, task, before, 'PAUSED');
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
     const after = await cellInfos(page, path);
     expect(
       after.some(c => c.source.includes('Markdown cell with markup'))
@@ -806,6 +1048,7 @@ test.describe('Faults during a run', () => {
       twoStepTrace(deleteBeforeExecRun())
     );
     const task = 'Delete a cell';
+    await pauseAtFault(page, path, { effect: /was not found/ });
     await startRun(page, task, { path });
     await expect
       .poll(
@@ -821,14 +1064,17 @@ test.describe('Faults during a run', () => {
     const victim = all.find(c => c.source === VICTIM) as ICellInfo;
     await callProbe(page, 'deleteCell', path, victim.id);
     const before = all.filter(c => c.id !== victim.id);
+    // The user deleted the cell: the run says what it could not do, and nothing is asked of the user.
     await expectMessage(
       'effect',
       await effectList(page),
       /was not found/,
+      NOTHING_TO_DO,
       30000
     );
-    await expectSavedAtFault(page, path, task, before);
-    await expectCompleted(page, path, 'nothing');
+    await expectSavedAtFault(page, path, task, before, 'PAUSED');
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
     const after = await cellInfos(page, path);
     expect(after.map(c => c.source)).not.toContain(VICTIM);
     expectKept(before, after);
@@ -849,13 +1095,16 @@ test.describe('Faults during a run', () => {
       ['--replay-speed', '0']
     );
     const task = 'Print 10 MB';
+    // Paused once the 10 MB output has reached the run (its effect, cut for the planner).
+    await pauseAtFault(page, path, { effect: /\[TRUNCATED:/ });
     await startRun(page, task, { path });
     // The cells when the cell that prints 10 MB was added, before it ran.
     const before = await cellsAt(page, path, m =>
       m.cells.some(c => c.source.includes('os.urandom'))
     );
-    await expectSavedAtFault(page, path, task, before);
-    await expectCompleted(page, path, 'nothing');
+    await expectSavedAtFault(page, path, task, before, 'PAUSED');
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
     const after = await cellInfos(page, path);
     const big = after.find(c => c.source.includes('os.urandom'));
     expect(big?.outputChars ?? 0).toBeGreaterThanOrEqual(10_000_000);
@@ -871,7 +1120,12 @@ test.describe('Faults during a run', () => {
       texts.findIndex(text => text.endsWith('Show more'))
     );
     await clipped.getByRole('button', { name: 'Show more' }).click();
-    await expectMessage('effect', clipped, /\[TRUNCATED:/);
+    await expectMessage(
+      'effect',
+      clipped,
+      /\[TRUNCATED:/,
+      /characters omitted to prevent context overflow/
+    );
     const sent = await requests(page, path);
     expect(sent.length).toBeGreaterThanOrEqual(5);
     expect(Math.max(...sent.map(r => r.chars))).toBeLessThanOrEqual(18600);
@@ -886,24 +1140,29 @@ test.describe('Faults during a run', () => {
     title: string;
     fault: string;
     message: RegExp;
+    /** What the run did about it, as the warning says. */
+    action: RegExp;
     /** What the planner saw afterwards, in the run's effects. */
     effect?: RegExp;
   }> = [
     {
       title: '5,000 stream warnings',
       fault: 'many-warnings@2',
-      message: /ignored line without action/
+      message: /ignored line without action/,
+      action: /ignored/
     },
     {
       title: 'a 16 MB line',
       fault: 'long-line@2',
-      message: /line of [\d,]+ characters dropped \(the limit is 4,194,304\)/
+      message: /line of [\d,]+ characters dropped \(the limit is 4,194,304\)/,
+      action: /dropped/
     },
     {
       title: '100,000 tiny actions',
       fault: 'many-actions@2',
       message:
         /The planner sent more than 2,000 actions in one behavior; the rest of its answer was not read/,
+      action: /was not read/,
       effect: /more than 2,000 actions in one behavior/
     },
     {
@@ -911,26 +1170,29 @@ test.describe('Faults during a run', () => {
       // On every /planning answer of the run's first behaviors: one of them comes before a /generating.
       fault: 'bad-pattern@2 bad-pattern@3 bad-pattern@4',
       message:
-        /Effects include pattern '\(a\+\)\+\$' refused: nested quantifier/
+        /Effects include pattern '\(a\+\)\+\$' refused: nested quantifier/,
+      action: /refused/
     }
   ];
 
-  for (const { title, fault, message, effect } of boundedFaults) {
+  for (const { title, fault, message, action, effect } of boundedFaults) {
     test(title, async ({ page, tmpPath }) => {
       const { path } = await referenceSetup(
         page,
         tmpPath,
         fault.split(' ').flatMap(f => ['--fault', f])
       );
+      await pauseAtFault(page, path, { warning: message });
       await startRun(page, TASK, { path });
       const before = await cellsAt(
         page,
         path,
         m => m.event === 'warning' && message.test(m.detail ?? '')
       );
-      await expectMessage('warning', warningList(page), message);
-      await expectSavedAtFault(page, path, TASK, before);
-      await expectCompleted(page, path, 'nothing');
+      await expectMessage('warning', warningList(page), message, action);
+      await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
+      await clickControl(page, 'Resume');
+      await expectCompleted(page, path, 'Resume');
       const after = await cellInfos(page, path);
       expectKept(before, after);
       if (effect) {
@@ -965,8 +1227,14 @@ test.describe('Faults during a run', () => {
     await expect(stateLine(page)).toHaveText(/^Paused/, { timeout: 30000 });
     const before = await cellsAt(page, path, m => m.paused);
     await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
-    const waiting = /([\d,]+) actions received, waiting to be applied/;
-    await expectMessage('panel', panel(page), waiting, 30000);
+    const waiting = /([\d,]+) cells from the planner wait until you resume/;
+    await expectMessage(
+      'panel',
+      panel(page),
+      waiting,
+      /wait until you resume/,
+      30000
+    );
     // The stream is not read while the queue is full: what is held stays bounded.
     await page.waitForTimeout(3000);
     const held = Number(
@@ -997,20 +1265,25 @@ test.describe('Faults during a run', () => {
     const b = await openNewNotebook(page, tmpPath, 'second.ipynb');
     const taskA = 'What drives SalePrice? Use housing.csv.';
     const taskB = 'What drives SalePrice? Use homes.csv.';
+    // Each run is paused once it has run a behavior while the other runs too.
+    await pauseAtFault(page, a, { behaviors: 1 });
+    await pauseAtFault(page, b, { behaviors: 1 });
     await startRun(page, taskA, { path: a, dataFiles: ['housing.csv'] });
     await startRun(page, taskB, { path: b, dataFiles: ['homes.csv'] });
     await expect
       .poll(
         async () =>
-          (await runInfo(page, a)).running && (await runInfo(page, b)).running,
-        { timeout: 30000 }
+          (await runInfo(page, a)).paused && (await runInfo(page, b)).paused,
+        { timeout: 60000 }
       )
       .toBe(true);
     const [midA, midB] = [await cellInfos(page, a), await cellInfos(page, b)];
-    await expectSavedAtFault(page, a, taskA, midA);
+    await expectSavedAtFault(page, a, taskA, midA, 'PAUSED');
     const savedA = row.saved;
-    await expectSavedAtFault(page, b, taskB, midB);
+    await expectSavedAtFault(page, b, taskB, midB, 'PAUSED');
     note({ saved: `${savedA} + ${row.saved}` });
+    await control(page, a, 'resume');
+    await control(page, b, 'resume');
     const [endA, endB] = [
       await waitForEnd(page, a, 120000),
       await waitForEnd(page, b, 120000)
@@ -1020,8 +1293,8 @@ test.describe('Faults during a run', () => {
     });
     expect(endA.finished?.reason).toBe('completed');
     expect(endB.finished?.reason).toBe('completed');
-    // The active notebook is the second one: its panel says how it ended.
-    await expectMessage('state', stateLine(page), /^Completed$/);
+    // The active notebook is the second one: its panel says how it ended; nothing failed.
+    await expectMessage('state', stateLine(page), /^Completed$/, NOTHING_TO_DO);
     const [afterA, afterB] = [
       await cellInfos(page, a),
       await cellInfos(page, b)

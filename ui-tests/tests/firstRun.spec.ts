@@ -25,7 +25,7 @@ import {
 // The task the demo notebook tells a new user to type (demo/demo.ipynb).
 const TASK = 'Explore housing.csv and report what drives SalePrice';
 const DEMO_LINE =
-  "Demo planner: a fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC.";
+  "A fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC.";
 
 // A PNG's base64 starts with this; any other base64 payload is a long unbroken run of its alphabet.
 const PNG_BASE64 = 'iVBORw0KGgo';

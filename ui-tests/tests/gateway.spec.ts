@@ -5,7 +5,7 @@
  * there, and Stop's interrupt reaches the remote kernel. After a Kernel > Restart between behaviors, and
  * after the restart of a Redo, the run completes in the new kernel process. The lab proxies kernel
  * websockets with the package's class (jupyterlab_notebook_bcc.gateway), without which a restart often
- * leaves JupyterLab's connection deaf (see the README, "Remote kernels").
+ * leaves JupyterLab's connection deaf (see docs/gateways.md#restarts-through-a-gateway).
  */
 import type { Page, TestInfo } from '@playwright/test';
 import * as fs from 'fs';

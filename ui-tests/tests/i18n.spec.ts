@@ -139,7 +139,7 @@ test.describe('Simplified Chinese', () => {
       panel(page).locator('.jp-bcc-stage.jp-bcc-mod-completed')
     ).toHaveCount(4);
     await expect(panel(page)).toContainText('输出');
-    await expect(panel(page)).toContainText('最新效果');
+    await expect(panel(page)).toContainText('最新的单元格输出');
     await expect(
       panel(page).locator('.jp-bcc-output[data-status="produced"]', {
         hasText: 'findings_report'
@@ -187,12 +187,14 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
     await page.locator(`.jp-PluginList-entry[data-id="${PLUGIN}"]`).click();
     const form = page.locator('.jp-SettingsPanel');
     await expect(form).toContainText(
-      'Notebook-BCC 工作流运行器的设置：规划器服务在哪里，以及运行如何进行。'
+      '规划器在哪里，以及运行如何进行。规划器和交互模式排在最前'
     );
-    await expect(form).toContainText('规划器基础 URL');
+    await expect(form).toContainText('规划器 URL');
+    // Option values too.
+    await expect(form).toContainText('通过 Jupyter 服务器（推荐）');
     await expect(form).toContainText('等待规划器开始响应（秒）');
     await expect(form).toContainText('规划器是 LLM 服务，可能要先思考几分钟');
-    for (const english of ['Planner base URL', 'Interactive mode']) {
+    for (const english of ['Planner URL', 'Interactive mode']) {
       await expect(form).not.toContainText(english);
     }
     await form.screenshot({
@@ -224,7 +226,7 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
       '.jp-Notification-Toast-error, .Toastify__toast--error'
     );
     await expect(toast).toContainText(
-      /^测试连接：无法连接到规划器（Jupyter 服务器的中继（http:\/\/\S+\/notebook-bcc\/relay））：GET \S+ 失败：Jupyter 服务器无法连接到规划器/
+      /^测试连接：Notebook-BCC 无法连接位于 http:\/\/127\.0\.0\.1:9 的规划器：/
     );
 
     // The Run dialog's planner check, whole.
@@ -234,15 +236,19 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
     const dialog = page.locator('.jp-Dialog');
     await dialog.locator('textarea').fill('房价受哪些因素影响？');
     await dialog.getByRole('button', { name: '运行', exact: true }).click();
-    await expect(dialog.locator('.jp-bcc-planner-error')).toHaveText(
-      /^规划器尚未就绪。无法连接到规划器（Jupyter 服务器的中继（http:\/\/\S+\/notebook-bcc\/relay））：GET \S+ 失败：Jupyter 服务器无法连接到规划器：Planner at http:\/\/127\.0\.0\.1:9 is unreachable: .+。请启动规划器，或在“设置 > Notebook-BCC”中设置其 URL。$/
+    // The planner's dialog: the cause first, the whole chain under Details.
+    await expect(dialog.locator('.jp-bcc-problem-summary')).toHaveText(
+      /^Notebook-BCC 无法连接位于 http:\/\/127\.0\.0\.1:9 的规划器：.+。$/
     );
-    await dialog.getByRole('button', { name: '取消' }).click();
+    await expect(dialog.locator('.jp-bcc-problem-details pre')).toHaveText(
+      /^无法连接到规划器（Jupyter 服务器的中继（http:\/\/\S+\/notebook-bcc\/relay））：GET \S+ 失败：Jupyter 服务器无法连接到规划器：Planner at http:\/\/127\.0\.0\.1:9 is unreachable: .+。请启动规划器，或在“设置 > Notebook-BCC”中设置其 URL。$/
+    );
+    await dialog.getByRole('button', { name: '关闭' }).click();
 
     // A run started anyway: the client's retries are warnings, its failure is inside the run's error.
     await startRun(page, '房价受哪些因素影响？', { dataFiles: [] });
     await expect(panel(page).locator('.jp-bcc-error-message')).toHaveText(
-      /^\/generating 请求失败：POST \S+ 失败：Jupyter 服务器无法连接到规划器：Planner at http:\/\/127\.0\.0\.1:9 is unreachable: .+$/,
+      /^Notebook-BCC 无法连接位于 http:\/\/127\.0\.0\.1:9 的规划器：.+。$/,
       { timeout: 60000 }
     );
     await expect(panel(page).locator('.jp-bcc-warning-list')).toContainText(
@@ -252,7 +258,8 @@ test.describe('Simplified Chinese, with no planner at the configured URL', () =>
     // saved.
     await expect(
       toast.filter({
-        hasText: /Untitled\d*\.ipynb 中的工作流失败：\/generating 请求失败/
+        hasText:
+          /Untitled\d*\.ipynb 中的工作流失败：Notebook-BCC 无法连接位于 http:\/\/127\.0\.0\.1:9 的规划器/
       })
     ).toHaveCount(1, { timeout: 30000 });
     // The notifications (Test connection, the failed run) would cover the panel.

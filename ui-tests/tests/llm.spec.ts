@@ -172,7 +172,7 @@ test.describe.serial('LLM planner on a real model', () => {
     );
     await dialog.getByRole('button', { name: 'Run' }).click();
 
-    await expect(panel(page).locator('.jp-bcc-planner-where')).toContainText(
+    await expect(panel(page).locator('.jp-bcc-planner-dialect')).toContainText(
       `LLM planner: ${LLM_MODEL}`,
       { timeout: 60000 }
     );

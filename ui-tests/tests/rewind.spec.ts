@@ -204,6 +204,11 @@ test.describe('Rewind', () => {
     const row = page.locator(
       `${SIDEBAR} .jp-bcc-step[data-id="${second}"] > .jp-bcc-tree-row`
     );
+    // The note names the step as the tree does, not by its id.
+    const secondName = await row
+      .locator('.jp-bcc-tree-name')
+      .first()
+      .innerText();
     await row.hover();
     await row.getByRole('button', { name: 'Redo from here' }).click();
     const dialog = page.locator('.jp-Dialog');
@@ -222,7 +227,7 @@ test.describe('Rewind', () => {
 
     // The kernel restarts and the kept cells run again before the note appears.
     await expect(page.locator(`${SIDEBAR} .jp-bcc-rewind-note`)).toContainText(
-      `Redone from step ${secondStep}`,
+      `Redone from step ${secondName}`,
       { timeout: 180000 }
     );
     await expect(page.locator(`${SIDEBAR} .jp-bcc-rewind-note`)).toContainText(

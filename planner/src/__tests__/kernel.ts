@@ -49,9 +49,10 @@ export interface IKernelCellResult {
 }
 
 export class IPythonKernel {
-  constructor(cwd: string) {
+  /** `python`: the Python whose kernel runs the cells (default: `$PYTHON`, else `python3`). */
+  constructor(cwd: string, python?: string) {
     this._child = spawn(
-      process.env.PYTHON ?? 'python3',
+      python ?? process.env.PYTHON ?? 'python3',
       ['-u', '-c', BRIDGE, cwd],
       { env: { ...process.env, PYDEVD_DISABLE_FILE_VALIDATION: '1' } }
     );

@@ -20,7 +20,7 @@ const SchemaFile = z.object({
       type: z.string(),
       default: z.unknown(),
       minimum: z.number().optional(),
-      enum: z.array(z.string()).optional(),
+      oneOf: z.array(z.object({ const: z.string() })).optional(),
       description: z.string()
     })
   )
@@ -75,10 +75,10 @@ describe('settings defaults', () => {
     }
   );
 
-  it.each(keys.filter(key => schema[key].enum))(
+  it.each(keys.filter(key => schema[key].oneOf))(
     '%s: every value the schema offers is taken',
     key => {
-      for (const value of schema[key].enum ?? []) {
+      for (const { const: value } of schema[key].oneOf ?? []) {
         expect(toRunSettings({ [key]: value })[key]).toBe(value);
       }
       expect(toRunSettings({ [key]: 'other' })[key]).toBe(

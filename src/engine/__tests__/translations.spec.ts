@@ -28,8 +28,8 @@ describe('the translation catalogues', () => {
         'Run Workflow', // lab/commands.ts
         'The notebook was closed.', // notebook/
         'Paused: %1', // ui/present.ts
-        'Planner base URL', // schema/plugin.json
-        '%1 action received, waiting to be applied' // a plural
+        'Planner URL', // schema/plugin.json
+        '%1 cell from the planner waits until you resume' // a plural
       ])
     );
   });

@@ -87,6 +87,9 @@ function fakeModel(availability: Partial<ICommandAvailability> = {}) {
     canTakeOver: false,
     canDiscardSaved: false,
     lockState: { kind: 'free', stale: false } as RunLockState,
+    startProblem: null as IRunModel['startProblem'],
+    setStartProblem: jest.fn(),
+    plannerLocation: null as IRunModel['plannerLocation'],
     planner: {
       checkConnection: jest.fn(async (): Promise<IConnectionCheck> => ({
         ok: true,
@@ -211,7 +214,8 @@ describe('addCommands', () => {
     await commands.execute(CommandIDs.retry);
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(error).toHaveBeenCalledWith(
-      '⟦⟦Retry⟧ failed: ⟦There is no failed request to retry.⟧⟧'
+      '⟦⟦Retry⟧ failed: ⟦There is no failed request to retry.⟧⟧',
+      expect.anything()
     );
     error.mockRestore();
   });
@@ -368,6 +372,149 @@ describe('addCommands', () => {
     expect(opened).toHaveBeenCalledTimes(1);
   });
 
+  it('holds the run while the Stop dialog asks, and lets it go on when cancelled', async () => {
+    const { commands, first, runnerOf, modelOf } = setup();
+    const runner = runnerOf(first);
+    runner.isRunning = true;
+    modelOf(first).availability = { ...NONE, pause: true, stop: true };
+    const cancelled = commands.execute(CommandIDs.stop);
+    await waitForDialog();
+    // Paused as the dialog opened: no cell lands behind it.
+    expect(runner.pause).toHaveBeenCalledTimes(1);
+    expect(runner.resume).not.toHaveBeenCalled();
+    await dismissDialog();
+    await cancelled;
+    expect(runner.resume).toHaveBeenCalledTimes(1);
+    expect(runner.stop).not.toHaveBeenCalled();
+
+    const stopped = commands.execute(CommandIDs.stop);
+    await waitForDialog();
+    await acceptDialog();
+    await stopped;
+    expect(runner.stop).toHaveBeenCalledTimes(1);
+    expect(runner.resume).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not resume a run the user had paused before Stop', async () => {
+    const { commands, first, runnerOf, modelOf } = setup();
+    const runner = runnerOf(first);
+    runner.isRunning = true;
+    modelOf(first).availability = { ...NONE, resume: true, stop: true };
+    const cancelled = commands.execute(CommandIDs.stop);
+    await waitForDialog();
+    await dismissDialog();
+    await cancelled;
+    expect(runner.pause).not.toHaveBeenCalled();
+    expect(runner.resume).not.toHaveBeenCalled();
+  });
+
+  it('says why a run did not start and offers what may fix it when the planner is unreachable', async () => {
+    const useBuiltinPlanner = jest.fn(async () => undefined);
+    const { commands, first, runnerOf, modelOf } = setup(undefined, {
+      useBuiltinPlanner
+    });
+    const settingsOpened = jest.fn();
+    commands.addCommand('settingeditor:open', { execute: settingsOpened });
+    const relay = 'http://localhost:8888/notebook-bcc/relay';
+    const unreachable: IConnectionCheck = {
+      ok: false,
+      ...say(
+        'connectionUnreachable',
+        msg('relayLabel', relay),
+        msg(
+          'relayUnreachable',
+          `GET ${relay}/`,
+          'Planner at http://127.0.0.1:28600 is unreachable: connection refused'
+        )
+      )
+    };
+    const model = modelOf(first);
+    model.planner!.checkConnection.mockResolvedValue(unreachable);
+    const run = commands.execute(CommandIDs.run, { task: 't', check: true });
+    await waitForDialog();
+    const dialog = document.querySelector('.jp-Dialog')!;
+    expect(dialog.querySelector('.jp-bcc-problem-summary')!.textContent).toBe(
+      'Notebook-BCC could not reach the planner at http://127.0.0.1:28600: connection refused.'
+    );
+    // The chain is folded under Details.
+    const details = dialog.querySelector('details.jp-bcc-problem-details')!;
+    expect(details.hasAttribute('open')).toBe(false);
+    expect(details.textContent).toContain("the Jupyter server's relay");
+    const labels = [...dialog.querySelectorAll('.jp-Dialog-button')].map(
+      b => b.textContent
+    );
+    expect(labels).toEqual([
+      'Close',
+      'Open Settings',
+      'Test connection',
+      'Use the built-in demo',
+      'Retry'
+    ]);
+    // The panel says it too, with the task to retry.
+    expect(model.setStartProblem).toHaveBeenLastCalledWith({
+      message: unreachable,
+      options: { task: 't', dataFiles: [], stepMode: false }
+    });
+    const settings = [...dialog.querySelectorAll('.jp-Dialog-button')].find(
+      b => b.textContent === 'Open Settings'
+    ) as HTMLButtonElement;
+    settings.click();
+    await run;
+    expect(settingsOpened).toHaveBeenCalledWith({ query: 'Notebook-BCC' });
+    expect(runnerOf(first).start).not.toHaveBeenCalled();
+
+    // Retry checks again and starts the same run once the planner answers.
+    const retried = commands.execute(CommandIDs.run, {
+      task: 't',
+      check: true
+    });
+    await waitForDialog();
+    model.planner!.checkConnection.mockResolvedValue({
+      ok: true,
+      status: 200,
+      message: 'answers'
+    });
+    await acceptDialog();
+    await retried;
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(model.setStartProblem).toHaveBeenLastCalledWith(null);
+    expect(runnerOf(first).start).toHaveBeenCalledWith({
+      task: 't',
+      dataFiles: [],
+      stepMode: false
+    });
+  });
+
+  it('switches to the built-in demo and starts the run from the problem dialog', async () => {
+    const useBuiltinPlanner = jest.fn(async () => undefined);
+    const { commands, first, runnerOf, modelOf } = setup(undefined, {
+      useBuiltinPlanner
+    });
+    const model = modelOf(first);
+    model.planner!.checkConnection.mockResolvedValueOnce({
+      ok: false,
+      ...say(
+        'connectionUnreachable',
+        'http://localhost:28600',
+        msg('requestFailed', 'GET http://localhost:28600/', 'Failed to fetch')
+      )
+    });
+    const run = commands.execute(CommandIDs.run, { task: 't', check: true });
+    await waitForDialog();
+    const demo = [...document.querySelectorAll('.jp-Dialog-button')].find(
+      b => b.textContent === 'Use the built-in demo'
+    ) as HTMLButtonElement;
+    demo.click();
+    await run;
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(useBuiltinPlanner).toHaveBeenCalledTimes(1);
+    expect(runnerOf(first).start).toHaveBeenCalledWith({
+      task: 't',
+      dataFiles: [],
+      stepMode: false
+    });
+  });
+
   it('interrupts the kernel on stop only while an action runs', async () => {
     const { commands, first, runnerOf } = setup();
     const runner = runnerOf(first);
@@ -494,7 +641,9 @@ describe('addCommands', () => {
     ]);
     actions[0].callback(new MouseEvent('click'));
     await waitForDialog();
-    expect(document.querySelector('.jp-Dialog-body')?.textContent).toBe(full);
+    expect(document.querySelector('.jp-Dialog-body')?.textContent).toBe(
+      full.replace('Test connection: ', '')
+    );
     await dismissDialog();
     const opened = jest.fn();
     commands.addCommand('settingeditor:open', { execute: opened });

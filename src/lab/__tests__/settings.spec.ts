@@ -31,7 +31,7 @@ describe('translateSchema: the settings in the user language', () => {
     expect(translated.schema.title).toBe('⟦Notebook-BCC⟧');
     expect(translated.schema.properties!.firstByteTimeout).toEqual({
       ...plugin.schema.properties!.firstByteTimeout,
-      title: '⟦Wait for the planner to start answering (seconds)⟧',
+      title: '⟦Advanced: Wait for the planner to start answering (seconds)⟧',
       description: `⟦${plugin.schema.properties!.firstByteTimeout.description}⟧`
     });
     // Without the marks, the very same plugin: types, defaults and bounds untouched.

@@ -368,7 +368,7 @@ describe('ReferencePlanner decisions', () => {
       planner.generate(generating({ ...step, iteration: 1, variables }), 'kept')
     );
     expect(code).toContain('findings_report = build_findings_report(df_clean)');
-    expect(code).toContain('print(findings_report)');
+    expect(code).toContain('"text/plain": findings_report');
   });
 
   it('answers an unknown step without looping', () => {

@@ -98,7 +98,8 @@ describe('UsageLine', () => {
     expect(describeUsage(USAGE, markingTrans)).toEqual({
       behavior: '⟦Last behavior: 812 prompt + 143 completion tokens⟧',
       run: '⟦Run: 5,120 prompt + 990 completion tokens in 7 model calls⟧',
-      cost: '⟦Cost: 0.0123 USD (last behavior 0.001 USD)⟧'
+      cost: '⟦Cost: 0.0123 USD (last behavior 0.001 USD)⟧',
+      estimated: null
     });
   });
 });
@@ -126,7 +127,7 @@ describe('PlannerLine: the LLM planner', () => {
         trans={trans}
       />
     );
-    expect(host.querySelector('.jp-bcc-planner-where')?.textContent).toBe(
+    expect(host.querySelector('.jp-bcc-planner-dialect')?.textContent).toBe(
       'LLM planner: gemma'
     );
     widget?.dispose();
@@ -139,7 +140,7 @@ describe('PlannerLine: the LLM planner', () => {
         trans={trans}
       />
     );
-    const where = host.querySelector('.jp-bcc-planner-where')!;
+    const where = host.querySelector('.jp-bcc-planner-dialect')!;
     expect(where.textContent).toBe('LLM planner: qwen');
     expect(where.getAttribute('title')).toBe(
       'http://localhost:8080/v1, through the Jupyter server'

@@ -5,6 +5,7 @@ import { WORKFLOW_STATES } from '../../engine/fsm';
 import { msg, say } from '../../engine/messages';
 import * as protocol from '../../protocol/messages';
 import type { IPauseReason } from '../../engine/types';
+import type { IProgressState } from '../../engine/progress';
 import {
   buildTree,
   commandAvailability,
@@ -302,7 +303,46 @@ describe('buildTree: stages > steps > behaviors', () => {
 
   it('lists the latest artifact of each variable the behaviors seen produced', () => {
     expect(completed.artifacts().map(a => a.artifact_id)).toEqual([
+      'df@loading',
       'missing_summary@behavior_001'
+    ]);
+  });
+
+  it('lists the same artifacts for a run read back, whose earlier behaviors are gone', () => {
+    const artifact = (name: string, source: string) => ({
+      artifact_id: `${name}@${source}`,
+      variable_name: name,
+      source
+    });
+    // Saved: the completed stage and step list what their behaviors produced.
+    const saved = {
+      stages: {
+        current: 'clean',
+        completed: [
+          {
+            stage_id: 'load',
+            outputs_produced: { artifacts: [artifact('df', 'load')] }
+          }
+        ]
+      },
+      steps: {
+        current: 'impute',
+        completed: [
+          {
+            step_id: 'count',
+            outputs_produced: {
+              artifacts: [artifact('missing', 'behavior_001')]
+            }
+          }
+        ]
+      },
+      behaviors: { completed: [] }
+    } as unknown as IProgressState;
+    const reloaded = new CompletedItems();
+    reloaded.observe(saved);
+    expect(reloaded.artifacts().map(a => a.variable_name)).toEqual([
+      'df',
+      'missing'
     ]);
   });
 
@@ -393,7 +433,7 @@ describe('describePlanner: the planner line', () => {
         trans
       ).where
     ).toBe(
-      "Demo planner: a fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC."
+      "A fixed pandas analysis. Set your planner's URL in Settings > Notebook-BCC."
     );
   });
 });

@@ -84,7 +84,8 @@ describe('ProgressTree', () => {
         stages={stages}
         rendermime={rendermime}
         trans={trans}
-        redo={{ steps: ['s1/p1', 's1/p2'], onRedo: jest.fn() }}
+        // The engine offers Redo only from steps that ran (p2 never did).
+        redo={{ steps: ['s1/p1'], onRedo: jest.fn() }}
       />
     );
     // A completed stage starts folded.
@@ -102,6 +103,32 @@ describe('ProgressTree', () => {
         b => b.dataset.stepId
       )
     ).toEqual(['p1']);
+  });
+
+  it('offers Redo from a step the planner gave up (skipped after it ran)', async () => {
+    const stages = [
+      stage('s1', 'completed', [step('p1', 'skipped'), step('p2', 'completed')])
+    ];
+    const host = await render(
+      <ProgressTree
+        stages={stages}
+        rendermime={rendermime}
+        trans={trans}
+        redo={{ steps: ['s1/p1', 's1/p2'], onRedo: jest.fn() }}
+      />
+    );
+    host
+      .querySelector<HTMLElement>('[data-id="stage:s1"] > .jp-bcc-tree-row')!
+      .click();
+    await waitFor(() => host.querySelector('[data-id="step:s1/p1"]'));
+    expect(host.querySelector('[data-id="step:s1/p1"]')!.classList).toContain(
+      'jp-bcc-mod-skipped'
+    );
+    expect(
+      [...host.querySelectorAll<HTMLButtonElement>('.jp-bcc-redo-step')].map(
+        b => b.dataset.stepId
+      )
+    ).toEqual(['p1', 'p2']);
   });
 
   it('shows the planner’s assessment: its percentage in the row, its reasoning folded below', async () => {

@@ -15,9 +15,11 @@ export function BehaviorItem(props: IBehaviorItemProps): JSX.Element {
   const title =
     behavior.status !== 'current'
       ? trans.__('Behavior %1', behavior.iteration)
-      : behavior.running
-        ? trans.__('Behavior %1 (running)', behavior.iteration)
-        : trans.__('Behavior %1 (not finished)', behavior.iteration);
+      : behavior.paused
+        ? trans.__('Behavior %1 (paused)', behavior.iteration)
+        : behavior.running
+          ? trans.__('Behavior %1 (running)', behavior.iteration)
+          : trans.__('Behavior %1 (not finished)', behavior.iteration);
   return (
     <li
       role="treeitem"

@@ -20,7 +20,7 @@ export function EffectsSection(
   }
   return (
     <Section
-      title={trans.__('Latest effects')}
+      title={trans.__('Latest cell outputs')}
       count={effects.length}
       open={false}
       className="jp-bcc-effects"
@@ -28,7 +28,7 @@ export function EffectsSection(
       <LimitedList
         items={effects}
         className="jp-bcc-effect-list"
-        label={trans.__('Effects, newest first')}
+        label={trans.__('Cell outputs, newest first')}
         trans={trans}
         render={(effect: string, index) => (
           <li key={`${effects.length - index}`} className="jp-bcc-effect">

@@ -48,17 +48,10 @@ export function OutputsSection(
           </summary>
           <ul className="jp-bcc-artifact-list">
             {artifacts.map(artifact => (
-              <li
-                key={artifact.artifact_id}
-                className="jp-bcc-artifact"
-                title={artifact.artifact_id}
-              >
+              <li key={artifact.artifact_id} className="jp-bcc-artifact">
                 <code className="jp-bcc-variable">
                   {artifact.variable_name}
                 </code>
-                <span className="jp-bcc-artifact-source">
-                  {artifact.source ?? artifact.artifact_id}
-                </span>
               </li>
             ))}
           </ul>

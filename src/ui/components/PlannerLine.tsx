@@ -52,7 +52,13 @@ export function PlannerLine(props: IPlannerLineProps): JSX.Element {
           : undefined
       }
     >
-      <span className="jp-bcc-planner-dialect">{text.dialect}</span>
+      <span
+        className="jp-bcc-planner-dialect"
+        // The LLM planner's line is its name: where it answers is the tooltip.
+        title={text.where ? undefined : titleOf(props.location, trans)}
+      >
+        {text.dialect}
+      </span>
       {text.where ? (
         <span
           className="jp-bcc-planner-where"

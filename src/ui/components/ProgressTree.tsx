@@ -105,7 +105,8 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
     const redo = props.redo;
     const canRedo =
       !!redo &&
-      step.status === 'completed' &&
+      // A step given up (skipped) is run again from here too, once its cause is fixed.
+      (step.status === 'completed' || step.status === 'skipped') &&
       redo.steps.includes(stepKey(stage.id, step.id));
     return (
       <TreeItem

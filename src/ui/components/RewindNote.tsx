@@ -5,12 +5,13 @@ import type { IRewindRecord } from '../../engine/rewind';
 /** What the panel says after a rewind. */
 export function describeRewind(
   record: IRewindRecord,
-  trans: TranslationBundle
+  trans: TranslationBundle,
+  stepName: string = record.stepId ?? ''
 ): string {
   const parts = [
     record.kind === 'undo_behavior'
-      ? trans.__('Undid the last behavior of step %1.', record.stepId ?? '')
-      : trans.__('Redone from step %1.', record.stepId ?? ''),
+      ? trans.__('Undid the last behavior of step %1.', stepName)
+      : trans.__('Redone from step %1.', stepName),
     trans._n('%1 cell removed', '%1 cells removed', record.removed)
   ];
   if (record.kept > 0) {
@@ -45,6 +46,8 @@ export function describeRewind(
 /** The latest rewind, in plain words. */
 export function RewindNote(props: {
   record: IRewindRecord;
+  /** The step's name (the record keeps its id). */
+  stepName?: string;
   trans: TranslationBundle;
 }): JSX.Element {
   return (
@@ -53,7 +56,7 @@ export function RewindNote(props: {
       role="status"
       data-kind={props.record.kind}
     >
-      {describeRewind(props.record, props.trans)}
+      {describeRewind(props.record, props.trans, props.stepName)}
     </div>
   );
 }

@@ -3,8 +3,10 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
+import type { IMessageText } from '../../engine/messages';
 import { CommandIDs, IRunModel } from '../../tokens';
-import { describeRun, translateMessage } from '../present';
+import { describeRun, stepNameOf } from '../present';
+import { describePlannerProblem } from '../problem';
 import { CommandButton } from './CommandButton';
 import { ControlBar } from './ControlBar';
 import { EffectsSection } from './EffectsSection';
@@ -13,6 +15,7 @@ import { PlannerLine } from './PlannerLine';
 import { ProgressSection } from './ProgressSection';
 import { RunElsewhere } from './RunElsewhere';
 import { SavedRunProblem } from './SavedRunProblem';
+import { StartProblem } from './StartProblem';
 import { RewindNote } from './RewindNote';
 import { UsageLine } from './UsageLine';
 import { WaitingLine } from './WaitingLine';
@@ -27,21 +30,43 @@ export interface IRunViewProps {
   trans: TranslationBundle;
 }
 
+/** A run's error: the cause first, the whole chain folded under Details. */
+function ErrorText(props: {
+  error: IMessageText;
+  trans: TranslationBundle;
+}): JSX.Element {
+  const problem = describePlannerProblem(props.error, props.trans);
+  return (
+    <>
+      <div className="jp-bcc-error-message">{problem.summary}</div>
+      {problem.details !== problem.summary ? (
+        <details className="jp-bcc-problem-details">
+          <summary>{props.trans.__('Details')}</summary>
+          <pre>{problem.details}</pre>
+        </details>
+      ) : null}
+    </>
+  );
+}
+
 /** One notebook's run: its state, task, controls, error, progress, outputs, warnings and effects. */
 export function RunView(props: IRunViewProps): JSX.Element {
   const { model, commands, rendermime, trans } = props;
   const snapshot = model.snapshot;
   const available = model.availability;
-  const state = describeRun(snapshot, trans, {
-    awaitingApproval: model.awaitingApproval,
-    finished: model.finished
-  });
+  const startProblem = snapshot.running ? null : model.startProblem;
+  const state = startProblem
+    ? trans.__('The run could not start')
+    : describeRun(snapshot, trans, {
+        awaitingApproval: model.awaitingApproval,
+        finished: model.finished
+      });
   const error = snapshot.error;
   const waiting =
     (snapshot.paused || snapshot.pausing) && snapshot.bufferedActions > 0
       ? trans._n(
-          '%1 action received, waiting to be applied',
-          '%1 actions received, waiting to be applied',
+          '%1 cell from the planner waits until you resume',
+          '%1 cells from the planner wait until you resume',
           snapshot.bufferedActions
         )
       : null;
@@ -105,7 +130,13 @@ export function RunView(props: IRunViewProps): JSX.Element {
             : undefined
         }
       />
-      {rewind?.last ? <RewindNote record={rewind.last} trans={trans} /> : null}
+      {rewind?.last ? (
+        <RewindNote
+          record={rewind.last}
+          stepName={stepNameOf(snapshot, rewind.last.stepId)}
+          trans={trans}
+        />
+      ) : null}
       <PlannerLine
         dialect={snapshot.plannerDialect}
         location={model.plannerLocation}
@@ -116,11 +147,17 @@ export function RunView(props: IRunViewProps): JSX.Element {
       {snapshot.usage ? (
         <UsageLine usage={snapshot.usage} trans={trans} />
       ) : null}
+      {startProblem ? (
+        <StartProblem
+          problem={startProblem}
+          location={model.plannerLocation}
+          commands={commands}
+          trans={trans}
+        />
+      ) : null}
       {error ? (
         <div className="jp-bcc-error" role="alert">
-          <div className="jp-bcc-error-message">
-            {translateMessage(error, trans)}
-          </div>
+          <ErrorText error={error} trans={trans} />
           {available.retry ? (
             <CommandButton
               commands={commands}

@@ -22,11 +22,22 @@ export function UsageLine(props: IUsageLineProps): JSX.Element | null {
       data-model={usage.model ?? ''}
       data-run-prompt-tokens={usage.run?.prompt_tokens}
       data-run-completion-tokens={usage.run?.completion_tokens}
+      data-estimated={text.estimated ? 'true' : undefined}
     >
       {text.behavior ? (
         <span className="jp-bcc-usage-behavior">{text.behavior}</span>
       ) : null}
       {text.run ? <span className="jp-bcc-usage-run">{text.run}</span> : null}
+      {text.estimated ? (
+        <span
+          className="jp-bcc-usage-estimated"
+          title={props.trans.__(
+            'The model sent no token counts: they are estimated from the text.'
+          )}
+        >
+          {text.estimated}
+        </span>
+      ) : null}
       {text.cost ? (
         <span className="jp-bcc-usage-cost">{text.cost}</span>
       ) : null}
