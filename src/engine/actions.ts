@@ -29,13 +29,12 @@ function brief(text: string, max = 80): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+function liveTitle(agentName: string | null | undefined): string {
+  return agentName ? `🤔 ${agentName} is thinking…` : '🤔 Thinking…';
+}
+
 function thinkingTitle(action: IsThinkingAction): string {
-  return (
-    action.custom_text ??
-    (action.agent_name
-      ? `🤔 ${action.agent_name} is thinking…`
-      : '🤔 Thinking…')
-  );
+  return action.custom_text ?? liveTitle(action.agent_name);
 }
 
 function thinkingBody(action: IsThinkingAction): string {
@@ -62,6 +61,31 @@ export function closedThinkingSource(
   return thinking.body
     ? `<details><summary>${line}</summary>\n\n${thinking.body}\n\n</details>`
     : line;
+}
+
+/**
+ * The open thinking cell while the run is paused says paused (nothing thinks while a run is paused);
+ * `paused: false` puts its live title back. The closed form is unchanged.
+ */
+export async function markThinkingPaused(
+  driver: INotebookDriver,
+  cells: CellMap,
+  paused: boolean
+): Promise<void> {
+  const thinking = cells.openThinking;
+  if (!thinking) {
+    return;
+  }
+  const live = thinking.title ?? liveTitle(thinking.agentName);
+  const title = paused
+    ? thinking.agentName
+      ? `⏸ ${thinking.agentName} is paused: it goes on when you resume.`
+      : '⏸ Paused: thinking goes on when you resume.'
+    : live;
+  await driver.updateCell(
+    thinking.cellId,
+    thinking.body ? `${title}\n\n${thinking.body}` : title
+  );
 }
 
 /** Closes the open thinking cell, if any (`finish_thinking`, or the end of a behavior or run). */
@@ -243,11 +267,10 @@ export function registerBuiltinActions(
       // One live thinking cell at a time: an earlier one still open is closed first.
       await closeThinkingCell(context.driver, context.cells, context.now());
       const body = thinkingBody(action);
+      const title = thinkingTitle(action);
       const cellId = await context.run.addCell({
         kind: 'markdown',
-        source: body
-          ? `${thinkingTitle(action)}\n\n${body}`
-          : thinkingTitle(action),
+        source: body ? `${title}\n\n${body}` : title,
         role: 'thinking',
         metadata: {
           thinking: true,
@@ -259,7 +282,8 @@ export function registerBuiltinActions(
         cellId,
         startedAt: context.now().toISOString(),
         agentName: action.agent_name ?? null,
-        body
+        body,
+        title
       };
       return { ok: true, summary: 'thinking' };
     }),

@@ -13,6 +13,8 @@ export interface IOpenThinking {
   agentName: string | null;
   /** The text below the live title line ("🤔 … is thinking…"). */
   body: string;
+  /** The live title line; absent in a run saved by an older version (the default title then). */
+  title?: string;
 }
 
 export interface ICellMapState {

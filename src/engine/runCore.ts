@@ -4,7 +4,7 @@
  */
 import { isRecord } from '../protocol';
 import { redactedPatterns, redactionTest } from './variables';
-import { closeThinkingCell } from './actions';
+import { closeThinkingCell, markThinkingPaused } from './actions';
 import { closeInterruptedBehavior } from './behaviorRun';
 import type { INotebookDriver } from './driver';
 import type { IEffectsState } from './effects';
@@ -110,6 +110,8 @@ export class RunCore {
     }
     const fsm = this.state.fsm;
     fsm.dispatch('PAUSE');
+    // The file and the screen say the same: the thinking cell says paused in the save that records it.
+    await this.thinkingPaused(true);
     await this.saveState();
     let paused = false;
     await control.pausePoint({
@@ -131,8 +133,14 @@ export class RunCore {
       // Stopped or resumed while the pause was being saved: the run never showed paused.
       control.throwIfStopped();
       fsm.dispatch('RESUME');
-      this.emitProgress();
     }
+    await this.thinkingPaused(false);
+    this.emitProgress();
+  }
+
+  /** The notebook's live thinking cell says paused while the run is. */
+  private async thinkingPaused(paused: boolean): Promise<void> {
+    await markThinkingPaused(this.driver, this.state.cells, paused);
   }
 
   /**
