@@ -405,7 +405,12 @@ test.describe('Two users on one notebook (jupyter-collaboration)', () => {
       await expect(undo).toHaveCount(1, { timeout: 60000 });
       await expect(undo).toBeDisabled();
       expect((await runInfo(page, nb)).running).toBe(true);
+      // Stop asks first, and the run holds while it asks: confirm it, or the run never ends.
       await clickControl(page, 'Stop');
+      await page
+        .locator('.jp-Dialog')
+        .getByRole('button', { name: 'Stop', exact: true })
+        .click();
       await waitForEnd(page, nb);
     } finally {
       await b.context().close();
