@@ -25,6 +25,7 @@ TOKEN_VARIABLE = "NOTEBOOK_BCC_PLANNER_TOKEN"
 # Under JupyterHub: this single-user server's own Hub API token, which `planner_auth = "hub"` sends instead.
 HUB_TOKEN_VARIABLE = "JUPYTERHUB_API_TOKEN"
 AUTH_VARIABLE = "NOTEBOOK_BCC_PLANNER_AUTH"
+PLANNER_AUTH_MODES = ("token", "hub")
 # The labextension's plugin id `jupyterlab-notebook-bcc:plugin` names its user settings file.
 SETTINGS_FILE = Path("jupyterlab-notebook-bcc") / "plugin.jupyterlab-settings"
 
@@ -55,7 +56,7 @@ class NotebookBCC(Configurable):
     ).tag(config=True)
 
     planner_auth = Enum(
-        ["token", "hub"],
+        list(PLANNER_AUTH_MODES),
         default_value="token",
         help=(
             "How the relay authenticates to the planner: 'token' sends planner_token (if any); 'hub' sends this "
@@ -122,7 +123,7 @@ class NotebookBCC(Configurable):
     @default("planner_auth")
     def _planner_auth_from_env(self) -> str:
         value = os.environ.get(AUTH_VARIABLE, "").strip().lower()
-        return value if value in ("token", "hub") else "token"
+        return value if value in PLANNER_AUTH_MODES else "token"
 
     @default("planner_token")
     def _planner_token_from_env(self) -> str:
@@ -205,13 +206,12 @@ def read_overrides(app_settings_dir: str | None) -> dict[str, Any]:
 def resolve_target(config: NotebookBCC, settings_dir: str, app_settings_dir: str | None = None) -> PlannerTarget:
     """Server config wins as a whole; otherwise the settings as JupyterLab composes them (the user's
     `baseUrl` and `token` over the administrator's overrides); else the default URL."""
-    if config.planner_auth == "hub":
-        # The user's own credential, read on each request (never a secret shared by all users).
+    hub = config.planner_auth == "hub"
+    if hub or config.planner_url or config.planner_token:
         url = config.planner_url.strip() or DEFAULT_PLANNER_URL
-        return PlannerTarget(planner_root(url), "server", os.environ.get(HUB_TOKEN_VARIABLE, ""))
-    if config.planner_url or config.planner_token:
-        url = config.planner_url.strip() or DEFAULT_PLANNER_URL
-        return PlannerTarget(planner_root(url), "server", config.planner_token)
+        # Under a Hub, the user's own credential, read on each request (never a secret shared by all users).
+        token = os.environ.get(HUB_TOKEN_VARIABLE, "") if hub else config.planner_token
+        return PlannerTarget(planner_root(url), "server", token)
     overrides = read_overrides(app_settings_dir)
     user = read_user_settings(settings_dir)
     settings = {**overrides, **user}

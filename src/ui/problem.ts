@@ -21,14 +21,13 @@ export function startArgs(
   notebook: string | null,
   problem: IStartProblem
 ): ReadonlyPartialJSONObject {
-  const { task, dataFiles, stepMode, llmModel, targetColumn } = problem.options;
+  // Every option as it was (a field IStartOptions gains comes along), the list and the flag made plain.
+  const { dataFiles, stepMode, ...rest } = problem.options;
   return {
     ...(notebook ? { notebook } : {}),
-    task,
+    ...rest,
     dataFiles: [...(dataFiles ?? [])],
     stepMode: stepMode === true,
-    ...(llmModel ? { llmModel } : {}),
-    ...(targetColumn ? { targetColumn } : {}),
     check: true
   };
 }
