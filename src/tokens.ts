@@ -4,11 +4,13 @@
  */
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Token } from '@lumino/coreutils';
+import type { IDisposable } from '@lumino/disposable';
 import type { ISignal } from '@lumino/signaling';
 import type {
   ActionOf,
   ActionType,
   Artifact,
+  Assessment,
   IConnectionCheck,
   UnknownAction
 } from './protocol';
@@ -19,7 +21,7 @@ import type {
   ActionPreHook,
   IDisposableLike,
   IUnhandledAction
-} from './engine/registry';
+} from './engine/actions/registry';
 import type { IRunSettings } from './engine/settings';
 import type {
   IBehaviorApproval,
@@ -29,15 +31,9 @@ import type {
   IRunSnapshot,
   IRunWarning,
   IStartOptions,
+  ItemStatus,
   IWorkflowRunner
 } from './engine/types';
-import type { ILlmChoice } from './lab/llmSettings';
-import type { IRunLock, RunLockState } from './lab/runLock';
-import type {
-  ICommandAvailability,
-  IOutputItem,
-  IStageNode
-} from './ui/present';
 
 export { TRANSLATION_DOMAIN } from './translation';
 
@@ -118,6 +114,17 @@ export interface IRunHooks extends IRunnerHooks {
   readonly pendingChanged: ISignal<IRunHooks, void>;
 }
 
+/** The LLM planner the relay serves (`notebook-bcc/config`'s `llm`): the models a run may pick. */
+export interface ILlmChoice {
+  /** The default model. */
+  model: string;
+  /** The models a run may pick; the default is among them. */
+  models: string[];
+  /** Where the model answers, for display. */
+  base_url: string;
+  readonly: boolean;
+}
+
 /** Where a run's planner is, as the panel shows it. */
 export interface IPlannerLocation {
   /** How requests leave: the transport's label (the relay, or the planner URL itself), in English. */
@@ -143,6 +150,50 @@ export interface IPlannerStatus {
   readonly location: IPlannerLocation | null;
   /** Whether the planner answers, with a message the user can act on. */
   checkConnection(): Promise<IConnectionCheck>;
+}
+
+/** Where a run stands, as the holder reports it with each heartbeat (bounded by the server). */
+export type RunLockStatus = {
+  state?: string;
+  paused?: boolean;
+  stage?: string | null;
+  step?: string | null;
+  task?: string | null;
+};
+
+/**
+ * Who holds a notebook's lock, as this view sees it. `free` with `stale`: another page held it and let
+ * it go (or stopped answering), so this view's copy of the notebook may be out of date.
+ */
+export type RunLockState =
+  | { kind: 'free'; stale: boolean }
+  | { kind: 'mine' }
+  | {
+      kind: 'other';
+      status: RunLockStatus;
+      /** The holder is another view in this page (its notebook model is this one's). */
+      samePage: boolean;
+    };
+
+/**
+ * The lock of one notebook for one runner. A small API on purpose: real-time collaboration reuses it.
+ * `acquire` takes it (and starts the heartbeat), `heartbeat` renews it now, `release` frees it;
+ * `stateChanged` says who holds it and how the holder's run stands.
+ */
+export interface IRunLock extends IDisposable {
+  /** The owner id: one per browser tab, kept across reloads. */
+  readonly owner: string;
+  readonly state: RunLockState;
+  readonly stateChanged: ISignal<IRunLock, RunLockState>;
+  /** The lock was taken by another owner while this one held it (its heartbeat came too late). */
+  readonly lost: ISignal<IRunLock, void>;
+  /** True when this runner holds the lock afterwards. */
+  acquire(): Promise<boolean>;
+  /** Renews the held lock with the run's current status; false when it was lost. */
+  heartbeat(): Promise<boolean>;
+  release(): Promise<void>;
+  /** Asks who holds the lock now (other views also poll on their own). */
+  refresh(): Promise<void>;
 }
 
 /** A notebook, the run loop bound to it and the runner's hooks. */
@@ -197,6 +248,60 @@ export const IWorkflowActionRegistry = new Token<IWorkflowActionRegistry>(
 export interface ITimedWarning extends IRunWarning {
   /** ISO 8601. */
   readonly time: string;
+}
+
+/** Which run commands apply to a notebook whose run is in this state. */
+export interface ICommandAvailability {
+  run: boolean;
+  pause: boolean;
+  resume: boolean;
+  step: boolean;
+  stop: boolean;
+  retry: boolean;
+}
+
+export interface IBehaviorNode {
+  /** Unique in the tree: `<step>/<behavior>`. */
+  key: string;
+  id: string;
+  iteration: number;
+  status: ItemStatus;
+  /** Current and the run is active (a current behavior of a stopped run was interrupted). */
+  running: boolean;
+  /** Running, and the run is paused (or pausing): it holds until Resume. */
+  paused: boolean;
+  goal: string | null;
+  produced: string[];
+  durationMs: number | null;
+}
+
+export interface IStepNode {
+  id: string;
+  name: string;
+  status: ItemStatus;
+  goal: string | null;
+  /** The planner's guidance for the current step (markdown). */
+  focus: string | null;
+  /** The planner's latest assessment of the step, current or not. */
+  assessment: Assessment | null;
+  produced: string[];
+  behaviors: IBehaviorNode[];
+}
+
+export interface IStageNode {
+  id: string;
+  name: string;
+  status: ItemStatus;
+  goal: string | null;
+  focus: string | null;
+  assessment: Assessment | null;
+  produced: string[];
+  steps: IStepNode[];
+}
+
+export interface IOutputItem {
+  name: string;
+  status: 'produced' | 'in_progress' | 'missing';
 }
 
 /** What the views show of one notebook's run; `changed` fires when any of it changes. */

@@ -5,10 +5,11 @@
  * slowly, so that pause and step can be seen while a stream is still going. A second JupyterLab serves
  * under a JupyterHub-like base URL (relay.spec.ts). When `make wheel-venv` has made `.venv-wheel` (only the
  * built wheel installed, no planner), a third JupyterLab runs from it and the `wheel` project runs the
- * first-run test there. When `make rtc-venv` has made `.venv-rtc` (the wheel beside jupyter-collaboration),
- * a fourth JupyterLab runs from it and the `rtc` project runs the collaboration test there. The `notebook7`
- * project runs its spec in Jupyter Notebook 7, the `gateway` project in a JupyterLab whose kernels live in
- * a Jupyter Kernel Gateway (servers: ecosystem-servers.js).
+ * first-run test there (and the `lab` project does not). When `make rtc-venv` has made `.venv-rtc` (the
+ * wheel beside jupyter-collaboration), a fourth JupyterLab runs from it and the `rtc` project runs the
+ * collaboration test there. The `notebook7` project runs its spec in Jupyter Notebook 7, the `gateway`
+ * project in a JupyterLab whose kernels live in a Jupyter Kernel Gateway (servers: ecosystem-servers.js).
+ * The `lab` project's specs run one after another, the other projects' beside them (`workers` below).
  */
 const fs = require('fs');
 const path = require('path');
@@ -16,10 +17,12 @@ const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 const { PLANNERS } = require('./planners');
 
 const LAB_PORT = Number(process.env.BCC_LAB_PORT || 8888);
+const UI_WORKERS = Number(process.env.BCC_UI_WORKERS || 2);
 const { ALICE_PORT, ALICE_BASE_PATH } = require('./servers');
 const WHEEL_PORT = Number(process.env.BCC_WHEEL_PORT || LAB_PORT + 2);
 const WHEEL_JUPYTER = path.resolve(__dirname, '../.venv-wheel/bin/jupyter');
 const withWheel = fs.existsSync(WHEEL_JUPYTER);
+const FIRST_RUN_SPEC = /firstRun\.spec\.ts/;
 
 // Real-time collaboration: only the `rtc` project runs its spec, on the JupyterLab of `.venv-rtc`.
 const RTC_PORT = Number(process.env.BCC_RTC_PORT || LAB_PORT + 9);
@@ -90,7 +93,10 @@ module.exports = {
   retries: 0,
   // A test.only left in a spec would silently run that test alone: refuse to run instead.
   forbidOnly: true,
-  workers: 1,
+  // Two at a time: the `lab` project's specs one after another (they share one JupyterLab and its
+  // settings), and beside them the other projects', each on JupyterLabs of its own, one spec at a time
+  // per project (`workers: 1` below). BCC_UI_WORKERS=1 runs every spec one after another.
+  workers: UI_WORKERS,
   timeout: 120 * 1000,
   reporter: [
     ['list'],
@@ -118,7 +124,14 @@ module.exports = {
   projects: [
     {
       name: 'lab',
-      testIgnore: [RTC_SPEC, ECOSYSTEM_SPECS, LLM_SPEC, HUB_SPEC]
+      // The first-run test runs once: on the wheel's JupyterLab when there is one (what a user installs).
+      testIgnore: [
+        RTC_SPEC,
+        ECOSYSTEM_SPECS,
+        LLM_SPEC,
+        HUB_SPEC,
+        ...(withWheel ? [FIRST_RUN_SPEC] : [])
+      ]
     },
     ...(HUB.available
       ? [{ name: 'hub', testMatch: HUB_SPEC, use: { baseURL: HUB.HUB_URL } }]
@@ -136,7 +149,7 @@ module.exports = {
       ? [
           {
             name: 'wheel',
-            testMatch: /firstRun\.spec\.ts/,
+            testMatch: FIRST_RUN_SPEC,
             use: { baseURL: `http://localhost:${WHEEL_PORT}` }
           }
         ]
@@ -151,7 +164,7 @@ module.exports = {
         ]
       : []),
     ...ecosystemProjects
-  ],
+  ].map(project => ({ ...project, workers: 1 })),
   webServer: [
     ...(wants('notebook7', 'gateway') ? ecosystemServers : []),
     ...(wants('lab') ? labServers() : []),

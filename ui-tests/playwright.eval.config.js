@@ -13,6 +13,8 @@ const model = process.env.BCC_EVAL_MODEL || LLM.LLM_MODEL;
 
 module.exports = {
   ...base,
+  // One task at a time: each task's time is its own, on the one model server.
+  workers: 1,
   testDir: './eval',
   outputDir: './eval-results/output',
   reporter: [['list']],

@@ -28,6 +28,8 @@ import { median, quantile, round } from './stats';
 export interface IApplyOptions {
   actions: number;
   rounds: number;
+  /** A first pair that warms the page up, not counted (the short run, which only proves the figure runs, has none). */
+  warmUp: boolean;
   workDir: string;
   /** Progress lines, e.g. for a long run. */
   log?: (message: string) => void;
@@ -59,12 +61,17 @@ export interface IApplyResult {
   ratio: number;
   /** The lowest and the highest round's ratio. */
   ratioSpread: [number, number];
+  /** The highest round's ratio (`ratioSpread[1]`): the round that lays out worst. */
+  worstRatio: number;
   directMs: number;
   extensionMs: number;
   /** Over every extension round's actions. */
   latencyP50Ms: number;
   latencyP95Ms: number;
+  /** For the median of the rounds' ratios. */
   target: number;
+  /** For the worst round's ratio. */
+  worstTarget: number;
   latencyTargetMs: number;
   met: boolean;
   /** One more pair with the `followNewCells` setting off (the default is on). */
@@ -83,7 +90,7 @@ export const APPLY_METHOD =
   'node, plus one animation frame. Per-action latency pairs the k-th streamed line with the k-th cell node. ' +
   'Before each side the page collects garbage and waits until idle; a first pair warms the page up and ' +
   "is not counted. Rounds alternate which side goes first; the figure is the median of the rounds' ratios, with the " +
-  "lowest and highest, and the p95 over every extension round's actions. It uses the default settings " +
+  "lowest and highest (the worst round), and the p95 over every extension round's actions. It uses the default settings " +
   '(followNewCells on); one more pair is measured with it off.';
 
 export interface ILongRunSide {
@@ -340,11 +347,11 @@ export async function applyBenchmark(
   options: IApplyOptions
 ): Promise<IApplyResult> {
   const cells = cellSpecs(options.actions);
-  // Two more runs than rounds: a first pair warms the page up (not counted), and the last one, with
-  // `followNewCells` off, tells the scrolling apart.
+  // Up to two more runs than rounds: a first pair warms the page up (not counted), and the last one,
+  // with `followNewCells` off, tells the scrolling apart.
   const traceFile = applyTrace(
     cells,
-    options.rounds + 2,
+    options.rounds + (options.warmUp ? 2 : 1),
     path.join(options.workDir, 'apply.trace.jsonl')
   );
   const planner = await startReplayPlanner(traceFile);
@@ -397,10 +404,13 @@ export async function applyBenchmark(
         'notebook-bcc:open'
       )
     );
-    log('warm-up pair (not counted):');
-    await pair();
+    if (options.warmUp) {
+      log('warm-up pair (not counted):');
+      await pair();
+    }
     for (let r = 0; r < options.rounds; r++) {
       const { round: measured, extension } = await pair(r % 2 === 0);
+      log(`round ${r + 1}: ratio ${measured.ratio}`);
       rounds.push(measured);
       latencies.push(...extension.latencies);
     }
@@ -417,19 +427,22 @@ export async function applyBenchmark(
   }
   const ratios = rounds.map(r => r.extensionMs / r.directMs);
   const ratio = median(ratios);
+  const worst = Math.max(...ratios);
   const p95 = quantile(latencies, 0.95);
   return {
     actions: options.actions,
     rounds,
     ratio: round(ratio),
-    ratioSpread: [round(Math.min(...ratios)), round(Math.max(...ratios))],
+    ratioSpread: [round(Math.min(...ratios)), round(worst)],
+    worstRatio: round(worst),
     directMs: round(median(rounds.map(r => r.directMs))),
     extensionMs: round(median(rounds.map(r => r.extensionMs))),
     latencyP50Ms: round(quantile(latencies, 0.5)),
     latencyP95Ms: round(p95),
     target: 1.1,
+    worstTarget: 1.25,
     latencyTargetMs: 50,
-    met: ratio <= 1.1 && p95 < 50,
+    met: ratio <= 1.1 && worst <= 1.25 && p95 < 50,
     withoutFollow,
     method: APPLY_METHOD
   };

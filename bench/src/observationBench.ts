@@ -1,6 +1,6 @@
 /**
  * Figure 4, observation size, measured at the engine level in Node: the real WorkflowRunner and the
- * real PlannerClient talk over HTTP to the reference planner replaying a scripted run, with the
+ * real DslcAdapter talk over HTTP to the reference planner replaying a scripted run, with the
  * engine's in-memory notebook driver standing in for JupyterLab (500 cells of 1 MB output each are
  * not something a browser tab can be asked to hold). Every behavior runs a cell that prints 1 MB of
  * text that does not repeat; every request body the client sends is measured.
@@ -13,9 +13,9 @@ import {
   RunTrace,
   WorkflowRunner
 } from '../../src/engine';
-import type { INotebookSummary } from '../../src/engine/driver';
+import type { INotebookSummary } from '../../src/engine/ports/driver';
 import { FakeNotebookDriver } from '../../src/engine/testing';
-import { IPlannerObserver, PlannerClient } from '../../src/protocol';
+import { IPlannerObserver, DslcAdapter } from '../../src/protocol';
 import { startPlanner } from './processes';
 import {
   achievedAnswer,
@@ -66,7 +66,7 @@ export interface IObservationResult {
 }
 
 export const OBSERVATION_METHOD =
-  'Engine level, in Node: WorkflowRunner + PlannerClient (fetch) + the reference planner replaying a ' +
+  'Engine level, in Node: WorkflowRunner + DslcAdapter (fetch) + the reference planner replaying a ' +
   "scripted run, with the engine's FakeNotebookDriver (its notebook summary cut to 500 characters of " +
   'last output, as the JupyterLab driver does) whose kernel prints 1 MB of non-repeating text per exec ' +
   'and holds 210 variables. Request bodies are measured as sent (JSON characters) through the ' +
@@ -242,7 +242,7 @@ async function measureRun(
     });
     const runner = new WorkflowRunner({
       driver,
-      client: new PlannerClient({
+      client: new DslcAdapter({
         baseUrl: planner.url,
         observer: [observer, { onWarning: () => undefined }]
       }),

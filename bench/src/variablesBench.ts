@@ -4,7 +4,7 @@
  * 200 other variables beside them. The cost should follow the number of variables, not their size.
  */
 import type { Page } from '@playwright/test';
-import type { INotebookDriver } from '../../src/engine/driver';
+import type { INotebookDriver } from '../../src/engine/ports/driver';
 import type { IBenchWindow } from './page';
 import { closeNotebook, newNotebook, runInKernel } from './page';
 import { median, round } from './stats';

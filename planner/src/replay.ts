@@ -73,6 +73,21 @@ export function endpointOf(text: string): Endpoint | null {
   return null;
 }
 
+const EXCHANGE_KINDS = new Set(['request', 'response', 'line', 'end']);
+
+/**
+ * A record that is not part of an exchange: the dialect, a rewind, or a kind a later version writes.
+ * The trace's writer (`RunTrace`) promises readers may skip these; a record without a `kind` string is
+ * not one, and is refused like any malformed record.
+ */
+function isNote(json: unknown): boolean {
+  if (typeof json !== 'object' || json === null || !('kind' in json)) {
+    return false;
+  }
+  const kind = (json as { kind: unknown }).kind;
+  return typeof kind === 'string' && !EXCHANGE_KINDS.has(kind);
+}
+
 export function parseTrace(
   text: string,
   source = 'trace'
@@ -89,6 +104,9 @@ export function parseTrace(
       json = JSON.parse(raw);
     } catch (error) {
       throw new Error(`${where}: not JSON (${(error as Error).message})`);
+    }
+    if (isNote(json)) {
+      return;
     }
     const parsed = TraceRecordSchema.safeParse(json);
     if (!parsed.success) {

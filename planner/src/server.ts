@@ -30,7 +30,7 @@ import {
 } from './answer';
 import { FaultSchedule, IFaultSpec } from './faults';
 import { allowedHosts, hostRefusal, isJsonContentType } from './requestGuard';
-import { ReferencePlanner } from '../../src/planner/planner';
+import { ReferencePlanner } from '../../src/planner/referencePlanner';
 import { Endpoint, ReplayScript } from './replay';
 import { SessionStore } from '../../src/planner/session';
 

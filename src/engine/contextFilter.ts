@@ -19,7 +19,7 @@ import type {
   ProgressLevelName
 } from '../protocol';
 import { englishText, type IMessage, msg } from './messages';
-import { errorMessage } from './registry';
+import { errorMessage } from './actions/registry';
 
 export interface IFilterResult {
   observation: ObservationInput;

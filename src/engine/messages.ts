@@ -11,6 +11,7 @@ import {
   PROTOCOL_MESSAGES
 } from '../protocol/messages';
 import type * as messages from '../protocol/messages';
+import { NOTEBOOK_MESSAGES } from './ports/messages';
 
 export { fillTemplate };
 
@@ -65,32 +66,6 @@ export const ENGINE_MESSAGES = {
   noCellToMarkAsThinking:
     'set_effect_as_thinking: there is no code cell to mark; ignored.',
   postHookFailed: "A post-hook of action '%1' failed: %2",
-  notebookClosed: 'The notebook was closed.',
-  notACodeCell: 'Cell %1 is a %2 cell; only code cells can be executed.',
-  stoppedBeforeRun: 'Stopped before the cell ran.',
-  executionFailed: 'The execution failed: %1',
-  cellNotExecuted:
-    'The cell was not executed (the kernel canceled it or waits for input).',
-  executionTimedOut:
-    'The execution exceeded the time limit of %1 s; the kernel was interrupted.',
-  executionStopped: 'The execution was stopped; the kernel was interrupted.',
-  kernelRestarted:
-    'The kernel restarted during execution; all variables were lost. Run the cells that define them again.',
-  kernelDied:
-    'The kernel died during execution. Restart it, then resume the run.',
-  kernelShutDown: 'The kernel was shut down during execution.',
-  kernelChanged: 'The notebook switched to another kernel during execution.',
-  cellGone: 'Cell %1 no longer exists (deleted?)',
-  sessionClosed: 'The notebook session was closed.',
-  kernelShuttingDown: 'The kernel is shutting down.',
-  inputPending: 'Another cell waits for input; answer it, then resume the run.',
-  noKernelToStart:
-    'The notebook has no kernel and there is no default kernel to start.',
-  kernelStartFailed: 'The kernel could not be started: %1',
-  noKernel: 'The notebook has no kernel.',
-  kernelDead: 'The kernel is dead. Restart it, then resume the run.',
-  kernelNotAnswering:
-    'The kernel did not answer for %1 s, even after reconnecting to it. Wait for it or use Kernel > Reconnect to Kernel, then resume the run.',
   variableNotFound: "⚠️ WARN: Variable '%1' requested but not found",
   summarizedVariableNotFound:
     "⚠️ WARN: Variable '%1' to summarize (%2) requested but not found",
@@ -111,8 +86,12 @@ export const ENGINE_MESSAGES = {
   runAlreadyActive: 'A run is already active in this notebook.'
 } as const;
 
-/** Every template the UI translates: the protocol's and the engine's (their ids never collide). */
-export const MESSAGES = { ...PROTOCOL_MESSAGES, ...ENGINE_MESSAGES } as const;
+/** Every template the UI translates: the protocol's, the notebook's and the engine's (their ids never collide). */
+export const MESSAGES = {
+  ...PROTOCOL_MESSAGES,
+  ...NOTEBOOK_MESSAGES,
+  ...ENGINE_MESSAGES
+} as const;
 
 export type MessageId = keyof typeof MESSAGES;
 export type MessageParam = messages.MessageParam<MessageId>;

@@ -8,7 +8,7 @@ import type {
   ObservationInput,
   SectionProgress
 } from '../protocol';
-import type { INotebookSummary } from './driver';
+import type { INotebookSummary } from './ports/driver';
 import { IEffectsState, truncateOutput } from './effects';
 import type { IFsmContext } from './fsm';
 import type { WorkflowProgress } from './progress';

@@ -5,6 +5,9 @@
  * Expected names come from the plan. While a level is current, expected names present in the kernel are
  * `in_progress`; on completion they become `produced`, `in_progress` is cleared and the produced names
  * roll up into the parent level (behavior -> step -> stage).
+ *
+ * `WorkflowProgress` is the one writer of the serialized progress (progressState.ts); what views and the
+ * planner read of it is in progressViews.ts.
  */
 import type {
   Artifact,
@@ -14,122 +17,40 @@ import type {
   CurrentOutputs,
   Goals,
   Progress,
-  ProgressLevel,
   ProgressLevelName,
   WorkflowStage,
   WorkflowStep,
   WorkflowTemplate
 } from '../protocol';
-import type { IProgressSnapshot, IStageView, ItemStatus } from './types';
-
-interface ILevelState {
-  current: string | null;
-  completed: CompletedItem[];
-  focus: string | null;
-  outputs: CurrentOutputs;
-}
-
-interface IBehaviorLevelState extends ILevelState {
-  iteration: number;
-  /** The running behavior's goal (legacy `behavior.target`), if the planner gave one. */
-  goal: string | null;
-  actionsTaken: string[];
-  /** Expected names announced by the last plan (`outputs_tracking`) for the next behavior. */
-  nextExpected: string[];
-  /** The id the last plan gave the next behavior (`behavior.id`); absent in older saved runs. */
-  nextId?: string | null;
-}
-
-/** The serialized form, saved in the notebook metadata. */
-export interface IProgressState {
-  version: 1;
-  template: WorkflowTemplate | null;
-  stages: ILevelState;
-  steps: ILevelState;
-  behaviors: IBehaviorLevelState;
-  /**
-   * Per completed stage, the steps it never ran: the stage was declared complete, or the run left it for
-   * another stage, before they came up. Absent in older saved runs.
-   */
-  skippedSteps?: Record<string, string[]>;
-  /**
-   * The planner's latest assessment of each stage and step (`progress_update.assessment`), by stage
-   * id, for the whole run. Absent in older saved runs.
-   */
-  assessments?: Record<string, IStageAssessments>;
-}
-
-export interface IStageAssessments {
-  stage?: Assessment;
-  /** By step id. */
-  steps?: Record<string, Assessment>;
-}
-
-/** How long an assessment's reasoning may be (the run's metadata and its checkpoints carry it). */
-export const MAX_ASSESSMENT_CHARS = 2000;
+import {
+  artifactId,
+  behaviorIdFor,
+  clone,
+  currentStage,
+  currentStep,
+  emptyBehaviors,
+  emptyLevel,
+  emptyOutputs,
+  emptyProgressState,
+  findStage,
+  firstLine,
+  firstOpenStep,
+  type ILevelState,
+  type IProgressState,
+  isDone,
+  itemGoal,
+  MAX_ASSESSMENT_CHARS,
+  union
+} from './progressState';
+import {
+  observationProgress,
+  progressGoals,
+  progressSnapshot
+} from './progressViews';
+import type { IProgressSnapshot } from './types';
 
 /** How many action summaries one behavior keeps for `actions_taken`. */
 const MAX_ACTIONS_TAKEN = 30;
-
-function emptyOutputs(): CurrentOutputs {
-  return { expected: [], produced: [], in_progress: [] };
-}
-
-function emptyLevel(): ILevelState {
-  return { current: null, completed: [], focus: null, outputs: emptyOutputs() };
-}
-
-function emptyBehaviors(): IBehaviorLevelState {
-  return {
-    ...emptyLevel(),
-    iteration: 0,
-    goal: null,
-    actionsTaken: [],
-    nextExpected: []
-  };
-}
-
-function union(into: string[], more: readonly string[]): string[] {
-  const result = [...into];
-  for (const name of more) {
-    if (!result.includes(name)) {
-      result.push(name);
-    }
-  }
-  return result;
-}
-
-function clone<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
-}
-
-function firstLine(text: string | null, max = 200): string | null {
-  const line = text
-    ?.split('\n')
-    .map(l => l.trim())
-    .find(l => l !== '');
-  return line ? line.slice(0, max) : null;
-}
-
-export function behaviorIdFor(iteration: number): string {
-  return `behavior_${String(iteration).padStart(3, '0')}`;
-}
-
-export function artifactId(base: string, version: string): string {
-  return `${base}@${version}`;
-}
-
-/** `update_stage_steps` may mark steps the server already did. */
-function isDone(step: WorkflowStep): boolean {
-  return step.status === 'completed';
-}
-
-function itemGoal(item: WorkflowStage | WorkflowStep | null): string | null {
-  if (!item) {
-    return null;
-  }
-  return item.goal ?? item.description ?? item.name ?? null;
-}
 
 export class WorkflowProgress {
   constructor(private _now: () => Date = () => new Date()) {}
@@ -155,13 +76,11 @@ export class WorkflowProgress {
   }
 
   get currentStage(): WorkflowStage | null {
-    return this._findStage(this._state.stages.current);
+    return currentStage(this._state);
   }
 
   get currentStep(): WorkflowStep | null {
-    const stage = this.currentStage;
-    const id = this._state.steps.current;
-    return stage?.steps.find(s => s.id === id) ?? null;
+    return currentStep(this._state);
   }
 
   outputs(level: ProgressLevelName): CurrentOutputs {
@@ -483,7 +402,7 @@ export class WorkflowProgress {
 
   /** Where a stage starts: its first step the plan does not mark completed. */
   firstOpenStep(stage: WorkflowStage | null): WorkflowStep | null {
-    return stage?.steps.find(s => !isDone(s)) ?? null;
+    return firstOpenStep(stage);
   }
 
   nextStage(): WorkflowStage | null {
@@ -508,56 +427,17 @@ export class WorkflowProgress {
   }
 
   goals(): Goals {
-    return {
-      stage: itemGoal(this.currentStage),
-      step: itemGoal(this.currentStep),
-      behavior: this._state.behaviors.goal
-    };
+    return progressGoals(this._state);
   }
 
-  /**
-   * The location, the template marked completed / current / remaining, and the outputs, as views
-   * show them. `finished`: the workflow is completed, so no stage is current any more.
-   */
+  /** The panel's view (`progressSnapshot`). */
   snapshot(finished: boolean): IProgressSnapshot {
-    const goals = this.goals();
-    return {
-      workflowName: this.template?.name ?? null,
-      stage: {
-        id: this.currentStageId,
-        name: this.currentStage?.name ?? null,
-        goal: goals.stage ?? null,
-        focus: this._state.stages.focus
-      },
-      step: {
-        id: this.currentStepId,
-        name: this.currentStep?.name ?? null,
-        goal: goals.step ?? null,
-        focus: this._state.steps.focus
-      },
-      behavior: { id: this.currentBehaviorId, iteration: this.iteration },
-      stages: this._stageViews(finished),
-      outputs: {
-        stages: this.outputs('stages'),
-        steps: this.outputs('steps'),
-        behaviors: this.outputs('behaviors')
-      }
-    };
+    return progressSnapshot(this._state, finished);
   }
 
   /** `observation.location.progress`. */
   toProgress(): Progress {
-    const stageIds = (this._state.template?.stages ?? []).map(s => s.id);
-    const stepIds = (this.currentStage?.steps ?? []).map(s => s.id);
-    const behaviors = this._state.behaviors;
-    return {
-      stages: this._levelView(this._state.stages, stageIds),
-      steps: this._levelView(this._state.steps, stepIds),
-      behaviors: {
-        ...this._levelView(behaviors, null),
-        iteration: behaviors.iteration
-      }
-    };
+    return observationProgress(this._state);
   }
 
   toJSON(): IProgressState {
@@ -579,78 +459,7 @@ export class WorkflowProgress {
   }
 
   static emptyState(): IProgressState {
-    return {
-      version: 1,
-      template: null,
-      stages: emptyLevel(),
-      steps: emptyLevel(),
-      behaviors: emptyBehaviors()
-    };
-  }
-
-  private _levelView(
-    level: ILevelState,
-    order: string[] | null
-  ): ProgressLevel {
-    const view: ProgressLevel = {
-      completed: clone(level.completed),
-      current: level.current,
-      current_outputs: clone(level.outputs)
-    };
-    if (order) {
-      const done = new Set(
-        level.completed.map(c => c.stage_id ?? c.step_id ?? '')
-      );
-      const index = order.indexOf(level.current ?? '');
-      view.remaining = order.filter(
-        (id, i) => i > index && id !== level.current && !done.has(id)
-      );
-    }
-    if (level.focus) {
-      view.focus = level.focus;
-    }
-    return view;
-  }
-
-  private _stageViews(finished: boolean): IStageView[] {
-    const template = this._state.template;
-    if (!template) {
-      return [];
-    }
-    const doneStages = new Set(this.completed('stages').map(s => s.stage_id));
-    const doneSteps = new Set(this.completed('steps').map(s => s.step_id));
-    const currentStage = this.currentStageId;
-    const currentStep = this.currentStepId;
-    return template.stages.map(stage => {
-      const stageStatus: ItemStatus = doneStages.has(stage.id)
-        ? 'completed'
-        : stage.id === currentStage && !finished
-          ? 'current'
-          : 'remaining';
-      const skipped = new Set(
-        stageStatus === 'completed' || stage.id === currentStage
-          ? (this._state.skippedSteps?.[stage.id] ?? [])
-          : []
-      );
-      return {
-        id: stage.id,
-        name: stage.name,
-        status: stageStatus,
-        steps: stage.steps.map(step => ({
-          id: step.id,
-          name: step.name,
-          status: skipped.has(step.id)
-            ? 'skipped'
-            : stageStatus === 'completed' ||
-                (stage.id === currentStage &&
-                  (doneSteps.has(step.id) || isDone(step)))
-              ? 'completed'
-              : stage.id === currentStage && step.id === currentStep
-                ? 'current'
-                : 'remaining'
-        }))
-      };
-    });
+    return emptyProgressState();
   }
 
   private _finishLevel(
@@ -695,10 +504,7 @@ export class WorkflowProgress {
   }
 
   private _findStage(stageId: string | null): WorkflowStage | null {
-    if (stageId === null) {
-      return null;
-    }
-    return this._state.template?.stages.find(s => s.id === stageId) ?? null;
+    return findStage(this._state, stageId);
   }
 
   private _level(level: ProgressLevelName): ILevelState {

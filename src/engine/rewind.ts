@@ -6,35 +6,16 @@
  */
 import { z } from 'zod';
 import type { ContextFilter, WorkflowTemplate } from '../protocol';
-import type { ICellMapMark } from './cells';
-import type { ICellRecord } from './driver';
+import type { ICellMapMark } from './run/cells';
+import { type ICellRecord, sourceHash } from './ports/driver';
 import type { IEffectsMark, IEffectsPosition } from './effects';
-import type { IProgressState } from './progress';
+import type { IProgressState } from './progressState';
 import { stepKey } from './rewindView';
 
 /** Checkpoints kept; older ones are dropped, and their steps can no longer be redone. */
 export const MAX_CHECKPOINTS = 100;
 /** Rewinds remembered (for the panel, the saved run and the trace). */
 export const MAX_REWIND_RECORDS = 20;
-
-/** A short, stable hash of a cell's source: the run stamps what it wrote, to see later edits. */
-export function sourceHash(source: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < source.length; i++) {
-    const c = source.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (
-    (h2 >>> 0).toString(16).padStart(8, '0') +
-    (h1 >>> 0).toString(16).padStart(8, '0')
-  );
-}
 
 /** The user changed the cell since the run wrote it (or the run never stamped it: it is left alone). */
 export function editedByUser(cell: ICellRecord): boolean {

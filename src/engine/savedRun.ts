@@ -10,7 +10,7 @@ import {
   WorkflowTemplateSchema
 } from '../protocol';
 import { WORKFLOW_STATES } from './fsm';
-import type { ISavedRunState } from './runState';
+import type { ISavedRunState } from './run/runState';
 
 const Names = z.array(z.string());
 const Outputs = z.looseObject({
@@ -114,4 +114,9 @@ export function checkSavedRunState(value: unknown): SavedRunCheck {
     problems.push(`and ${more} more`);
   }
   return { ok: false, problems };
+}
+
+/** A saved run that can be restored (see `checkSavedRunState` for what is wrong with one that cannot). */
+export function isSavedRunState(value: unknown): value is ISavedRunState {
+  return checkSavedRunState(value).ok;
 }

@@ -4,7 +4,7 @@
  * marker wherever something older was left out. Only the copy written to the notebook is cut.
  */
 import { truncateOutput } from './effects';
-import type { ISavedRunState } from './runState';
+import type { ISavedRunState } from './run/runState';
 
 /** Completed behaviors kept; the oldest go first. */
 export const MAX_SAVED_BEHAVIORS = 200;

@@ -4,8 +4,8 @@
  */
 import { describeTransition } from './fsm';
 import { stepKey } from './rewindView';
-import type { RunControl } from './runControl';
-import { ISavedRunState, RunState } from './runState';
+import type { RunControl } from './run/runControl';
+import { ISavedRunState, RunState } from './run/runState';
 import type { IRunSnapshot } from './types';
 
 /** What only a live loop knows; absent for a saved run. */

@@ -2,7 +2,7 @@
  * The run trace: every request and its answer (a stream as its lines) with timings, as JSONL records
  * (`protocol/traceFormat.ts`) that the reference planner's `--replay` reads.
  *
- * A `RunTrace` is an `IPlannerObserver`: give the same instance to the `PlannerClient` (`observer`) and to
+ * A `RunTrace` is an `IPlannerObserver`: give the same instance to the `DslcAdapter` (`observer`) and to
  * the `WorkflowRunner` (`trace`), so that the raw lines, statuses and the `/generate` fallback are recorded
  * exactly as they went over the wire.
  */

@@ -15,12 +15,12 @@ import type {
   UnknownAction,
   WorkflowTemplate
 } from '../protocol';
-import type { CellRole, ICellProvenance } from './driver';
+import type { CellRole, ICellProvenance } from './ports/driver';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowState } from './fsm';
 import type { IMessage, IMessageText } from './messages';
-import type { IProgressState } from './progress';
-import type { ActionRegistry, IActionResult } from './registry';
+import type { IProgressState } from './progressState';
+import type { ActionRegistry, IActionResult } from './actions/registry';
 import type {
   IRewindOptions,
   IRewindPlan,
@@ -30,11 +30,20 @@ import type {
 } from './rewind';
 import type { RunTrace } from './trace';
 
+/** What streams one behavior's actions: the adapter of the planner's dialect. */
+export interface IGeneratingSource {
+  generating(
+    request: GeneratingRequestInput,
+    options?: { signal?: AbortSignal; notebook?: INotebookSummary }
+  ): AsyncIterable<GeneratingEvent>;
+}
+
 /**
- * What the run loop needs from the planner client (`PlannerClient` satisfies it; tests inject fakes).
- * A dialect adapter keeps what its server needs between requests behind the optional members.
+ * The planner port: what the run loop needs from the planner (the planner connection, or a dialect
+ * adapter such as `DslcAdapter` on its own; tests inject fakes). A dialect adapter keeps what its
+ * server needs between requests behind the optional members.
  */
-export interface IPlannerService {
+export interface IPlannerService extends IGeneratingSource {
   /** The dialect actually spoken, once known (null or absent until then). */
   readonly dialect?: string | null;
   /**
@@ -66,10 +75,12 @@ export interface IPlannerService {
       notebook?: INotebookSummary;
     }
   ): Promise<PlanningResponse>;
-  generating(
-    request: GeneratingRequestInput,
-    options?: { signal?: AbortSignal; notebook?: INotebookSummary }
-  ): AsyncIterable<GeneratingEvent>;
+  /**
+   * The adapter detection (or the settings) chose for this run, once it is to be trusted; null
+   * before. The engine streams each behavior straight from it, so no layer in between re-reads the
+   * events; without one it asks `generating` here.
+   */
+  adapter?(): IGeneratingSource | null;
 }
 
 export interface IStartOptions {

@@ -14,7 +14,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import type { IConnectionCheck } from '../protocol';
 import type { IEffectsState } from '../engine/effects';
 import type { IFsmTransition } from '../engine/fsm';
-import type { ActionRegistry } from '../engine/registry';
+import type { ActionRegistry } from '../engine/actions/registry';
 import type { IRunSettings } from '../engine/settings';
 import { RunTrace } from '../engine/trace';
 import type {
@@ -36,6 +36,7 @@ import type {
   RewindTarget
 } from '../engine/rewind';
 import type { IPlannerLocation, IPlannerStatus, IRunHooks } from '../tokens';
+import type { ISavedRun } from '../ui/saved';
 
 export type Runtime = typeof import('./runtime');
 
@@ -59,6 +60,36 @@ export function loadRuntime(): Promise<Runtime> {
 /** The runtime if it is loaded already, for code that must answer synchronously. */
 export function loadedRuntime(): Runtime | null {
   return loaded;
+}
+
+/**
+ * The saved run in `raw` (a notebook's metadata value), or what is wrong with it; null when there is
+ * none. `undefined` while the runtime (its schema) loads: `onLoaded` is called once it has, to read
+ * again. The run models' `SavedRunReader` (ui/saved.ts).
+ */
+export function readSavedRun(
+  raw: unknown,
+  maxExecutionSteps: number,
+  onLoaded: () => void
+): ISavedRun | null | undefined {
+  if (raw === undefined || raw === null) {
+    return null;
+  }
+  const runtime = loadedRuntime();
+  if (!runtime) {
+    loadRuntime().then(onLoaded, reason =>
+      console.error('Notebook-BCC: the saved run could not be read.', reason)
+    );
+    return undefined;
+  }
+  const check = runtime.checkSavedRunState(raw);
+  return check.ok
+    ? {
+        state: check.state,
+        snapshot: runtime.snapshotFromSaved(check.state, maxExecutionSteps),
+        problems: null
+      }
+    : { state: null, snapshot: null, problems: check.problems };
 }
 
 /** The dialogs, each loading the runtime when first opened. */
@@ -150,7 +181,7 @@ export function idleSnapshot(): IRunSnapshot {
 
 /**
  * One notebook's runner and planner status as stand-ins: both answer as an idle run until the runtime
- * is loaded, then forward to the real `WorkflowRunner` and `SettingsPlannerService`.
+ * is loaded, then forward to the real `WorkflowRunner` and `PlannerConnection`.
  */
 export class LazyRun {
   constructor(private _options: LazyRun.IOptions) {

@@ -7,6 +7,14 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
+import type { ILlmChoice } from '../tokens';
+import type {
+  ILlmSettings,
+  ILlmSettingsUpdate,
+  ILlmTestRequest,
+  ILlmSettingsBackend,
+  ILlmTestResult
+} from '../ui/llmSettingsDialog';
 
 export const LLM_SETTINGS_ROUTE = 'notebook-bcc/llm/settings';
 export const LLM_TEST_ROUTE = 'notebook-bcc/llm/test';
@@ -15,54 +23,6 @@ export const LLM_TEST_ROUTE = 'notebook-bcc/llm/test';
  * names the models a run may pick. Defined here, in a module loaded at startup, for the relay transport too.
  */
 export const CONFIG_ROUTE = 'notebook-bcc/config';
-
-/** What the server holds (`GET notebook-bcc/llm/settings`); never the key itself. */
-export interface ILlmSettings {
-  /** `server`: the administrator's; `user`: the user's own stored settings; `none`: not configured. */
-  source: 'server' | 'user' | 'none';
-  /** The administrator configured it: the user cannot change it. */
-  readonly: boolean;
-  base_url: string;
-  model: string;
-  models: string[];
-  /** A key is stored (it is never sent back). */
-  api_key_set: boolean;
-}
-
-/**
- * What Save stores. `api_key` absent (or null): keep the stored key; `''`: remove it. `models`, when
- * given, are the models a run may pick.
- */
-export interface ILlmSettingsUpdate {
-  base_url: string;
-  model: string;
-  models?: string[];
-  api_key?: string | null;
-}
-
-/** What Test tries; an absent field: the stored (or the administrator's) value. */
-export interface ILlmTestRequest {
-  base_url?: string;
-  model?: string;
-  api_key?: string;
-}
-
-export interface ILlmTestResult {
-  ok: boolean;
-  /** The server's sentence, in English (e.g. "The model gemma answers at http://…"). */
-  message: string;
-}
-
-/** The LLM planner the relay serves (`notebook-bcc/config`'s `llm`): the models a run may pick. */
-export interface ILlmChoice {
-  /** The default model. */
-  model: string;
-  /** The models a run may pick; the default is among them. */
-  models: string[];
-  /** Where the model answers, for display. */
-  base_url: string;
-  readonly: boolean;
-}
 
 /** The run variable the LLM planner reads the run's model from (`IStartOptions.llmModel`). */
 export const LLM_MODEL_VARIABLE = 'llm_model';
@@ -131,7 +91,7 @@ const changed = new Signal<object, void>({});
 export const serverPlannerChanged: ISignal<object, void> = changed;
 
 /** The HTTP calls of the LLM Planner Settings dialog and of the Run dialog's model choice. */
-export class LlmSettingsService {
+export class LlmSettingsService implements ILlmSettingsBackend {
   constructor(private _serverSettings: ServerConnection.ISettings) {}
 
   /** The settings were saved or removed (also announced by `serverPlannerChanged`). */

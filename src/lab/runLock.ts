@@ -9,8 +9,8 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
-import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
+import type { IRunLock, RunLockState, RunLockStatus } from '../tokens';
 import { TabOwner, tabOwner } from './tabOwner';
 
 /** The lock route under the server's base URL. */
@@ -20,15 +20,6 @@ export const LOCK_ROUTE = 'notebook-bcc/locks';
 export const HEARTBEAT_MS = 3000;
 /** A lock not renewed for this long (about three missed heartbeats) is free again. */
 export const LOCK_TTL_MS = 10000;
-
-/** Where a run stands, as the holder reports it with each heartbeat (bounded by the server). */
-export type RunLockStatus = {
-  state?: string;
-  paused?: boolean;
-  stage?: string | null;
-  step?: string | null;
-  task?: string | null;
-};
 
 /** The server keeps at most 4 KB of status per lock: each text is cut well below that. */
 const MAX_STATUS_CHARS = 200;
@@ -110,41 +101,6 @@ export interface ILockService {
     status: RunLockStatus
   ): Promise<LockAnswer | null>;
   release(key: string, owner: string): Promise<void>;
-}
-
-/**
- * Who holds a notebook's lock, as this view sees it. `free` with `stale`: another page held it and let
- * it go (or stopped answering), so this view's copy of the notebook may be out of date.
- */
-export type RunLockState =
-  | { kind: 'free'; stale: boolean }
-  | { kind: 'mine' }
-  | {
-      kind: 'other';
-      status: RunLockStatus;
-      /** The holder is another view in this page (its notebook model is this one's). */
-      samePage: boolean;
-    };
-
-/**
- * The lock of one notebook for one runner. A small API on purpose: real-time collaboration reuses it.
- * `acquire` takes it (and starts the heartbeat), `heartbeat` renews it now, `release` frees it;
- * `stateChanged` says who holds it and how the holder's run stands.
- */
-export interface IRunLock extends IDisposable {
-  /** The owner id: one per browser tab, kept across reloads. */
-  readonly owner: string;
-  readonly state: RunLockState;
-  readonly stateChanged: ISignal<IRunLock, RunLockState>;
-  /** The lock was taken by another owner while this one held it (its heartbeat came too late). */
-  readonly lost: ISignal<IRunLock, void>;
-  /** True when this runner holds the lock afterwards. */
-  acquire(): Promise<boolean>;
-  /** Renews the held lock with the run's current status; false when it was lost. */
-  heartbeat(): Promise<boolean>;
-  release(): Promise<void>;
-  /** Asks who holds the lock now (other views also poll on their own). */
-  refresh(): Promise<void>;
 }
 
 /** The locks of the views in this page, by notebook key. */

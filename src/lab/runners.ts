@@ -9,7 +9,7 @@ import type { Contents } from '@jupyterlab/services';
 import { PromiseDelegate } from '@lumino/coreutils';
 import { IMessageHandler, Message, MessageLoop } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
-import type { ActionRegistry } from '../engine/registry';
+import type { ActionRegistry } from '../engine/actions/registry';
 import type { IRunSettings } from '../engine/settings';
 import type { IWorkflowRunner } from '../engine/types';
 import {
@@ -21,10 +21,10 @@ import type {
   IActionRegistry,
   IPlannerStatus,
   IRunHooks,
+  IRunLock,
   IRunnerEntry,
   IWorkflowRunnerRegistry
 } from '../tokens';
-import type { IRunLock } from './runLock';
 
 /** How long closing a notebook waits for its run to stop and save before it closes anyway. */
 const DEFAULT_CLOSE_TIMEOUT_MS = 10000;

@@ -9,32 +9,32 @@ import type {
 } from '@jupyterlab/notebook';
 import type { ServerConnection } from '@jupyterlab/services';
 import type { ITranslator } from '@jupyterlab/translation';
-import type { ActionRegistry } from '../engine/registry';
-import { WorkflowRunner } from '../engine/runner';
+import type { ActionRegistry } from '../engine/actions/registry';
+import { WorkflowRunner } from '../engine/run/runner';
 import type { IRunSettings } from '../engine/settings';
 import type { RunTrace } from '../engine/trace';
 import type { IRunnerHooks } from '../engine/types';
 import { NotebookDriver } from '../notebook/notebookDriver';
 import { serverPlannerChanged } from './llmSettings';
-import { SettingsPlannerService } from './planner';
+import { PlannerConnection } from './plannerConnection';
 import {
   createPlannerTransport,
   fetchRelayConfig,
   isDemoConfig
 } from './relayTransport';
 
-export { isSavedRunState } from '../engine/runState';
+export { isSavedRunState } from '../engine/savedRun';
 export { checkSavedRunState } from '../engine/savedRun';
 export { snapshotFromSaved } from '../engine/snapshot';
 export { showLlmSettingsDialog } from '../ui/llmSettingsDialog';
 export { usesBuiltinPlanner } from './plannerChoice';
 export {
   showApprovalDialog,
-  showRunDialog,
   showStopDialog,
   showVariablesDialog,
   showWorkflowUpdateDialog
 } from '../ui/dialogs';
+export { showRunDialog } from '../ui/runDialog';
 
 export interface IRunPartsOptions {
   panel: NotebookPanel;
@@ -50,7 +50,7 @@ export interface IRunPartsOptions {
 /** One notebook's runner: a driver pinned to its panel and a planner built from the settings. */
 export function createRunParts(options: IRunPartsOptions): {
   runner: WorkflowRunner;
-  planner: SettingsPlannerService;
+  planner: PlannerConnection;
   driver: NotebookDriver;
 } {
   const { panel, settings, serverSettings, trace } = options;
@@ -60,7 +60,7 @@ export function createRunParts(options: IRunPartsOptions): {
     followNewCells: settings().followNewCells,
     translator: options.translator
   });
-  const planner = new SettingsPlannerService({
+  const planner = new PlannerConnection({
     settings,
     notebookId: () => panel.context.path,
     observer: trace,

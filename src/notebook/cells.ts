@@ -14,9 +14,12 @@ import type {
   ICellRecord,
   INotebookSummary,
   IRewindEdit
-} from '../engine/driver';
-import { clipText, NOTEBOOK_SUMMARY_LIMITS } from '../engine/driver';
-import { sourceHash } from '../engine/rewind';
+} from '../engine/ports/driver';
+import {
+  clipText,
+  NOTEBOOK_SUMMARY_LIMITS,
+  sourceHash
+} from '../engine/ports/driver';
 import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
 import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from './metadata';

@@ -13,10 +13,13 @@ import {
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import type { ITranslator } from '@jupyterlab/translation';
 import { PromiseDelegate } from '@lumino/coreutils';
-import type { IExecRequest, IExecResult } from '../engine/driver';
-import { type IMessageText, say } from '../engine/messages';
+import {
+  abortInterruptsKernel,
+  type IExecRequest,
+  type IExecResult
+} from '../engine/ports/driver';
+import { type INotebookMessageText, say } from '../engine/ports/messages';
 import type { NotebookCells } from './cells';
-import { abortInterruptsKernel } from '../engine/runControl';
 import { settleWithin } from './json';
 import type { NotebookKernel } from './kernel';
 import { outputsToText } from './outputText';
@@ -233,7 +236,7 @@ export class CellExecution {
     return { status: 'ok', output: text };
   }
 
-  private _why(ended: Interruption, timeoutMs: number): IMessageText {
+  private _why(ended: Interruption, timeoutMs: number): INotebookMessageText {
     switch (ended) {
       case 'timeout':
         return say('executionTimedOut', Math.round(timeoutMs / 100) / 10);

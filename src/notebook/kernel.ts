@@ -10,8 +10,12 @@ import {
   type IKernelVariables,
   KernelNotRestarted,
   type SummarizeRequest
-} from '../engine/driver';
-import { englishText, type IMessage, msg } from '../engine/messages';
+} from '../engine/ports/driver';
+import {
+  englishText,
+  type INotebookMessage,
+  msg
+} from '../engine/ports/messages';
 import { ConnectionCheck } from './connectionCheck';
 import {
   collectExpression,
@@ -60,7 +64,7 @@ export class NotebookKernel {
   }
 
   /** The notebook's kernel, started (the notebook's preferred or the default kernel) if there is none; or why not. */
-  async ensure(): Promise<Kernel.IKernelConnection | IMessage> {
+  async ensure(): Promise<Kernel.IKernelConnection | INotebookMessage> {
     const session = this.sessionContext;
     if (session.isDisposed) {
       return msg('sessionClosed');
@@ -135,7 +139,7 @@ export class NotebookKernel {
   /** Null once the kernel answers this connection; otherwise why not. */
   private async _answering(
     kernel: Kernel.IKernelConnection
-  ): Promise<IMessage | null> {
+  ): Promise<INotebookMessage | null> {
     const started = Date.now();
     if (await this._connection.answering(kernel)) {
       return null;

@@ -20,7 +20,7 @@ import type {
   INotebookSummary,
   IRewindEdit,
   SummarizeRequest
-} from '../engine/driver';
+} from '../engine/ports/driver';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { NotebookCells } from './cells';
 import type { ConnectionCheck } from './connectionCheck';

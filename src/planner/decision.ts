@@ -1,5 +1,5 @@
 /** What the planner decided for the current step; `/planning` announces it, `/generating` carries it out. */
-import type { IApproach } from './codegen';
+import type { IApproach } from './pandasCode';
 import type { IStepPlan } from './workflow';
 
 export type Decision =

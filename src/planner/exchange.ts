@@ -9,7 +9,11 @@ import {
   normalizePlanningRequest,
   PlanningRequest
 } from '../protocol';
-import type { ActionInput, PlanningAnswer, ReferencePlanner } from './planner';
+import type {
+  ActionInput,
+  PlanningAnswer,
+  ReferencePlanner
+} from './referencePlanner';
 
 export type PlannerEndpoint = 'planning' | 'generating';
 

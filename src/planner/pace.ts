@@ -2,7 +2,7 @@
  * The rhythm of a planner that thinks: a pause before each streamed action, longer before code and
  * while a thinking cell is shown, so a user sees cells arrive one by one (`docs/architecture.md#demo-planner`).
  */
-import type { ActionInput } from './planner';
+import type { ActionInput } from './referencePlanner';
 
 /** The built-in demo planner's pace: a few hundred milliseconds per line. */
 export const DEMO_PACE_MS = 300;

@@ -10,7 +10,8 @@ import type {
   Observation,
   PlanningResponseSchema
 } from '../protocol';
-import { APPROACHES, IApproach, ICodeContext } from './codegen';
+import { APPROACHES } from './codegen';
+import type { IApproach, ICodeContext } from './pandasCode';
 import type { Decision } from './decision';
 import { caveatOf } from './intent';
 import {

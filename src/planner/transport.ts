@@ -20,7 +20,7 @@ import {
   routeOf
 } from './exchange';
 import { DEMO_PACE_MS, paceDelays, planningDelay } from './pace';
-import { ReferencePlanner } from './planner';
+import { ReferencePlanner } from './referencePlanner';
 import { SessionStore } from './session';
 
 export { DEMO_PACE_MS };

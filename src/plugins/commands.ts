@@ -9,7 +9,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { CommandToolbarButton } from '@jupyterlab/ui-components';
-import { addCommands, RUN_COMMANDS } from '../lab/commands';
+import { addCommands, RUN_COMMANDS } from '../lab/commands/addCommands';
 import { loadRuntime } from '../lab/lazy';
 import { stateDbMemory } from '../lab/runDialogMemory';
 import { LlmSettingsService } from '../lab/llmSettings';

@@ -9,10 +9,10 @@ import {
 } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { registerBuiltinActions } from '../engine/actions';
-import { ActionRegistry } from '../engine/registry';
+import { registerBuiltinActions } from '../engine/actions/builtins';
+import { ActionRegistry } from '../engine/actions/registry';
 import { RunHooks } from '../lab/hooks';
-import { LazyRun } from '../lab/lazy';
+import { LazyRun, readSavedRun } from '../lab/lazy';
 import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
 import { RunSettingsModel, translateSchema } from '../lab/settings';
@@ -122,5 +122,5 @@ export const modelsPlugin: JupyterFrontEndPlugin<IRunModelRegistry> = {
     _: JupyterFrontEnd,
     runners: IWorkflowRunnerRegistry,
     tracker: INotebookTracker
-  ) => new RunModelRegistry({ runners, tracker })
+  ) => new RunModelRegistry({ runners, tracker, readSaved: readSavedRun })
 };

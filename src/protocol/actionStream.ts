@@ -1,9 +1,10 @@
 /**
- * Where a /generating answer becomes actions: bytes -> lines (`NdjsonLineSplitter`) -> messages ->
- * normalised actions (`ActionLineParser`), as events in arrival order. Nothing here does HTTP: the
- * client hands in the body's chunks (see `docs/architecture.md#from-an-ndjson-line-to-a-cell`).
+ * Where a /generating answer becomes actions: bytes -> lines (`readLines`, the one reader of a
+ * streamed body, which every dialect uses) -> messages -> normalised actions (`ActionLineParser`), as
+ * events in arrival order. Nothing here does HTTP: the adapters hand in the body's chunks (see
+ * `docs/architecture.md#from-an-ndjson-line-to-a-cell`).
  */
-import { describeCause, excerpt } from './errors';
+import { describeCause, excerpt, PlannerError } from './errors';
 import { isRecord } from './fields';
 import {
   type IMessage,
@@ -13,12 +14,8 @@ import {
   say
 } from './messages';
 import { isBuiltInActionName, normalizeAction } from './normalize';
-import {
-  Action,
-  GeneratingBatchSchema,
-  GeneratingLineSchema,
-  UnknownAction
-} from './schemas';
+import { GeneratingBatchSchema, GeneratingLineSchema } from './schemas';
+import { Action, UnknownAction } from './actionSchemas';
 
 export type GeneratingEvent =
   | {
@@ -148,7 +145,7 @@ function isLine(item: string | IOverlongLine): item is string {
 }
 
 /** The warning of `request` (`POST <url>`) for a line dropped for its length; `head` names the line. */
-export function overlongLineWarning(
+function overlongLineWarning(
   request: string,
   item: IOverlongLine,
   head: string
@@ -353,6 +350,44 @@ export class ActionLineParser {
   private _index = 0;
 }
 
+/** How `readLines` reads one body. */
+export interface IReadLinesOptions {
+  /** Checked before each chunk: Stop ends the reading with an abort naming `url`. */
+  signal?: AbortSignal;
+  url?: string;
+  /** Longest line kept, in characters; default `MAX_LINE_CHARS`. */
+  maxLineChars?: number;
+}
+
+/**
+ * The one reader of a streamed body, used by every dialect (dslc, v1, bcc): its complete lines as
+ * they arrive (a UTF-8 character cut between chunks survives, blank lines are skipped, the last line
+ * needs no newline), and in place of a line over the limit the warning of `request` that names it.
+ * The body's limits in time are its chunks' (`Exchange.chunks`, `withTimeouts`).
+ */
+export async function* readLines(
+  chunks: AsyncIterable<Uint8Array>,
+  request: string,
+  options: IReadLinesOptions = {}
+): AsyncGenerator<string | IStreamWarning<'warning'>, void, undefined> {
+  const splitter = new NdjsonLineSplitter(options);
+  const take = (item: string | IOverlongLine) =>
+    typeof item === 'string'
+      ? item
+      : overlongLineWarning(request, item, excerpt(item.head));
+  for await (const chunk of chunks) {
+    if (options.signal?.aborted) {
+      throw new PlannerError({
+        kind: 'abort',
+        url: options.url ?? '',
+        ...say('readingAborted', options.url || 'the answer')
+      });
+    }
+    yield* splitter.pushItems(chunk).map(take);
+  }
+  yield* splitter.flushItems().map(take);
+}
+
 /**
  * The events of a streamed answer, yielded as soon as each line is complete. `onLine` sees every raw
  * line first (the run trace records them).
@@ -362,23 +397,14 @@ export async function* actionEvents(
   request: string,
   onLine?: (line: string) => void
 ): AsyncGenerator<GeneratingEvent, void, undefined> {
-  const splitter = new NdjsonLineSplitter();
   const parser = new ActionLineParser(request);
-  const parse = (line: string): GeneratingEvent[] => {
-    onLine?.(line);
-    return parser.line(line);
-  };
-  const take = (item: string | IOverlongLine): GeneratingEvent[] =>
-    typeof item === 'string'
-      ? parse(item)
-      : [overlongLineWarning(request, item, excerpt(item.head))];
-  for await (const chunk of chunks) {
-    for (const item of splitter.pushItems(chunk)) {
-      yield* take(item);
+  for await (const item of readLines(chunks, request)) {
+    if (typeof item === 'string') {
+      onLine?.(item);
+      yield* parser.line(item);
+    } else {
+      yield item;
     }
-  }
-  for (const item of splitter.flushItems()) {
-    yield* take(item);
   }
   yield* parser.end();
 }

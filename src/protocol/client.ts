@@ -1,6 +1,7 @@
 /**
- * The planner client: `POST /planning` (JSON, retried) and `POST /generating` (NDJSON stream, not
- * retried: a failed generation stops the run and the engine offers Retry). The stream becomes actions in
+ * The dslc adapter (the seed dialect's own client): `POST /planning` (JSON, retried) and `POST
+ * /generating` (NDJSON stream, not retried: a failed generation stops the run and the engine offers
+ * Retry). The stream becomes actions in
  * `actionStream.ts`, timing and retries live in `exchange.ts`. Nothing here knows about JupyterLab.
  *
  * Everything the client has to tell besides its answers goes through one channel, `IPlannerObserver`:
@@ -36,6 +37,7 @@ import {
   PlanningResponse
 } from './schemas';
 import { IPlannerTransport } from './transport';
+import type { IDialectPlannerService } from './dialects/common';
 
 /** The header the reference planner keys its sessions by; the id also travels as `notebook_id`. */
 export const NOTEBOOK_ID_HEADER = 'X-Notebook-Id';
@@ -71,7 +73,7 @@ export interface IConnectionCheck extends IMessageText<ProtocolMessageId> {
 /** One observer or several, each told everything. */
 export type PlannerObservers = IPlannerObserver | readonly IPlannerObserver[];
 
-export interface IPlannerClientOptions {
+export interface IDslcAdapterOptions {
   /** Where requests go. Without one, a browser transport to `baseUrl` with `token` and `fetch`. */
   transport?: IPlannerTransport;
   /** Only without `transport`: the planner root, default `http://localhost:28600`. */
@@ -102,6 +104,8 @@ export interface IRequestOptions {
   signal?: AbortSignal;
   /** Told about this request only, besides the client's observers. */
   observer?: PlannerObservers;
+  /** Hears this request's warnings (a retry…), as the other adapters' callers do. */
+  onWarning?: (warning: IMessageText<ProtocolMessageId>) => void;
 }
 
 export type IGeneratingOptions = IRequestOptions;
@@ -152,8 +156,8 @@ function observersOf(observers?: PlannerObservers): IPlannerObserver[] {
   return Array.isArray(observers) ? [...observers] : [observers];
 }
 
-export class PlannerClient {
-  constructor(options: IPlannerClientOptions = {}) {
+export class DslcAdapter implements IDialectPlannerService {
+  constructor(options: IDslcAdapterOptions = {}) {
     this._transport =
       options.transport ??
       createBrowserTransport({
@@ -182,6 +186,8 @@ export class PlannerClient {
     };
     this._observers = observersOf(options.observer);
   }
+
+  readonly dialect = 'dslc';
 
   /** Where requests go, for messages. */
   get transport(): IPlannerTransport {
@@ -470,7 +476,19 @@ export class PlannerClient {
 
   /** The client's observers and the call's, each shielded: an observer must not be able to break a run. */
   private _teller(options: IRequestOptions) {
-    const observers = [...this._observers, ...observersOf(options.observer)];
+    const onWarning = options.onWarning;
+    const observers = [
+      ...this._observers,
+      ...observersOf(options.observer),
+      ...(onWarning
+        ? [
+            {
+              onWarning: (_: string, w: IMessageText<ProtocolMessageId>) =>
+                onWarning(w)
+            }
+          ]
+        : [])
+    ];
     const shielded = (
       call: () => void,
       fallback: (message: string) => void

@@ -1,4 +1,5 @@
 export * from './schemas';
+export * from './actionSchemas';
 export { unwrapCodeFence } from './codeFence';
 export { describeZodError, isRecord } from './fields';
 export type { JsonObject, Normalized } from './fields';

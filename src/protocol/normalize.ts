@@ -34,7 +34,7 @@ import {
   WorkflowStepSchema,
   WorkflowTemplate,
   WorkflowTemplateSchema
-} from './schemas';
+} from './actionSchemas';
 
 // ---------------------------------------------------------------------------------------------
 // Workflow templates

@@ -30,7 +30,6 @@ import {
   progressLevelName
 } from './normalizeObservation';
 import {
-  Action,
   BehaviorDescriptorSchema,
   ContextFilterSchema,
   ContextUpdateSchema,
@@ -38,9 +37,9 @@ import {
   PlanningResponseSchema,
   PlanningUsageSchema,
   ProgressLevelName,
-  TransitionSchema,
-  UnknownAction
+  TransitionSchema
 } from './schemas';
+import { Action, UnknownAction } from './actionSchemas';
 
 function booleanField(
   value: unknown,

@@ -7,14 +7,44 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
-import type {
-  ILlmSettings,
-  ILlmSettingsUpdate,
-  ILlmTestRequest,
-  ILlmTestResult
-} from '../lab/llmSettings';
+/** What the server holds (`GET notebook-bcc/llm/settings`); never the key itself. */
+export interface ILlmSettings {
+  /** `server`: the administrator's; `user`: the user's own stored settings; `none`: not configured. */
+  source: 'server' | 'user' | 'none';
+  /** The administrator configured it: the user cannot change it. */
+  readonly: boolean;
+  base_url: string;
+  model: string;
+  models: string[];
+  /** A key is stored (it is never sent back). */
+  api_key_set: boolean;
+}
 
-/** What the dialog needs of the server (`LlmSettingsService`). */
+/**
+ * What Save stores. `api_key` absent (or null): keep the stored key; `''`: remove it. `models`, when
+ * given, are the models a run may pick.
+ */
+export interface ILlmSettingsUpdate {
+  base_url: string;
+  model: string;
+  models?: string[];
+  api_key?: string | null;
+}
+
+/** What Test tries; an absent field: the stored (or the administrator's) value. */
+export interface ILlmTestRequest {
+  base_url?: string;
+  model?: string;
+  api_key?: string;
+}
+
+export interface ILlmTestResult {
+  ok: boolean;
+  /** The server's sentence, in English (e.g. "The model gemma answers at http://…"). */
+  message: string;
+}
+
+/** What the dialog needs of the server (`lab/llmSettings.ts`'s `LlmSettingsService`). */
 export interface ILlmSettingsBackend {
   get(): Promise<ILlmSettings>;
   save(update: ILlmSettingsUpdate): Promise<ILlmSettings>;
@@ -108,11 +138,13 @@ export interface ILlmSettingsViewProps {
   trans: TranslationBundle;
 }
 
-/** The fields, who set them, and the Test button with its answer. */
-export function LlmSettingsView(props: ILlmSettingsViewProps): JSX.Element {
-  const { settings, trans } = props;
-  const readonly = settings.readonly;
-  const [form, setForm] = React.useState(props.form);
+/** The Test button and the model's answer: a request with the settings as typed; nothing is saved. */
+function LlmTestRow(props: {
+  request: () => ILlmTestRequest;
+  test: (request: ILlmTestRequest) => Promise<ILlmTestResult>;
+  trans: TranslationBundle;
+}): JSX.Element {
+  const { trans } = props;
   const [test, setTest] = React.useState<ITestState>({
     running: false,
     result: null
@@ -124,16 +156,11 @@ export function LlmSettingsView(props: ILlmSettingsViewProps): JSX.Element {
     },
     []
   );
-  const change = (part: Partial<ILlmSettingsForm>) => {
-    const next = { ...form, ...part };
-    setForm(next);
-    props.onChange(next);
-  };
   const runTest = async () => {
     setTest({ running: true, result: null });
     let result: ILlmTestResult;
     try {
-      result = await props.test(testRequestFrom(form, readonly));
+      result = await props.test(props.request());
     } catch (reason) {
       result = {
         ok: false,
@@ -143,6 +170,53 @@ export function LlmSettingsView(props: ILlmSettingsViewProps): JSX.Element {
     if (mounted.current) {
       setTest({ running: false, result });
     }
+  };
+  return (
+    <div className="jp-bcc-llm-test-row">
+      <button
+        type="button"
+        className="jp-Button jp-mod-styled jp-bcc-llm-test"
+        disabled={test.running}
+        title={trans.__(
+          'Ask the model a short question with these settings; nothing is saved'
+        )}
+        onClick={() => {
+          void runTest();
+        }}
+      >
+        {trans.__('Test')}
+      </button>
+      <span
+        className={`jp-bcc-llm-test-result${
+          // Not jp-mod-error: a JupyterLab dialog disables its Save button while one is inside it.
+          test.result ? (test.result.ok ? ' jp-mod-ok' : ' jp-mod-failed') : ''
+        }`}
+        role="status"
+        aria-live="polite"
+        data-ok={test.result ? String(test.result.ok) : undefined}
+      >
+        {test.running
+          ? trans.__('Testing…')
+          : test.result
+            ? test.result.message ||
+              (test.result.ok
+                ? trans.__('The model answers.')
+                : trans.__('The model does not answer.'))
+            : ''}
+      </span>
+    </div>
+  );
+}
+
+/** The fields, who set them, and the Test button with its answer. */
+export function LlmSettingsView(props: ILlmSettingsViewProps): JSX.Element {
+  const { settings, trans } = props;
+  const readonly = settings.readonly;
+  const [form, setForm] = React.useState(props.form);
+  const change = (part: Partial<ILlmSettingsForm>) => {
+    const next = { ...form, ...part };
+    setForm(next);
+    props.onChange(next);
   };
   const id = React.useId();
   const source =
@@ -236,43 +310,11 @@ export function LlmSettingsView(props: ILlmSettingsViewProps): JSX.Element {
           {trans.__('Remove the stored key')}
         </label>
       ) : null}
-      <div className="jp-bcc-llm-test-row">
-        <button
-          type="button"
-          className="jp-Button jp-mod-styled jp-bcc-llm-test"
-          disabled={test.running}
-          title={trans.__(
-            'Ask the model a short question with these settings; nothing is saved'
-          )}
-          onClick={() => {
-            void runTest();
-          }}
-        >
-          {trans.__('Test')}
-        </button>
-        <span
-          className={`jp-bcc-llm-test-result${
-            // Not jp-mod-error: a JupyterLab dialog disables its Save button while one is inside it.
-            test.result
-              ? test.result.ok
-                ? ' jp-mod-ok'
-                : ' jp-mod-failed'
-              : ''
-          }`}
-          role="status"
-          aria-live="polite"
-          data-ok={test.result ? String(test.result.ok) : undefined}
-        >
-          {test.running
-            ? trans.__('Testing…')
-            : test.result
-              ? test.result.message ||
-                (test.result.ok
-                  ? trans.__('The model answers.')
-                  : trans.__('The model does not answer.'))
-              : ''}
-        </span>
-      </div>
+      <LlmTestRow
+        request={() => testRequestFrom(form, readonly)}
+        test={props.test}
+        trans={trans}
+      />
       {props.error ? (
         <p className="jp-bcc-field-error jp-bcc-llm-error" role="alert">
           {props.error}

@@ -8,7 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import type { Artifact } from '../protocol';
 import type { IEffectsState } from '../engine/effects';
 import type { IFsmTransition } from '../engine/fsm';
-import type { IProgressState } from '../engine/progress';
+import type { IProgressState } from '../engine/progressState';
 import { canRewind } from '../engine/rewindView';
 import type { IRunSettings } from '../engine/settings';
 import type {
@@ -18,25 +18,21 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../engine/types';
-import type { IRunLock, RunLockState } from '../lab/runLock';
 import { RUN_STATE_METADATA_KEY } from '../notebook/metadata';
-import {
-  buildTree,
-  commandAvailability,
-  CompletedItems,
+import { commandAvailability, isResumable } from './present';
+import type {
   ICommandAvailability,
   IOutputItem,
-  IStageNode,
-  isResumable,
-  trackOutputs
-} from './present';
-import type {
   IPlannerLocation,
   IPlannerStatus,
   IRunHooks as RunHooks,
-  IStartProblem
+  IRunLock,
+  IStageNode,
+  IStartProblem,
+  RunLockState
 } from '../tokens';
-import { ISavedRunState, readSavedRun } from './saved';
+import type { ISavedRunState, SavedRunReader } from './saved';
+import { buildTree, CompletedItems, trackOutputs } from './tree';
 
 /** Where the run state saved in a notebook is read, and when it changes. */
 export interface ISavedRunSource {
@@ -84,6 +80,7 @@ export class RunModel {
   constructor(options: RunModel.IOptions) {
     this.runner = options.runner;
     this._saved = options.saved;
+    this._readSavedRun = options.readSaved;
     this._settings = options.settings;
     const runner = this.runner;
     runner.progressChanged.connect(this._onProgress, this);
@@ -293,11 +290,15 @@ export class RunModel {
   private _readSaved(): void {
     const raw = this._saved.read();
     this._hasSaved = raw !== undefined && raw !== null;
-    const saved = readSavedRun(raw, this._settings().maxExecutionSteps, () => {
-      if (!this._disposed) {
-        this._onSaved();
+    const saved = this._readSavedRun(
+      raw,
+      this._settings().maxExecutionSteps,
+      () => {
+        if (!this._disposed) {
+          this._onSaved();
+        }
       }
-    });
+    );
     this._savedState = saved?.state ?? null;
     this._savedSnapshot = saved?.snapshot ?? null;
     this._savedProblems = saved?.problems ?? null;
@@ -365,6 +366,7 @@ export class RunModel {
   }
 
   private _saved: ISavedRunSource;
+  private _readSavedRun: SavedRunReader;
   private _hooks: RunHooks | null;
   private _settings: () => IRunSettings;
   /** The live run's snapshot; null when it is to be composed again. */
@@ -386,6 +388,8 @@ export namespace RunModel {
   export interface IOptions {
     runner: IWorkflowRunner;
     saved: ISavedRunSource;
+    /** Reads what `saved` holds (lab/lazy.ts's, which loads the runtime's schema on first use). */
+    readSaved: SavedRunReader;
     settings: () => IRunSettings;
     /** The runner's hooks, to know when it waits for the user. */
     hooks?: RunHooks | null;

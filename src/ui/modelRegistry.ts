@@ -13,11 +13,13 @@ import type {
   IWorkflowRunnerRegistry
 } from '../tokens';
 import { NotebookRunStateSource, RunModel } from './model';
+import type { SavedRunReader } from './saved';
 
 export class RunModelRegistry implements IRunModelRegistry {
   constructor(options: RunModelRegistry.IOptions) {
     this._runners = options.runners;
     this._tracker = options.tracker;
+    this._readSaved = options.readSaved;
     this._runners.runnerAdded.connect((_, entry) => this._add(entry), this);
     this._runners.runnerRemoved.connect(
       (_, entry) => this._remove(entry),
@@ -54,6 +56,7 @@ export class RunModelRegistry implements IRunModelRegistry {
     const model = new RunModel({
       runner,
       saved: source,
+      readSaved: this._readSaved,
       settings: () => this._runners.settings,
       hooks,
       planner,
@@ -103,6 +106,7 @@ export class RunModelRegistry implements IRunModelRegistry {
 
   private _runners: IWorkflowRunnerRegistry;
   private _tracker: INotebookTracker;
+  private _readSaved: SavedRunReader;
   private _current: ICurrentRun | null = null;
   private _models = new Map<
     NotebookPanel,
@@ -119,5 +123,7 @@ export namespace RunModelRegistry {
     runners: IWorkflowRunnerRegistry;
     /** The application's notebook tracker: `current` follows its current widget. */
     tracker: INotebookTracker;
+    /** Reads the run saved in a notebook's metadata (lab/lazy.ts's `readSavedRun`). */
+    readSaved: SavedRunReader;
   }
 }

@@ -1,11 +1,11 @@
 /**
  * A run saved in the notebook (the runner's `ISavedRunState`) seen as a snapshot, so the sidebar can
  * show where a run stands before it is resumed, e.g. right after the notebook was opened. The schema
- * that reads it is part of the runtime, loaded on first use (lab/lazy.ts).
+ * that reads it is part of the runtime, loaded on first use: `lab/lazy.ts` implements the reader and
+ * the plugins hand it to the run models.
  */
-import type { ISavedRunState } from '../engine/runState';
+import type { ISavedRunState } from '../engine/run/runState';
 import type { IRunSnapshot } from '../engine/types';
-import { loadedRuntime, loadRuntime } from '../lab/lazy';
 
 export type { ISavedRunState };
 
@@ -19,29 +19,10 @@ export interface ISavedRun {
 
 /**
  * The saved run in `raw` (a notebook's metadata value), or what is wrong with it; null when there is
- * none. `undefined` while the runtime loads: `onLoaded` is called once it has, to read again.
+ * none. `undefined` while the reader is not ready: it calls `onLoaded` once it is, to read again.
  */
-export function readSavedRun(
+export type SavedRunReader = (
   raw: unknown,
   maxExecutionSteps: number,
   onLoaded: () => void
-): ISavedRun | null | undefined {
-  if (raw === undefined || raw === null) {
-    return null;
-  }
-  const runtime = loadedRuntime();
-  if (!runtime) {
-    loadRuntime().then(onLoaded, reason =>
-      console.error('Notebook-BCC: the saved run could not be read.', reason)
-    );
-    return undefined;
-  }
-  const check = runtime.checkSavedRunState(raw);
-  return check.ok
-    ? {
-        state: check.state,
-        snapshot: runtime.snapshotFromSaved(check.state, maxExecutionSteps),
-        problems: null
-      }
-    : { state: null, snapshot: null, problems: check.problems };
-}
+) => ISavedRun | null | undefined;

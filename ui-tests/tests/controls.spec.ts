@@ -2,17 +2,16 @@ import type { Page } from '@playwright/test';
 import {
   behaviorsRun,
   clickControl,
-  commandMode,
   command,
+  commandMode,
   expect,
   expectStreamOrder,
   insertions,
   modelCellCount,
   newNotebook,
   provenances,
-  recordInsertions,
   settingsFor,
-  startRun,
+  startHousingRun,
   stateLine,
   test,
   uploadHousing
@@ -30,13 +29,7 @@ test.describe('Pause and resume', () => {
     page,
     tmpPath
   }) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'pause.ipynb');
-    await recordInsertions(page);
-    await startRun(page, TASK);
-    await expect
-      .poll(async () => (await insertions(page)).length, { timeout: 60000 })
-      .toBeGreaterThanOrEqual(2);
+    await startHousingRun(page, tmpPath, 'pause.ipynb', TASK, { cells: 2 });
 
     // The slow planner is still streaming this behavior; pause with the keyboard shortcut.
     const streamEnds = page.waitForEvent('requestfinished', {
@@ -102,9 +95,7 @@ test.describe('Step and stop', () => {
     page,
     tmpPath
   }) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'stop.ipynb');
-    await startRun(page, TASK);
+    await startHousingRun(page, tmpPath, 'stop.ipynb', TASK);
     await expect
       .poll(() => modelCellCount(page), { timeout: 60000 })
       .toBeGreaterThan(5);
@@ -165,12 +156,10 @@ test.describe('Following new cells', () => {
     page,
     tmpPath
   }) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'follow.ipynb');
-    await recordInsertions(page);
     // Not typing in a cell: the run's cells are followed.
-    await commandMode(page);
-    await startRun(page, TASK);
+    await startHousingRun(page, tmpPath, 'follow.ipynb', TASK, {
+      commandMode: true
+    });
     // Enough cells that the notebook scrolls, and it has followed them.
     await expect
       .poll(async () => (await scroll(page)).top, { timeout: 90000 })

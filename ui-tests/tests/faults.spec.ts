@@ -66,6 +66,7 @@ import {
   recordEnd,
   pauseAtFault,
   savedPlace,
+  forgetFault,
   triggered
 } from './faults/atFault';
 
@@ -73,13 +74,41 @@ const TASK = 'What drives SalePrice? Use housing.csv.';
 const NOTEBOOK = 'fault.ipynb';
 const NOT_MEASURED = '-';
 
+interface ICase {
+  row: IFaultRow;
+  /** The case measured the message and the saved state in the strict forms above. */
+  strict: { message: boolean; saved: boolean };
+}
+
+/** The cases of the running test: one, or one per fault of a run that meets several (`beginCases`). */
+let cases: ICase[] = [];
+/** The current case's row and strict marks. */
 let row: IFaultRow;
-/** The case measured the message and the saved state in the strict forms above. */
-const strict = { message: false, saved: false };
+let strict: ICase['strict'];
+
+/** Starts the test's cases afresh, one row per title; the first is the current one. */
+function beginCases(titles: string[]): void {
+  cases = titles.map(title => ({
+    row: {
+      case: title,
+      message: NOT_MEASURED,
+      saved: NOT_MEASURED,
+      cellsKept: NOT_MEASURED,
+      ended: NOT_MEASURED
+    },
+    strict: { message: false, saved: false }
+  }));
+  selectCase(0);
+}
+
+/** Makes case `index` the one the checks below note in. */
+function selectCase(index: number): void {
+  ({ row, strict } = cases[index]);
+}
 
 /** Sets cells of this case's row, each as the test measures it. */
 function note(fields: Partial<IFaultRow>): void {
-  row = { ...row, ...fields };
+  Object.assign(row, fields);
 }
 
 function clip(text: string, length = 90): string {
@@ -429,40 +458,34 @@ async function resumeReopened(
 
 test.describe('Faults during a run', () => {
   test.beforeEach(async ({ page }, testInfo) => {
-    row = {
-      case: testInfo.title,
-      message: NOT_MEASURED,
-      saved: NOT_MEASURED,
-      cellsKept: NOT_MEASURED,
-      ended: NOT_MEASURED
-    };
-    strict.message = false;
-    strict.saved = false;
+    beginCases([testInfo.title]);
     await installProbe(page);
   });
 
   test.afterEach(async ({}, testInfo) => {
     await stopPlanners();
     const failure = testInfo.errors[0]?.message?.split('\n')[0] ?? '';
-    const unmeasured = (['message', 'saved', 'cellsKept', 'ended'] as const)
-      .filter(key => row[key] === NOT_MEASURED)
-      .join(', ');
-    recordRow(testInfo.project.outputDir, {
-      ...row,
-      case:
-        testInfo.status === testInfo.expectedStatus
-          ? row.case
-          : `FAILED (${testInfo.status}): ${row.case}: ${clip(failure.replace(/\u001b\[[0-9;]*m/g, ''), 160)}`
-    });
-    // Every case asserts the four promises: a passing case that measured fewer is itself a failure.
-    if (testInfo.status === 'passed') {
-      expect(unmeasured, 'promises this case did not assert').toBe('');
-      // ...and in their strict form: the file read while the run was stopped at the fault, and a
-      // message that names the fault and the way on.
-      expect(
-        strict,
-        'the saved state and the message, checked in their strict form'
-      ).toEqual({ message: true, saved: true });
+    for (const { row, strict } of cases) {
+      const unmeasured = (['message', 'saved', 'cellsKept', 'ended'] as const)
+        .filter(key => row[key] === NOT_MEASURED)
+        .join(', ');
+      recordRow(testInfo.project.outputDir, {
+        ...row,
+        case:
+          testInfo.status === testInfo.expectedStatus
+            ? row.case
+            : `FAILED (${testInfo.status}): ${row.case}: ${clip(failure.replace(/\u001b\[[0-9;]*m/g, ''), 160)}`
+      });
+      // Every case asserts the four promises: a passing case that measured fewer is itself a failure.
+      if (testInfo.status === 'passed') {
+        expect(unmeasured, `promises "${row.case}" did not assert`).toBe('');
+        // ...and in their strict form: the file read while the run was stopped at the fault, and a
+        // message that names the fault and the way on.
+        expect(
+          strict,
+          `the saved state and the message of "${row.case}", checked in their strict form`
+        ).toEqual({ message: true, saved: true });
+      }
     }
   });
 
@@ -474,7 +497,8 @@ test.describe('Faults during a run', () => {
   // The stream: lines the client cannot use, skipped with a warning while the run goes on
   // -------------------------------------------------------------------------------------------
 
-  const lineFaults: Array<{
+  /** A line of the /generating stream the client skips with a warning, the run going on. */
+  interface IStreamFault {
     title: string;
     fault: string;
     warning: RegExp;
@@ -482,10 +506,28 @@ test.describe('Faults during a run', () => {
     action: RegExp;
     /** A cell that would exist only if the faulty line had been applied. */
     absent?: (cell: ICellContent) => boolean;
-  }> = [
+    /** What the planner saw afterwards, in the run's effects. */
+    effect?: RegExp;
+  }
+
+  /**
+   * Met in one run, one per behavior from the second on, each paused at, read and resumed in turn: what
+   * the client does with each line is proven case by case in jest (the protocol's actionStream and
+   * client specs, the engine's runnerBounds and runnerControl specs); here each meets a real JupyterLab.
+   * (A truncated last line warns as a malformed one does: it has a run of its own.)
+   */
+  const oneRunFaults: IStreamFault[] = [
+    {
+      title: '100,000 tiny actions',
+      fault: 'many-actions',
+      warning:
+        /The planner sent more than 2,000 actions in one behavior; the rest of its answer was not read/,
+      action: /was not read/,
+      effect: /more than 2,000 actions in one behavior/
+    },
     {
       title: 'a malformed NDJSON line',
-      fault: 'malformed-line@2',
+      fault: 'malformed-line',
       warning: /malformed JSON line ignored/,
       action: /ignored/,
       // The line is `{"action": {"action": "add", ..., "content": "malformed`: salvaged or shown raw.
@@ -493,32 +535,49 @@ test.describe('Faults during a run', () => {
         /^\s*malformed/.test(cell.source) || cell.source.includes('"shot_type"')
     },
     {
-      title: 'a truncated last line',
-      fault: 'truncated-line@2',
-      warning: /malformed JSON line ignored/,
-      action: /ignored/
-    },
-    {
       title: 'an unknown action',
-      fault: 'unknown-action@2',
+      fault: 'unknown-action',
       warning: /Unknown action type 'bcc_fault_unknown_action'/,
       action: /skipped/,
       absent: cell => cell.source.includes('injected fault')
     },
     {
       title: 'an action missing a required field',
-      fault: 'missing-field@2',
+      fault: 'missing-field',
       warning: /action ignored.*codecell_id/,
       action: /ignored/
+    },
+    {
+      title: '5,000 stream warnings',
+      fault: 'many-warnings',
+      warning: /ignored line without action/,
+      action: /ignored/
+    },
+    {
+      title: 'a 16 MB line',
+      fault: 'long-line',
+      warning: /line of [\d,]+ characters dropped \(the limit is 4,194,304\)/,
+      action: /dropped/
     }
   ];
 
-  for (const { title, fault, warning, action, absent } of lineFaults) {
-    test(title, async ({ page, tmpPath }) => {
-      const { path } = await referenceSetup(page, tmpPath, ['--fault', fault]);
-      // The run goes on by itself: it is paused at the warning, to read its file there.
-      await pauseAtFault(page, path, { warning });
-      await startRun(page, TASK, { path });
+  test(`${oneRunFaults.length} faults of the stream in one run, one per behavior`, async ({
+    page,
+    tmpPath
+  }) => {
+    test.setTimeout(oneRunFaults.length * 60000);
+    beginCases(oneRunFaults.map(f => f.title));
+    const { path } = await referenceSetup(
+      page,
+      tmpPath,
+      oneRunFaults.flatMap((f, i) => ['--fault', `${f.fault}@${i + 2}`])
+    );
+    // The run goes on by itself: it is paused at each warning, to read its file there.
+    await pauseAtFault(page, path, { warning: oneRunFaults[0].warning });
+    await startRun(page, TASK, { path });
+    const befores: ICellContent[][] = [];
+    for (const [i, { warning, action }] of oneRunFaults.entries()) {
+      selectCase(i);
       const before = await cellsAt(
         page,
         path,
@@ -526,15 +585,55 @@ test.describe('Faults during a run', () => {
       );
       await expectMessage('warning', warningList(page), warning, action);
       await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
+      befores.push(before);
+      const next = oneRunFaults[i + 1];
+      if (next) {
+        await forgetFault(page, path);
+        await pauseAtFault(page, path, { warning: next.warning });
+      }
       await clickControl(page, 'Resume');
-      await expectCompleted(page, path, 'Resume');
-      const after = await cellInfos(page, path);
-      expectKept(before, after);
+    }
+    await expectCompleted(page, path, 'Resume');
+    const { ended } = row;
+    const after = await cellInfos(page, path);
+    const seen = (await effects(page, path)).join('\n');
+    for (const [i, { absent, effect }] of oneRunFaults.entries()) {
+      selectCase(i);
+      note({ ended });
+      expectKept(befores[i], after);
       if (absent) {
         expect(after.filter(absent)).toEqual([]);
       }
-    });
-  }
+      if (effect) {
+        expect(seen).toMatch(effect);
+      }
+    }
+    // Every request stayed within the context limit however much came in.
+    const sent = await requests(page, path);
+    expect(Math.max(...sent.map(r => r.chars))).toBeLessThanOrEqual(18600);
+  });
+
+  test('a truncated last line', async ({ page, tmpPath }) => {
+    const warning = /malformed JSON line ignored/;
+    const { path } = await referenceSetup(page, tmpPath, [
+      '--fault',
+      'truncated-line@2'
+    ]);
+    // The run goes on by itself: it is paused at the warning, to read its file there.
+    await pauseAtFault(page, path, { warning });
+    await startRun(page, TASK, { path });
+    const before = await cellsAt(
+      page,
+      path,
+      m => m.event === 'warning' && warning.test(m.detail ?? '')
+    );
+    await expectMessage('warning', warningList(page), warning, /ignored/);
+    await expectSavedAtFault(page, path, TASK, before, 'PAUSED');
+    await clickControl(page, 'Resume');
+    await expectCompleted(page, path, 'Resume');
+    const after = await cellInfos(page, path);
+    expectKept(before, after);
+  });
 
   test('a UTF-8 character split across chunks', async ({ page, tmpPath }) => {
     const { path } = await replaySetup(
@@ -1136,6 +1235,7 @@ test.describe('Faults during a run', () => {
   // Bad input, bounded (docs/protocol.md#limits): cut with a message, the run goes on
   // -------------------------------------------------------------------------------------------
 
+  // (A 16 MB line, 5,000 warnings and 100,000 actions of the stream are met in the one run above.)
   const boundedFaults: Array<{
     title: string;
     fault: string;
@@ -1145,26 +1245,6 @@ test.describe('Faults during a run', () => {
     /** What the planner saw afterwards, in the run's effects. */
     effect?: RegExp;
   }> = [
-    {
-      title: '5,000 stream warnings',
-      fault: 'many-warnings@2',
-      message: /ignored line without action/,
-      action: /ignored/
-    },
-    {
-      title: 'a 16 MB line',
-      fault: 'long-line@2',
-      message: /line of [\d,]+ characters dropped \(the limit is 4,194,304\)/,
-      action: /dropped/
-    },
-    {
-      title: '100,000 tiny actions',
-      fault: 'many-actions@2',
-      message:
-        /The planner sent more than 2,000 actions in one behavior; the rest of its answer was not read/,
-      action: /was not read/,
-      effect: /more than 2,000 actions in one behavior/
-    },
     {
       title: 'a pathological regex pattern in effects_config',
       // On every /planning answer of the run's first behaviors: one of them comes before a /generating.

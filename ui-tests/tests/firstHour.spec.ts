@@ -10,17 +10,15 @@ import {
   clickControl,
   command,
   expect,
-  insertions,
   modelCellCount,
   newNotebook,
   panel,
   PLUGIN,
-  recordInsertions,
   reloadPage,
   SCREENSHOTS,
   settingsFor,
   SIDEBAR,
-  startRun,
+  startHousingRun,
   stateLine,
   test,
   uploadHousing
@@ -135,13 +133,9 @@ test.describe('Stop and pause during a slow stream', () => {
     page,
     tmpPath
   }) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'stop-hold.ipynb');
-    await recordInsertions(page);
-    await startRun(page, TASK);
-    await expect
-      .poll(async () => (await insertions(page)).length, { timeout: 60000 })
-      .toBeGreaterThanOrEqual(2);
+    await startHousingRun(page, tmpPath, 'stop-hold.ipynb', TASK, {
+      cells: 2
+    });
 
     await clickControl(page, 'Stop');
     const dialog = page.locator('.jp-Dialog');
@@ -163,13 +157,7 @@ test.describe('Stop and pause during a slow stream', () => {
     page,
     tmpPath
   }) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'paused.ipynb');
-    await recordInsertions(page);
-    await startRun(page, TASK);
-    await expect
-      .poll(async () => (await insertions(page)).length, { timeout: 60000 })
-      .toBeGreaterThanOrEqual(3);
+    await startHousingRun(page, tmpPath, 'paused.ipynb', TASK, { cells: 3 });
     await clickControl(page, 'Pause');
     await expect(stateLine(page)).toHaveText('Paused');
     const running = panel(page).locator('.jp-bcc-behavior.jp-bcc-mod-current');
@@ -197,9 +185,7 @@ test.describe('A reload', () => {
     page,
     tmpPath
   }) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'reload.ipynb');
-    await startRun(page, TASK);
+    await startHousingRun(page, tmpPath, 'reload.ipynb', TASK);
     await expect(stateLine(page)).toHaveText('Completed', { timeout: 280000 });
     const artifacts = panel(page).locator('.jp-bcc-artifacts .jp-bcc-count');
     const before = await artifacts.innerText();

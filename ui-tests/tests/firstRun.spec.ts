@@ -214,7 +214,8 @@ test.describe('First run with no planner configured', () => {
     }
 
     await showFirstFigure(page);
-    // One screenshot per JupyterLab: the test one (project `lab`) and the wheel-only one.
+    // Named by the JupyterLab it ran on: the wheel-only one (project `wheel`), or the test one (`lab`,
+    // where there is no wheel venv).
     const name =
       testInfo.project.name === 'wheel'
         ? 'demo-finished-figures-wheel'

@@ -306,6 +306,34 @@ export async function recordInsertions(page: Page): Promise<void> {
   });
 }
 
+/**
+ * The opening the run specs share: housing.csv in tmpPath, a new notebook `name` open with the panel,
+ * its cell insertions recorded (`insertions`), and a run of `task` on it, answered by the planner of
+ * the spec's settings. `commandMode`: no cell in edit mode when the run starts. With `cells`, returns
+ * once the run has inserted that many cells.
+ */
+export async function startHousingRun(
+  page: IJupyterLabPageFixture,
+  tmpPath: string,
+  name: string,
+  task: string,
+  options: { cells?: number; stepMode?: boolean; commandMode?: boolean } = {}
+): Promise<void> {
+  await uploadHousing(page, tmpPath);
+  await newNotebook(page, name);
+  await recordInsertions(page);
+  if (options.commandMode) {
+    await commandMode(page);
+  }
+  await startRun(page, task, { stepMode: options.stepMode });
+  if (options.cells !== undefined) {
+    const cells = options.cells;
+    await expect
+      .poll(async () => (await insertions(page)).length, { timeout: 60000 })
+      .toBeGreaterThanOrEqual(cells);
+  }
+}
+
 export async function insertions(
   page: Page
 ): Promise<{ t: number; n: number }[]> {

@@ -5,15 +5,13 @@ import {
   command,
   expect,
   modelCellCount,
-  newNotebook,
   panel,
   reloadPage,
-  SIDEBAR,
   settingsFor,
-  startRun,
+  SIDEBAR,
+  startHousingRun,
   stateLine,
-  test,
-  uploadHousing
+  test
 } from './helpers';
 
 const TASK = 'What drives the sale price of houses (SalePrice)?';
@@ -28,9 +26,7 @@ test.describe('A run survives a page reload', () => {
     page,
     tmpPath
   }, testInfo) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'reload.ipynb');
-    await startRun(page, TASK);
+    await startHousingRun(page, tmpPath, 'reload.ipynb', TASK);
     const cleaning = panel(page).locator('.jp-bcc-stage.jp-bcc-mod-current', {
       hasText: 'Data cleaning'
     });
@@ -82,9 +78,7 @@ test.describe('A planner error', () => {
     page,
     tmpPath
   }, testInfo) => {
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'failing.ipynb');
-    await startRun(page, TASK);
+    await startHousingRun(page, tmpPath, 'failing.ipynb', TASK);
 
     await expect(stateLine(page)).toHaveText(
       'Error: the planner could not generate the next actions',

@@ -5,14 +5,12 @@ import {
   behaviorsRun,
   clickControl,
   expect,
-  newNotebook,
   SCREENSHOTS,
   settingsFor,
   SIDEBAR,
-  startRun,
+  startHousingRun,
   stateLine,
-  test,
-  uploadHousing
+  test
 } from './helpers';
 
 const TASK = 'What drives the sale price of houses (SalePrice)?';
@@ -97,9 +95,9 @@ test.describe('Rewind', () => {
     tmpPath
   }) => {
     test.setTimeout(420000);
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'undo.ipynb');
-    await startRun(page, TASK, { stepMode: true });
+    await startHousingRun(page, tmpPath, 'undo.ipynb', TASK, {
+      stepMode: true
+    });
     await expect(stateLine(page)).toHaveText('Paused (step mode)', {
       timeout: 60000
     });
@@ -154,9 +152,7 @@ test.describe('Rewind', () => {
     tmpPath
   }) => {
     test.setTimeout(480000);
-    await uploadHousing(page, tmpPath);
-    await newNotebook(page, 'redo.ipynb');
-    await startRun(page, TASK);
+    await startHousingRun(page, tmpPath, 'redo.ipynb', TASK);
     await expect(stateLine(page)).toHaveText('Completed', { timeout: 240000 });
 
     // Completed stages are folded: open them all to see their steps.

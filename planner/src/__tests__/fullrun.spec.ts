@@ -12,7 +12,7 @@ import {
 } from '../../../src/engine';
 import { FakeNotebookDriver, IFakeCell } from '../../../src/engine/testing';
 import type { IExecResult } from '../../../src/engine';
-import { PlannerClient } from '../../../src/protocol';
+import { DslcAdapter } from '../../../src/protocol';
 import { parseTrace, ReplayScript } from '../replay';
 import { IRunningPlannerServer, startPlannerServer } from '../server';
 import { DATA_PATH, TASK } from './helpers';
@@ -156,7 +156,7 @@ async function runWorkflow(
   const driver = new FakeNotebookDriver();
   standInKernel(driver, kernel);
   const trace = new RunTrace();
-  const client = new PlannerClient({
+  const client = new DslcAdapter({
     baseUrl: server.url,
     headers: { 'X-Notebook-Id': notebookId },
     observer: [trace, { onWarning: () => undefined }]

@@ -4,7 +4,7 @@ import {
   NdjsonLineSplitter,
   normalizeAction,
   normalizePlanningResponse,
-  PlannerClient
+  DslcAdapter
 } from '../../../src/protocol';
 import { FLOOD_DELAY_MS } from '../answer';
 import { parseFault } from '../faults';
@@ -582,11 +582,11 @@ describe('planner HTTP service', () => {
       expect(() => JSON.parse(res.text)).toThrow();
     });
 
-    it('the shared PlannerClient reads a split character intact and reports the unknown action', async () => {
+    it('the shared DslcAdapter reads a split character intact and reports the unknown action', async () => {
       await start({
         faults: [parseFault('split-utf8'), parseFault('unknown-action')]
       });
-      const client = new PlannerClient({
+      const client = new DslcAdapter({
         baseUrl: server.url,
         observer: { onWarning: () => undefined }
       });

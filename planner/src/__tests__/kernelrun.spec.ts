@@ -20,7 +20,7 @@ import {
   createBuiltinPlannerTransport
 } from '../../../src/planner/transport';
 import { APPROACHES } from '../../../src/planner/codegen';
-import { PlannerClient } from '../../../src/protocol';
+import { DslcAdapter } from '../../../src/protocol';
 import { DATA_PATH, TASK } from './helpers';
 import { IPythonKernel } from './kernel';
 
@@ -57,7 +57,7 @@ async function runInKernel(
       ) satisfies IExecResult;
     };
     const transport = createBuiltinPlannerTransport({ paceMs: 0 });
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       transport,
       notebookId: 'demo.ipynb',
       observer: { onWarning: () => undefined }

@@ -21,7 +21,7 @@ import {
   BUILTIN_PLANNER_URL,
   createBuiltinPlannerTransport
 } from '../../../src/planner/transport';
-import { PlannerClient } from '../../../src/protocol';
+import { DslcAdapter } from '../../../src/protocol';
 import { IPythonKernel } from './kernel';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -94,7 +94,7 @@ async function runDemo(python: string, demo: IDemoCase): Promise<IDemoRun> {
           : { status: 'ok', output: text }
       ) satisfies IExecResult;
     };
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       transport: createBuiltinPlannerTransport({ paceMs: 0 }),
       notebookId: `pandas-${python}-${demo.dataPath}`,
       observer: { onWarning: () => undefined }

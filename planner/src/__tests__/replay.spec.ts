@@ -115,6 +115,23 @@ describe('replay of a recorded run', () => {
     );
   });
 
+  it('skips the notes a trace carries beside its exchanges (the dialect, a rewind, kinds it does not know)', () => {
+    const notes = [
+      { kind: 'dialect', seq: 1, t: 5, dialect: 'dslc' },
+      { kind: 'rewind', seq: 2, t: 9, rewind: { kind: 'undo' } },
+      { kind: 'a-later-note', seq: 2, t: 10 }
+    ];
+    const [first, ...rest] = RECORDED.map(record => JSON.stringify(record));
+    const withNotes = [
+      first,
+      ...notes.map(note => JSON.stringify(note)),
+      ...rest
+    ];
+    expect(parseTrace(withNotes.join('\n') + '\n')).toEqual(
+      parseTrace(jsonl(RECORDED))
+    );
+  });
+
   it('answers in order with the recorded answers, lines verbatim', async () => {
     server = await startPlannerServer({
       port: 0,

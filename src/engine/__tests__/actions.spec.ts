@@ -4,10 +4,12 @@ import type {
   WorkflowStep,
   WorkflowTemplate
 } from '../../protocol';
-import { registerBuiltinActions, unwrapCodeFence } from '../actions';
-import { CellMap } from '../cells';
+import { registerBuiltinActions, unwrapCodeFence } from '../actions/builtins';
+import { CellMap } from '../run/cells';
 import { reported } from '../messages';
-import { ActionRegistry, IActionContext, INewCell } from '../registry';
+import { ActionRegistry, IActionContext } from '../actions/registry';
+import { RewindLog } from '../rewind';
+import { RunNotebook } from '../run/runNotebook';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { FakeNotebookDriver, IFakeCell } from '../testing';
 
@@ -33,6 +35,13 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
   const registry = new ActionRegistry();
   registerBuiltinActions(registry);
   const cells = new CellMap();
+  const notebook = new RunNotebook({
+    driver,
+    cells,
+    journal: new RewindLog(),
+    now: () => h.clock,
+    cellAdded: () => undefined
+  });
   const h: IHarness = {
     driver,
     registry,
@@ -68,11 +77,7 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
       signal: new AbortController().signal,
       now: () => h.clock,
       run: {
-        addCell: async (cell: INewCell) => {
-          const id = await driver.addCell({ ...cell, provenance });
-          cells.cellAdded(id, cell.kind, cell.storeId, cell.role);
-          return id;
-        },
+        ...notebook.writerFor(provenance),
         updateWorkflow: async template => {
           h.workflows.push(template);
           return true;

@@ -3,7 +3,7 @@
  * thinking…" when nothing is thinking. Resume puts the live title back; the run then closes it as usual.
  */
 import { ActionStream } from '../testing';
-import type { AnyAction } from '../registry';
+import type { AnyAction } from '../actions/registry';
 import { code, plan, setup, text, when, withTemplate } from './runnerSetup';
 
 const THINKING = {

@@ -2,11 +2,11 @@
  * What the client says about its own work (a retry, a trimmed context) is shown to the user and never
  * sent to the planner as an effect: effects are what the code produced (docs/protocol.md#effects).
  */
-import { PlannerClient } from '../../protocol';
+import { DslcAdapter } from '../../protocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import type { IPlannerService } from '../types';
 import { FakeNotebookDriver } from '../testing';
-import { WorkflowRunner } from '../runner';
+import { WorkflowRunner } from '../run/runner';
 import { RunTrace } from '../trace';
 import { ONE_STEP } from './runnerSetup';
 
@@ -30,7 +30,7 @@ describe('notices about the client’s own work', () => {
       ]
     };
     const sent: string[] = [];
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       baseUrl: 'http://planner.local:28600',
       fetch: async (url: string) =>
         answers[new URL(url).pathname]?.shift() ??

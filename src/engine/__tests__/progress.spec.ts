@@ -1,10 +1,10 @@
 import type { WorkflowTemplate } from '../../protocol';
+import { WorkflowProgress } from '../progress';
 import {
   artifactId,
   behaviorIdFor,
-  MAX_ASSESSMENT_CHARS,
-  WorkflowProgress
-} from '../progress';
+  MAX_ASSESSMENT_CHARS
+} from '../progressState';
 
 const TEMPLATE: WorkflowTemplate = {
   name: 'Ames',

@@ -1,5 +1,5 @@
 import type { WorkflowTemplate } from '../../protocol';
-import { CellMap } from '../cells';
+import { CellMap } from '../run/cells';
 import { EffectsStore } from '../effects';
 import { WorkflowProgress } from '../progress';
 import {
@@ -7,9 +7,9 @@ import {
   IRunCheckpoint,
   MAX_CHECKPOINTS,
   readRewindState,
-  RewindLog,
-  sourceHash
+  RewindLog
 } from '../rewind';
+import { sourceHash } from '../ports/driver';
 
 const TEMPLATE: WorkflowTemplate = {
   name: 'T',

@@ -2,9 +2,9 @@ import {
   MAX_BEHAVIOR_ACTIONS,
   MAX_QUEUED_ACTIONS,
   MAX_QUEUED_CHARS
-} from '../actionQueue';
-import { isSavedRunState } from '../runner';
-import { RunState } from '../runState';
+} from '../run/actionQueue';
+import { isSavedRunState } from '../savedRun';
+import { RunState } from '../run/runState';
 import {
   limitSavedRunState,
   MAX_SAVED_CHECKPOINTS,

@@ -1,9 +1,8 @@
 import { PlannerError } from '../../protocol';
 import * as protocol from '../../protocol/messages';
-import type { IKernelVariables } from '../driver';
-import type { AnyAction } from '../registry';
+import type { AnyAction } from '../actions/registry';
 import { msg } from '../messages';
-import { abortInterruptsKernel } from '../runControl';
+import { abortInterruptsKernel, type IKernelVariables } from '../ports/driver';
 import { ActionStream, FakeNotebookDriver } from '../testing';
 import {
   code,

@@ -1,6 +1,6 @@
 import type { PlanningRequestInput, PlanningResponse } from '../../protocol';
 import { FakePlannerService, IFakePlannerScript } from '../testing';
-import { WorkflowRunner } from '../runner';
+import { WorkflowRunner } from '../run/runner';
 import { DEFAULT_SETTINGS } from '../settings';
 import { FakeNotebookDriver } from '../testing';
 import { plan, setup, TEMPLATE, text, withTemplate } from './runnerSetup';

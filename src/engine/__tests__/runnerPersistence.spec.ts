@@ -1,9 +1,9 @@
-import { PlannerClient } from '../../protocol';
+import { DslcAdapter } from '../../protocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { endpointOf, RunTrace } from '../trace';
 import type { TraceRecord } from '../../protocol/traceFormat';
 import { FakeNotebookDriver, FakePlannerService } from '../testing';
-import { WorkflowRunner } from '../runner';
+import { WorkflowRunner } from '../run/runner';
 import {
   code,
   exec,
@@ -73,7 +73,7 @@ describe('WorkflowRunner persistence and trace', () => {
     );
   });
 
-  it('drives the real PlannerClient over HTTP and traces the raw lines', async () => {
+  it('drives the real DslcAdapter over HTTP and traces the raw lines', async () => {
     const trace = new RunTrace();
     const bodies: Record<string, string[]> = {
       '/planning': [
@@ -96,7 +96,7 @@ describe('WorkflowRunner persistence and trace', () => {
         ? new Response('missing', { status: 500 })
         : new Response(body, { status: 200 });
     };
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       baseUrl: 'http://planner.local:28600',
       fetch,
       observer: [trace, { onWarning: () => undefined }]

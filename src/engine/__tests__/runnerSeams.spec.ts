@@ -3,7 +3,7 @@ import type {
   PlanningResponse,
   WorkflowTemplate
 } from '../../protocol';
-import { WorkflowRunner } from '../runner';
+import { WorkflowRunner } from '../run/runner';
 import { DEFAULT_SETTINGS } from '../settings';
 import {
   FakeNotebookDriver,

@@ -8,7 +8,9 @@ import type {
   UnknownAction,
   WorkflowTemplate
 } from '../../protocol';
-import { isSavedRunState, ISavedRunState, WorkflowRunner } from '../runner';
+import { WorkflowRunner } from '../run/runner';
+import type { ISavedRunState } from '../run/runState';
+import { isSavedRunState } from '../savedRun';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import {
   FakeNotebookDriver,

@@ -3,7 +3,7 @@
  * wrong, and a Run starts afresh instead of throwing.
  */
 import { checkSavedRunState } from '../savedRun';
-import { isSavedRunState } from '../runState';
+import { isSavedRunState } from '../savedRun';
 import { FakeNotebookDriver } from '../testing';
 import { plan, saved, setup, withTemplate, code } from './runnerSetup';
 

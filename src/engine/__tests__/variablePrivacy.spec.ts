@@ -7,8 +7,8 @@ import {
   type PlanningRequestInput,
   type WorkflowTemplate
 } from '../../protocol';
-import { WorkflowRunner } from '../runner';
-import { ISavedRunState, RunState } from '../runState';
+import { WorkflowRunner } from '../run/runner';
+import { ISavedRunState, RunState } from '../run/runState';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { FakeNotebookDriver, FakePlannerService } from '../testing';
 import { RunTrace } from '../trace';

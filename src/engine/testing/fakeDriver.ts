@@ -14,13 +14,13 @@ import type {
   INotebookDriver,
   INotebookSummary,
   SummarizeRequest
-} from '../driver';
+} from '../ports/driver';
 import {
   clipText,
   KernelNotRestarted,
-  NOTEBOOK_SUMMARY_LIMITS
-} from '../driver';
-import { sourceHash } from '../rewind';
+  NOTEBOOK_SUMMARY_LIMITS,
+  sourceHash
+} from '../ports/driver';
 import { describeVariables } from '../variables';
 
 export interface IFakeCell {

@@ -1,6 +1,6 @@
 import { Signal } from '@lumino/signaling';
-import { ActionRegistry } from '../../engine/registry';
-import { WorkflowRunner } from '../../engine/runner';
+import { ActionRegistry } from '../../engine/actions/registry';
+import { WorkflowRunner } from '../../engine/run/runner';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
 import {
   FakeNotebookDriver,

@@ -1,6 +1,6 @@
 import { ServerConnection } from '@jupyterlab/services';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
-import { PlannerClient, PlannerError } from '../../protocol';
+import { DslcAdapter, PlannerError } from '../../protocol';
 import {
   createPlannerTransport,
   createServerTransport
@@ -32,7 +32,7 @@ const planning = () =>
 describe('createServerTransport', () => {
   it('posts to the relay under the base URL with the notebook id in a safe header and in the body', async () => {
     const { settings, requests } = server(planning);
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       transport: createServerTransport(settings),
       notebookId: NOTEBOOK,
       planningRetries: 0
@@ -59,7 +59,7 @@ describe('createServerTransport', () => {
       { ...DEFAULT_SETTINGS, transport: 'server', token: 'planner-secret' },
       { serverSettings: settings }
     );
-    await new PlannerClient({ transport }).planning({
+    await new DslcAdapter({ transport }).planning({
       observation: { location: {} }
     });
     expect(requests[0].headers.get('Authorization')).toBe(
@@ -82,7 +82,7 @@ describe('createServerTransport', () => {
           }
         })
     );
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       transport: createServerTransport(settings),
       planningRetries: 0
     });
@@ -105,7 +105,7 @@ describe('createServerTransport', () => {
           headers: { 'X-Notebook-BCC-Relay': 'planner' }
         })
     );
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       transport: createServerTransport(settings),
       planningRetries: 0
     });
@@ -118,7 +118,7 @@ describe('createServerTransport', () => {
   /** The error a planning request through the relay fails with, and how many requests it made. */
   async function failure(answer: () => Response) {
     const { settings, requests } = server(answer);
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       transport: createServerTransport(settings),
       planningRetries: 2,
       retryBaseDelayMs: 0
@@ -221,7 +221,7 @@ describe('createServerTransport', () => {
           { status: 200 }
         )
     );
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       transport: createServerTransport(settings)
     });
     const kinds: string[] = [];
@@ -254,7 +254,7 @@ describe('createPlannerTransport', () => {
         }
       }
     );
-    await new PlannerClient({ transport }).planning({
+    await new DslcAdapter({ transport }).planning({
       observation: { location: {} }
     });
     expect(urls).toEqual(['http://planner.test/planning']);
@@ -287,7 +287,7 @@ describe('createPlannerTransport', () => {
         }
       }
     );
-    await new PlannerClient({ transport }).planning({
+    await new DslcAdapter({ transport }).planning({
       observation: { location: {} }
     });
     expect(demo.paths).toEqual(['planning']);
@@ -313,7 +313,7 @@ describe('createPlannerTransport', () => {
       { ...DEFAULT_SETTINGS, transport: 'server', baseUrl: '' },
       { serverSettings: settings, builtin: demo.builtin }
     );
-    const client = new PlannerClient({ transport });
+    const client = new DslcAdapter({ transport });
     await client.planning({ observation: { location: {} } });
     await client.planning({ observation: { location: {} } });
     expect(demo.paths).toEqual(['planning', 'planning']);
@@ -338,7 +338,7 @@ describe('createPlannerTransport', () => {
         { ...DEFAULT_SETTINGS, transport: 'server' },
         { serverSettings: settings, builtin: demo.builtin }
       );
-      await new PlannerClient({ transport }).planning({
+      await new DslcAdapter({ transport }).planning({
         observation: { location: {} }
       });
       expect(demo.paths).toEqual([]);

@@ -4,10 +4,9 @@ import {
   LockAnswer,
   PageLocks,
   RunLock,
-  RunLockState,
-  RunLockStatus,
   ServerLockService
 } from '../runLock';
+import type { RunLockState, RunLockStatus } from '../../tokens';
 import { tabOwner } from '../tabOwner';
 
 /** The server's locks in memory, on a clock the test moves. */

@@ -1,6 +1,6 @@
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
-import { ActionRegistry } from '../../engine/registry';
+import { ActionRegistry } from '../../engine/actions/registry';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
 import type { IWorkflowRunner } from '../../engine/types';
 import { RUN_STATE_METADATA_KEY } from '../../notebook/metadata';
@@ -9,8 +9,7 @@ import {
   quietConsole,
   useJupyterServer
 } from '../../notebook/__tests__/utils';
-import type { IRunHooks } from '../../tokens';
-import type { IRunLock } from '../runLock';
+import type { IRunHooks, IRunLock } from '../../tokens';
 import { RunnerRegistry } from '../runners';
 
 const manager = useJupyterServer();

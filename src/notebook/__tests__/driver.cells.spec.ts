@@ -1,10 +1,9 @@
 import { Dialog } from '@jupyterlab/apputils';
 import { MarkdownCell } from '@jupyterlab/cells';
 import type { NotebookPanel } from '@jupyterlab/notebook';
-import type { ICellProvenance } from '../../engine/driver';
+import { type ICellProvenance, sourceHash } from '../../engine/ports/driver';
 import { NotebookDriver } from '../notebookDriver';
 import { CELL_METADATA_KEY, RUN_STATE_METADATA_KEY } from '../metadata';
-import { sourceHash } from '../../engine/rewind';
 import {
   IOpenNotebook,
   openNotebook,

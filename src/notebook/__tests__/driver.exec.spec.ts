@@ -1,7 +1,6 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import { runCell } from '@jupyterlab/notebook';
-import type { ICellProvenance } from '../../engine/driver';
-import { RunStopped } from '../../engine/runControl';
+import type { ICellProvenance, IStopReason } from '../../engine/ports/driver';
 import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from '../metadata';
 import { NotebookDriver } from '../notebookDriver';
 import {
@@ -22,6 +21,10 @@ const provenance: ICellProvenance = {
   action_index: 0,
   action: 'add'
 };
+
+/** How the engine stops a run that leaves the kernel alone, or interrupts it. */
+const LEAVE_KERNEL: IStopReason = { interruptKernel: false };
+const INTERRUPT_KERNEL: IStopReason = { interruptKernel: true };
 
 // A 1×1 transparent PNG.
 const PNG =
@@ -211,7 +214,7 @@ describe('NotebookDriver execution', () => {
     const id = await addCode(
       "import time\ntime.sleep(1.5)\nprint('finished', flush=True)"
     );
-    setTimeout(() => controller.abort(new RunStopped(false)), 300);
+    setTimeout(() => controller.abort(LEAVE_KERNEL), 300);
     const result = await driver.execCell({
       cellId: id,
       timeoutMs: 0,
@@ -221,7 +224,7 @@ describe('NotebookDriver execution', () => {
 
     const interrupted = new AbortController();
     const slow = await addCode('import time\ntime.sleep(30)');
-    setTimeout(() => interrupted.abort(new RunStopped(true)), 500);
+    setTimeout(() => interrupted.abort(INTERRUPT_KERNEL), 500);
     const stopped = await driver.execCell({
       cellId: slow,
       timeoutMs: 0,

@@ -1,6 +1,6 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import type { KernelMessage } from '@jupyterlab/services';
-import type { ICellProvenance } from '../../engine/driver';
+import type { ICellProvenance } from '../../engine/ports/driver';
 import { NotebookDriver } from '../notebookDriver';
 import { RUN_STATE_METADATA_KEY } from '../metadata';
 import {

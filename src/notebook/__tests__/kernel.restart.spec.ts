@@ -3,7 +3,7 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
-import { KernelNotRestarted } from '../../engine/driver';
+import { KernelNotRestarted } from '../../engine/ports/driver';
 import { NotebookKernel } from '../kernel';
 
 /** A kernel that answers every kernel_info request, and whose restart does what the test says. */

@@ -10,7 +10,7 @@ import {
   PlanningRequest
 } from '../../protocol';
 import { caveatOf, unmetIntents } from '../intent';
-import { ActionInput, ReferencePlanner } from '../planner';
+import { ActionInput, ReferencePlanner } from '../referencePlanner';
 import { STAGES, STEPS } from '../workflow';
 import { IObservationOptions, requestBody } from './requests';
 

@@ -16,27 +16,27 @@ import { parseRetryAfter } from '../exchange';
 import { normalizeAction, normalizeWorkflowTemplate } from '../normalize';
 import { normalizePlanningResponse } from '../normalizeResponse';
 import type { PlanningRequestInput } from '../schemas';
-import { BccPlannerService } from '../dialects/bcc';
+import { BccAdapter } from '../dialects/bcc/adapter';
 import {
   planningAnswerFromJson,
   planningAnswerFromXml,
   reflectionFromNdjson,
   reflectionFromXml
-} from '../dialects/bccAnswers';
+} from '../dialects/bcc/answers';
 import {
   isRouteMissingBody,
   looksLikeXml,
   parseJson,
   unquotedBody
 } from '../dialects/common';
-import { detectDialect } from '../dialects/detect';
-import { V1PlannerService } from '../dialects/v1';
+import { detectDialect } from '../dialects/probe';
+import { V1Adapter } from '../dialects/v1/adapter';
 import {
   describeData,
   detailOf,
   missingVariableNames,
   problemName
-} from '../dialects/v1State';
+} from '../dialects/v1/state';
 import { parseLenientXml } from '../dialects/xml';
 import {
   collect,
@@ -170,7 +170,7 @@ describe.each(Object.entries(ANSWERS))(
             request
           }).catch(error => error),
         'bcc planning': () =>
-          new BccPlannerService({
+          new BccAdapter({
             transport: new FakeTransport(() =>
               text(`<stages>${answer}</stages>`, 200, 'application/xml')
             )
@@ -186,7 +186,7 @@ describe.each(Object.entries(ANSWERS))(
               state: { variables: {}, toDoList: [], effect: { current: [] } }
             }
           });
-          const service = new V1PlannerService({
+          const service = new V1Adapter({
             transport: new FakeTransport(() => text(`${line}\n${answer}\n`))
           });
           await service.planning(request);

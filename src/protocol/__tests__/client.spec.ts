@@ -14,7 +14,7 @@ import {
 } from './clientFixtures';
 import { msg } from '../messages';
 
-describe('PlannerClient.generating', () => {
+describe('DslcAdapter.generating', () => {
   it('yields the first action before the stream ends', async () => {
     const body = controlledBody();
     const { fetch } = fakeFetch(

@@ -1,8 +1,8 @@
-/** Fakes shared by the PlannerClient specs: a recording fetch, streamed and JSON answers. */
+/** Fakes shared by the DslcAdapter specs: a recording fetch, streamed and JSON answers. */
 import {
   GeneratingEvent,
-  IPlannerClientOptions,
-  PlannerClient,
+  IDslcAdapterOptions,
+  DslcAdapter,
   PlannerError
 } from '..';
 import type { IMessageText } from '../messages';
@@ -81,14 +81,14 @@ export function line(action: Record<string, unknown>): string {
 }
 
 export function makeClient(
-  fetch: IPlannerClientOptions['fetch'],
-  options: IPlannerClientOptions = {}
+  fetch: IDslcAdapterOptions['fetch'],
+  options: IDslcAdapterOptions = {}
 ) {
   const warnings: string[] = [];
   /** The warnings as told: English and the message id. */
   const reports: IMessageText[] = [];
   const sleeps: number[] = [];
-  const client = new PlannerClient({
+  const client = new DslcAdapter({
     baseUrl: `${BASE}/`,
     fetch,
     retryBaseDelayMs: 10,

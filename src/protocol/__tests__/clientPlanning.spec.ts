@@ -16,7 +16,7 @@ import {
   failureOf
 } from './clientFixtures';
 
-describe('PlannerClient.planning', () => {
+describe('DslcAdapter.planning', () => {
   it('posts to /planning and returns the normalised answer', async () => {
     const { fetch, calls } = fakeFetch(() =>
       jsonResponse({
@@ -314,7 +314,7 @@ describe('parseRetryAfter', () => {
   });
 });
 
-describe('PlannerClient.generating waiting', () => {
+describe('DslcAdapter.generating waiting', () => {
   it('reports waiting until the first line arrives, not just the headers', async () => {
     const body = controlledBody();
     const waits: (number | null)[] = [];
@@ -336,7 +336,7 @@ describe('PlannerClient.generating waiting', () => {
   });
 });
 
-describe('PlannerClient.checkConnection', () => {
+describe('DslcAdapter.checkConnection', () => {
   it('says the planner answers', async () => {
     const { fetch, calls } = fakeFetch(() => jsonResponse({ ok: true }));
     const { client } = makeClient(fetch);
@@ -429,7 +429,7 @@ describe('PlannerClient.checkConnection', () => {
   });
 });
 
-describe('PlannerClient bodies are bounded', () => {
+describe('DslcAdapter bodies are bounded', () => {
   const MiB = 1024 * 1024;
 
   /** A body of `total` bytes of `byte`, made in 1 MiB chunks as they are read; counts what was read. */

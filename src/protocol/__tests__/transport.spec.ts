@@ -1,7 +1,7 @@
 import {
   asciiHeaderValue,
   createBrowserTransport,
-  PlannerClient,
+  DslcAdapter,
   PlannerError
 } from '..';
 
@@ -83,10 +83,10 @@ describe('createBrowserTransport', () => {
   });
 });
 
-describe('PlannerClient with a notebook id', () => {
+describe('DslcAdapter with a notebook id', () => {
   it('sends it percent-encoded in X-Notebook-Id and as notebook_id in the body', async () => {
     const seen: { url: string; init: RequestInit }[] = [];
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       baseUrl: 'http://planner.test',
       notebookId: NOTEBOOK,
       fetch: async (url, init) => {
@@ -107,7 +107,7 @@ describe('PlannerClient with a notebook id', () => {
 
   it('says how many characters the id adds to a body, so the engine can fit the rest', async () => {
     const bodies: string[] = [];
-    const client = new PlannerClient({
+    const client = new DslcAdapter({
       baseUrl: 'http://planner.test',
       notebookId: NOTEBOOK,
       fetch: async (_, init) => {
@@ -120,6 +120,6 @@ describe('PlannerClient with a notebook id', () => {
     expect(bodies[0].length).toBeLessThanOrEqual(
       JSON.stringify(request).length + client.requestOverhead()
     );
-    expect(new PlannerClient({}).requestOverhead()).toBe(0);
+    expect(new DslcAdapter({}).requestOverhead()).toBe(0);
   });
 });

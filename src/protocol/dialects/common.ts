@@ -1,6 +1,6 @@
 /**
  * What the dialect adapters share: the service surface they implement, HTTP error mapping, and reading
- * an answer's body line by line as it streams (docs/dialects.md).
+ * an answer's body (line by line through `readLines` of `actionStream.ts`; docs/dialects.md).
  */
 import { excerpt, PlannerError } from '../errors';
 import {
@@ -14,7 +14,6 @@ import {
 import type { GeneratingEvent } from '../actionStream';
 import { unwrapCodeFence } from '../codeFence';
 import { isRecord } from '../fields';
-import { IOverlongLine, NdjsonLineSplitter } from '../actionStream';
 import {
   type IMessageText,
   type ProtocolMessageId,
@@ -212,28 +211,6 @@ export async function readText(
     }
     return '';
   }
-}
-
-/**
- * The body's lines as they arrive (never the whole body at once); blank lines skipped, a line over
- * the limit given as its length (docs/protocol.md#limits).
- */
-export async function* readLines(
-  response: Response,
-  signal?: AbortSignal
-): AsyncGenerator<string | IOverlongLine, void, undefined> {
-  const splitter = new NdjsonLineSplitter();
-  for await (const chunk of bodyChunks(response)) {
-    if (signal?.aborted) {
-      throw new PlannerError({
-        kind: 'abort',
-        url: response.url,
-        ...say('readingAborted', response.url || 'the answer')
-      });
-    }
-    yield* splitter.pushItems(chunk);
-  }
-  yield* splitter.flushItems();
 }
 
 /** The text of a body that is one JSON string (a FastAPI handler returning a `str`); any other body as it is. */

@@ -1,54 +1,33 @@
 /**
  * Which dialect a planner speaks (docs/dialects.md#choosing), and the service the engine
- * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run.
+ * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run and
+ * hands it out (`adapter()`), so that a behavior's events go from the adapter to the engine with
+ * nothing in between.
  */
-import { PlannerError } from '../errors';
-import {
-  defaultSleep,
-  ERROR_BODY,
-  Exchange,
-  ITimeouts,
-  PLANNING_BODY,
-  SleepLike,
-  withRetries,
-  withTimeouts
-} from '../exchange';
 import type { GeneratingEvent } from '../actionStream';
-import type {
-  IGeneratingOptions,
-  IPlanningOptions,
-  PlannerWarning
-} from './common';
-import { isRecord, JsonObject } from '../fields';
-import { say } from '../messages';
-import { normalizePlanningResponse } from '../normalizeResponse';
+import { ITimeouts, withTimeouts } from '../exchange';
+import { isRecord } from '../fields';
 import type {
   GeneratingRequestInput,
-  INotebookSummary,
   ObservationInput,
   PlanningRequestInput,
   PlanningResponse
 } from '../schemas';
 import type { IPlannerTransport } from '../transport';
-import { BccPlannerService, IBccOptions, IPrefetchedAnswer } from './bcc';
+import { BccAdapter } from './bcc/adapter';
+import type { IBccOptions } from './bcc/plan';
 import {
   Dialect,
   DialectLog,
   DIALECTS,
   IDialectPlannerService,
-  isRouteMissingError,
-  looksLikeXml,
-  parseJson,
-  readText,
-  send,
-  unquotedBody
+  IGeneratingOptions,
+  IPlanningOptions,
+  isRouteMissingError
 } from './common';
-import {
-  IV1Options,
-  V1_ENTRY_STAGE_ID,
-  V1_ENTRY_STEP_ID,
-  V1PlannerService
-} from './v1';
+import { detectDialect, IProbeTiming } from './probe';
+import { V1Adapter } from './v1/adapter';
+import type { IV1Options } from './v1/state';
 
 export type ProtocolSetting = 'auto' | Dialect;
 
@@ -62,246 +41,17 @@ export function normalizePlannerBaseUrl(url: string): {
   return { root: v1Hint ? trimmed.slice(0, -3) : trimmed, v1Hint };
 }
 
-export type DetectionResult =
-  | { dialect: 'dslc'; firstAnswer: PlanningResponse; probes: string[] }
-  | { dialect: 'bcc'; firstAnswer: IPrefetchedAnswer; probes: string[] }
-  | { dialect: 'v1'; probes: string[] };
-
-/**
- * The seed request plus a sibling `state`, so that a bcc server can answer it too; its notebook is
- * `notebook` (with the last cells) when the engine gave one, else the seed's.
- */
-export function supersetProbeBody(
-  request: PlanningRequestInput,
-  notebook?: INotebookSummary
-): JsonObject {
-  const observation = request.observation;
-  const context = observation.context ?? {};
-  const fsm = { ...(context.FSM ?? {}), state: 'IDLE' };
-  const variables: JsonObject = { ...(context.variables ?? {}) };
-  variables.user_problem ??= variables.problem_description ?? '';
-  variables.user_submit_files ??=
-    variables.data_files ??
-    (variables.csv_file_path ? [variables.csv_file_path] : []);
-  return {
-    ...request,
-    observation: { ...observation, context: { ...context, FSM: fsm } },
-    options: { ...(request.options ?? {}), stream: false },
-    state: {
-      variables,
-      effects: context.effects ?? { current: [], history: [] },
-      notebook: notebook ?? context.notebook ?? {},
-      FSM: fsm
-    }
-  };
-}
-
-/** The superset without the sibling `state`: the seed's own request. */
-export function seedProbeBody(superset: JsonObject): JsonObject {
-  const seed = { ...superset };
-  delete seed.state;
-  return seed;
-}
-
-function statusText(response: Response): string {
-  return `HTTP ${response.status}`;
-}
-
-/** Runs §1's probes; rejects with a message listing each probe when nothing answers like a dialect. */
-export async function detectDialect(options: {
-  transport: IPlannerTransport;
-  request: PlanningRequestInput;
-  /** The notebook the engine described beside the request. */
-  notebook?: INotebookSummary;
-  /** The bcc adapter's options, for the body it would send itself (the second `/planning` probe). */
-  bcc?: Omit<IBccOptions, 'transport'>;
-  v1Hint?: boolean;
-  signal?: AbortSignal;
-  /** The `/planning` probe is the run's first planning request: it gets the same timeout and retries. */
-  timing?: IProbeTiming;
-  onWarning?: PlannerWarning;
-}): Promise<DetectionResult> {
-  const { transport, signal } = options;
-  const probes: string[] = [];
-  if (!options.v1Hint) {
-    const url = transport.urlOf('planning');
-    const probe = (body: JsonObject) => async () => {
-      const exchange = new Exchange({
-        method: 'POST',
-        url,
-        signal,
-        firstByteTimeoutMs: options.timing?.firstByteTimeoutMs ?? 0,
-        stallTimeoutMs: options.timing?.firstByteTimeoutMs ?? 0
-      });
-      try {
-        const answer = await exchange.guard(
-          send(transport, 'POST', 'planning', body, exchange.signal)
-        );
-        return {
-          response: answer,
-          text: await exchange.text(
-            answer,
-            answer.ok ? PLANNING_BODY : ERROR_BODY
-          )
-        };
-      } finally {
-        exchange.dispose();
-      }
-    };
-    // A server that validates its body strictly may refuse the superset (422): then each dialect's own
-    // body is tried once, bcc's first (docs/dialects.md#choosing).
-    const attempt = async (label: string, body: JsonObject) => {
-      const answer = await withRetries(
-        probe(body),
-        {
-          retries: options.timing?.retries ?? 0,
-          baseDelayMs: options.timing?.baseDelayMs ?? 1000,
-          maxDelayMs: options.timing?.maxDelayMs ?? 60_000,
-          sleep: options.timing?.sleep ?? defaultSleep
-        },
-        {
-          request: `POST ${url}`,
-          url,
-          signal,
-          onRetry: warning => options.onWarning?.(warning)
-        }
-      );
-      probes.push(`POST ${url}${label} → ${statusText(answer.response)}`);
-      return answer;
-    };
-    const superset = supersetProbeBody(options.request, options.notebook);
-    let { response, text } = await attempt('', superset);
-    const fallbacks: [string, JsonObject][] = [
-      [
-        ' (bcc body)',
-        new BccPlannerService({ ...options.bcc, transport }).idleBody(
-          options.request,
-          options.notebook
-        )
-      ],
-      [' (seed body)', seedProbeBody(superset)]
-    ];
-    for (const [label, body] of fallbacks) {
-      if (response.status !== 422) {
-        break;
-      }
-      ({ response, text } = await attempt(label, body));
-    }
-    if (response.ok) {
-      const contentType = response.headers.get('Content-Type');
-      const unquoted = unquotedBody(text);
-      if (looksLikeXml(contentType, unquoted)) {
-        return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
-      }
-      const parsed = parseJson(unquoted);
-      if (parsed.ok && isRecord(parsed.value)) {
-        const answer = parsed.value;
-        if (
-          Array.isArray(answer.stages) ||
-          Array.isArray(answer.steps) ||
-          answer.behavior_id !== undefined
-        ) {
-          return { dialect: 'bcc', firstAnswer: { contentType, text }, probes };
-        }
-        const normalized = normalizePlanningResponse(answer);
-        if (normalized.ok) {
-          for (const warning of normalized.warnings) {
-            options.onWarning?.(say('requestProblem', `POST ${url}`, warning));
-          }
-          return { dialect: 'dslc', firstAnswer: normalized.response, probes };
-        }
-      }
-      throw new PlannerError({
-        kind: 'invalid',
-        url,
-        status: response.status,
-        ...say(
-          'noDialectAnswer',
-          `POST ${url}`,
-          response.status,
-          text.slice(0, 200)
-        )
-      });
-    }
-    if (response.status !== 404 && response.status !== 405) {
-      throw new PlannerError({
-        kind: 'http',
-        url,
-        status: response.status,
-        ...say(
-          'requestFailed',
-          `POST ${url}`,
-          `${statusText(response)}${text ? `: ${text.slice(0, 200)}` : ''}`
-        )
-      });
-    }
-  }
-  const health = await send(
-    transport,
-    'GET',
-    'v2/health',
-    undefined,
-    signal
-  ).catch((error: unknown) => error as PlannerError);
-  if (health instanceof Response) {
-    const parsed = parseJson(await readText(health));
-    probes.push(`GET ${transport.urlOf('v2/health')} → ${statusText(health)}`);
-    if (
-      health.status === 200 &&
-      parsed.ok &&
-      isRecord(parsed.value) &&
-      parsed.value.status === 'ok'
-    ) {
-      return { dialect: 'v1', probes };
-    }
-  } else {
-    probes.push(`GET ${transport.urlOf('v2/health')} → ${health.message}`);
-  }
-  const reflection = await send(
-    transport,
-    'POST',
-    'v1/reflection',
-    {
-      stage_id: V1_ENTRY_STAGE_ID,
-      step_index: V1_ENTRY_STEP_ID,
-      state: {}
-    },
-    signal
-  ).catch((error: unknown) => error as PlannerError);
-  if (reflection instanceof Response) {
-    const parsed = parseJson(await readText(reflection));
-    probes.push(
-      `POST ${transport.urlOf('v1/reflection')} → ${statusText(reflection)}`
-    );
-    if (
-      reflection.status === 200 &&
-      parsed.ok &&
-      isRecord(parsed.value) &&
-      typeof parsed.value.targetAchieved === 'boolean'
-    ) {
-      return { dialect: 'v1', probes };
-    }
-  } else {
-    probes.push(
-      `POST ${transport.urlOf('v1/reflection')} → ${reflection.message}`
-    );
-  }
-  const root = transport.urlOf('').replace(/\/$/, '');
-  throw new PlannerError({
-    kind: 'invalid',
-    url: root,
-    ...say('noKnownDialect', root, probes.join('; '))
-  });
-}
-
 /** How the dialect of a run was chosen. */
 export type DialectChoice = 'fixed' | 'cached' | 'detected' | 'restored';
 
 export interface IPlannerServiceOptions {
   protocol: ProtocolSetting;
   transport: IPlannerTransport;
-  /** The seed protocol's service (the `PlannerClient`-based one). */
-  dslc: IDialectPlannerService;
+  /**
+   * The dslc adapter, or how to get the current one (the planner connection builds a new one when a
+   * timeout or the notebook id changes).
+   */
+  dslc: IDialectPlannerService | (() => IDialectPlannerService);
   /** The configured planner URL, for the `/v1` hint; default: the transport's root. */
   baseUrl?: string;
   v1?: Omit<IV1Options, 'transport'>;
@@ -315,15 +65,6 @@ export interface IPlannerServiceOptions {
   probeTiming?: IProbeTiming | (() => IProbeTiming);
   /** The timeouts of the v1 and bcc adapters' requests (none when absent), read per request. */
   timeouts?: () => ITimeouts;
-}
-
-/** How long the `/planning` probe may wait for its answer, and how often a silent one is retried. */
-export interface IProbeTiming {
-  firstByteTimeoutMs: number;
-  retries: number;
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-  sleep?: SleepLike;
 }
 
 const sharedCache = new Map<string, Dialect>();
@@ -362,12 +103,12 @@ export class DialectPlannerService implements IDialectPlannerService {
       ? withTimeouts(_options.transport, timeouts)
       : _options.transport;
     this._transport = transport;
-    this._v1 = new V1PlannerService({
+    this._v1 = new V1Adapter({
       ..._options.v1,
       log: _options.v1?.log ?? this._log,
       transport
     });
-    this._bcc = new BccPlannerService({
+    this._bcc = new BccAdapter({
       ..._options.bcc,
       log: _options.bcc?.log ?? this._log,
       transport
@@ -406,7 +147,9 @@ export class DialectPlannerService implements IDialectPlannerService {
       return first;
     }
     try {
-      return await this._service().planning(request, options);
+      const answer = await this._service().planning(request, options);
+      this._confirmed = true;
+      return answer;
     } catch (error) {
       if (!this._redetect(error)) {
         throw error;
@@ -418,9 +161,34 @@ export class DialectPlannerService implements IDialectPlannerService {
     }
   }
 
-  async *generating(
+  /**
+   * The adapter of the run's dialect once it is chosen and to be trusted (set in the settings, or
+   * confirmed by an answer), else null. A fixed or cached dialect is chosen here without a request;
+   * a cached or restored one is confirmed by the run's first answer, since a missing route may still
+   * send it back to detection.
+   */
+  adapter(): IDialectPlannerService | null {
+    if (!this._dialect) {
+      this._chooseKnown();
+    }
+    return this._dialect && this._confirmed ? this._service() : null;
+  }
+
+  /** The chosen adapter's own stream; before a choice is trusted, detection first (`adapter()`). */
+  generating(
     request: GeneratingRequestInput,
     options: IGeneratingOptions = {}
+  ): AsyncIterable<GeneratingEvent> {
+    const adapter = this.adapter();
+    return adapter
+      ? adapter.generating(request, options)
+      : this._generatingFirst(request, options);
+  }
+
+  /** The run's first stream before its dialect is trusted: a missing route re-runs detection once. */
+  private async *_generatingFirst(
+    request: GeneratingRequestInput,
+    options: IGeneratingOptions
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     const asPlanning: PlanningRequestInput = {
       observation: request.observation
@@ -430,6 +198,7 @@ export class DialectPlannerService implements IDialectPlannerService {
     try {
       for await (const event of this._service().generating(request, options)) {
         yielded = true;
+        this._confirmed = true;
         yield event;
       }
     } catch (error) {
@@ -439,6 +208,7 @@ export class DialectPlannerService implements IDialectPlannerService {
       await this._choose(asPlanning, options);
       yield* this._service().generating(request, options);
     }
+    this._confirmed = true;
   }
 
   sentSize(request: { observation: ObservationInput }): number | null {
@@ -485,10 +255,11 @@ export class DialectPlannerService implements IDialectPlannerService {
 
   resetState(): void {
     this._dialect = null;
+    this._confirmed = false;
     this._redetected = false;
     this._v1.resetState();
     this._bcc.resetState();
-    this._options.dslc.resetState?.();
+    this._dslc().resetState?.();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -498,17 +269,7 @@ export class DialectPlannerService implements IDialectPlannerService {
     request: PlanningRequestInput,
     options: IPlanningOptions
   ): Promise<PlanningResponse | null> {
-    if (this._dialect) {
-      return null;
-    }
-    const protocol = this._options.protocol;
-    if (protocol !== 'auto') {
-      this._set(protocol, 'fixed', 'set in the settings');
-      return null;
-    }
-    const cached = this._cache.get(this._root);
-    if (cached) {
-      this._set(cached, 'cached', `detected earlier for ${this._root}`);
+    if (this._dialect || this._chooseKnown()) {
       return null;
     }
     const result = await detectDialect({
@@ -535,6 +296,21 @@ export class DialectPlannerService implements IDialectPlannerService {
     return null;
   }
 
+  /** Chooses the dialect the settings fix or the cache knows, without a request; false when neither does. */
+  private _chooseKnown(): boolean {
+    const protocol = this._options.protocol;
+    if (protocol !== 'auto') {
+      this._set(protocol, 'fixed', 'set in the settings');
+      return true;
+    }
+    const cached = this._cache.get(this._root);
+    if (cached) {
+      this._set(cached, 'cached', `detected earlier for ${this._root}`);
+      return true;
+    }
+    return false;
+  }
+
   /** True when `error` says the route is missing and detection may run again (once per run). */
   private _redetect(error: unknown): boolean {
     if (
@@ -550,11 +326,14 @@ export class DialectPlannerService implements IDialectPlannerService {
     );
     this._cache.delete(this._root);
     this._dialect = null;
+    this._confirmed = false;
     return true;
   }
 
   private _set(dialect: Dialect, how: DialectChoice, detail: string): void {
     this._dialect = dialect;
+    // A fixed dialect is never detected again; a probe's answer is the dialect's own.
+    this._confirmed = how === 'fixed' || how === 'detected';
     this._log(`Planner: ${dialect} dialect (${how}: ${detail})`);
     this._options.onDialect?.(dialect, how, detail);
   }
@@ -566,8 +345,13 @@ export class DialectPlannerService implements IDialectPlannerService {
       case 'bcc':
         return this._bcc;
       default:
-        return this._options.dslc;
+        return this._dslc();
     }
+  }
+
+  private _dslc(): IDialectPlannerService {
+    const dslc = this._options.dslc;
+    return typeof dslc === 'function' ? dslc() : dslc;
   }
 
   private readonly _root: string;
@@ -576,9 +360,11 @@ export class DialectPlannerService implements IDialectPlannerService {
   private readonly _v1Hint: boolean;
   private readonly _cache: Map<string, Dialect>;
   private readonly _log: DialectLog;
-  private readonly _v1: V1PlannerService;
-  private readonly _bcc: BccPlannerService;
+  private readonly _v1: V1Adapter;
+  private readonly _bcc: BccAdapter;
   private _dialect: Dialect | null = null;
+  /** The chosen dialect is to be trusted: `adapter()` hands it out. */
+  private _confirmed = false;
   private _redetected = false;
 }
 

@@ -1,6 +1,16 @@
 export * from './common';
 export * from './xml';
-export * from './bccAnswers';
-export * from './bcc';
-export * from './v1';
+export * from './bcc/answers';
+export { BccAdapter } from './bcc/adapter';
+export { DEFAULT_BCC_IDLE_GOALS } from './bcc/plan';
+export type { IBccOptions, IPrefetchedAnswer } from './bcc/plan';
+export { V1Adapter } from './v1/adapter';
+export {
+  fullStepIndex,
+  missingVariableNames,
+  V1_ENTRY_STAGE_ID,
+  V1_ENTRY_STEP_ID
+} from './v1/state';
+export type { IV1Options, IV1SavedState } from './v1/state';
+export * from './probe';
 export * from './detect';

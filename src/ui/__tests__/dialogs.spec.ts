@@ -10,10 +10,10 @@ import type { IConnectionCheck } from '../../protocol';
 import { msg, say } from '../../protocol/messages';
 import {
   showApprovalDialog,
-  showRunDialog,
   showVariablesDialog,
   showWorkflowUpdateDialog
 } from '../dialogs';
+import { showRunDialog } from '../runDialog';
 import { markingTrans } from './markingTranslator';
 
 const trans = nullTranslator.load('notebook_bcc');

@@ -9,21 +9,19 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
-import type {
-  ILlmSettings,
-  ILlmSettingsUpdate,
-  ILlmTestResult
-} from '../../lab/llmSettings';
 import type { PlanningUsage } from '../../protocol';
 import { CommandIDs } from '../../tokens';
 import { PlannerLine } from '../components/PlannerLine';
 import { UsageLine } from '../components/UsageLine';
-import { showRunDialog } from '../dialogs';
+import { showRunDialog } from '../runDialog';
 import {
+  ILlmSettings,
   ILlmSettingsBackend,
+  ILlmSettingsUpdate,
+  ILlmTestResult,
   showLlmSettingsDialog
 } from '../llmSettingsDialog';
-import { describeUsage } from '../present';
+import { describeUsage } from '../plannerText';
 import { markingTrans } from './markingTranslator';
 
 const trans = nullTranslator.load('notebook_bcc');

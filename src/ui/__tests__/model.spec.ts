@@ -1,8 +1,7 @@
 import { Signal } from '@lumino/signaling';
 import type { IEffectsState } from '../../engine/effects';
 import type { IFsmTransition } from '../../engine/fsm';
-import { ActionRegistry } from '../../engine/registry';
-import type { ISavedRunState } from '../../engine/runner';
+import { ActionRegistry } from '../../engine/actions/registry';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
 import { RunTrace } from '../../engine/trace';
 import type {
@@ -12,8 +11,9 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../../engine/types';
-import { ILockService, PageLocks, RunLock } from '../../lab/runLock';
-import { loadedRuntime, loadRuntime } from '../../lab/lazy';
+import { checkSavedRunState } from '../../engine/savedRun';
+import { snapshotFromSaved } from '../../engine/snapshot';
+import type { IRunLock, RunLockState } from '../../tokens';
 import {
   code,
   exec,
@@ -25,10 +25,11 @@ import {
 } from '../../engine/__tests__/runnerSetup';
 import { FakeNotebookDriver } from '../../engine/testing';
 import { ISavedRunSource, RunModel } from '../model';
+import type { SavedRunReader } from '../saved';
 import {
-  progressInImputeStep,
   progressInMissingStep,
   runningSnapshot,
+  savedRun,
   snapshot
 } from './snapshots';
 
@@ -60,6 +61,50 @@ class FakeRunner {
   }
 }
 
+/** Reads a saved run at once, as `lab/lazy.ts`'s reader does once the runtime is loaded. */
+const readSaved: SavedRunReader = (raw, maxExecutionSteps) => {
+  if (raw === undefined || raw === null) {
+    return null;
+  }
+  const check = checkSavedRunState(raw);
+  return check.ok
+    ? {
+        state: check.state,
+        snapshot: snapshotFromSaved(check.state, maxExecutionSteps),
+        problems: null
+      }
+    : { state: null, snapshot: null, problems: check.problems };
+};
+
+/** A notebook's run lock whose holder the test sets. */
+class FakeLock implements IRunLock {
+  owner = 'window-b';
+  state: RunLockState = { kind: 'free', stale: false };
+  stateChanged: Signal<IRunLock, RunLockState> = new Signal(this);
+  lost: Signal<IRunLock, void> = new Signal(this);
+  isDisposed = false;
+
+  set(state: RunLockState): void {
+    this.state = state;
+    this.stateChanged.emit(state);
+  }
+
+  async acquire(): Promise<boolean> {
+    this.set({ kind: 'mine' });
+    return true;
+  }
+  async heartbeat(): Promise<boolean> {
+    return true;
+  }
+  async release(): Promise<void> {
+    this.set({ kind: 'free', stale: false });
+  }
+  async refresh(): Promise<void> {}
+  dispose(): void {
+    this.isDisposed = true;
+  }
+}
+
 class FakeSaved implements ISavedRunSource {
   value: unknown = undefined;
   changed = new Signal<unknown, void>(this);
@@ -68,47 +113,13 @@ class FakeSaved implements ISavedRunSource {
   }
 }
 
-function savedRun(): ISavedRunState {
-  return {
-    format: 'notebook-bcc-run',
-    version: 1,
-    savedAt: '2024-01-01T00:00:06.000Z',
-    task: 'What drives prices?',
-    dataFiles: ['housing.csv'],
-    phase: 'plan',
-    pendingFeedback: null,
-    openBehavior: null,
-    endStepRequested: false,
-    fsm: {
-      state: 'PAUSED',
-      returnTo: 'BEHAVIOR_COMPLETED',
-      history: [
-        {
-          event: 'PAUSE',
-          from: 'BEHAVIOR_COMPLETED',
-          to: 'PAUSED',
-          timestamp: '2024-01-01T00:00:06.000Z'
-        }
-      ]
-    },
-    progress: progressInImputeStep(),
-    effects: { current: ['newest effect'], history: ['older effect'] },
-    contextVariables: {},
-    kernelVariables: {},
-    cells: { storeIds: {}, lastAddedCellId: null } as never,
-    filter: null,
-    legacy: {},
-    timings: runningSnapshot().timings,
-    stepMode: false
-  };
-}
-
-function setup(lock: RunLock | null = null) {
+function setup(lock: IRunLock | null = null, reader = readSaved) {
   const runner = new FakeRunner();
   const saved = new FakeSaved();
   const model = new RunModel({
     runner: runner.asRunner(),
     saved,
+    readSaved: reader,
     settings: () => DEFAULT_SETTINGS,
     lock
   });
@@ -117,14 +128,21 @@ function setup(lock: RunLock | null = null) {
   return { runner, saved, model, changes: () => changes };
 }
 
-describe('RunModel before the runtime is loaded', () => {
-  it('reads a saved run once the schema that reads it has loaded', async () => {
-    const { saved, model, changes } = setup();
-    expect(loadedRuntime()).toBeNull();
+describe('RunModel before its saved-run reader is ready', () => {
+  it('reads a saved run once the reader says it has loaded', () => {
+    const reader: { ready: boolean; onLoaded?: () => void } = { ready: false };
+    const { saved, model, changes } = setup(null, (raw, max, onLoaded) => {
+      if (!reader.ready) {
+        reader.onLoaded = onLoaded;
+        return undefined;
+      }
+      return readSaved(raw, max, onLoaded);
+    });
     saved.value = savedRun();
     saved.changed.emit();
     expect(model.source).toBe('none');
-    await loadRuntime();
+    reader.ready = true;
+    reader.onLoaded?.();
     expect(model.source).toBe('saved');
     expect(model.snapshot.task).toBe('What drives prices?');
     expect(changes()).toBe(2);
@@ -132,9 +150,6 @@ describe('RunModel before the runtime is loaded', () => {
 });
 
 describe('RunModel', () => {
-  // Loaded once, the saved run is read at once.
-  beforeAll(() => loadRuntime());
-
   it('knows nothing of a notebook without a run', () => {
     const { model } = setup();
     expect(model.source).toBe('none');
@@ -263,6 +278,7 @@ describe('RunModel', () => {
     const model = new RunModel({
       runner: runner.asRunner(),
       saved: new FakeSaved(),
+      readSaved,
       settings: () => DEFAULT_SETTINGS,
       planner
     });
@@ -311,33 +327,18 @@ describe('RunModel', () => {
   });
 
   it("turns Run and Resume off while another window's run holds the lock, and offers Take over once it let go", async () => {
-    let holder: string | null = 'window-a';
-    const service: ILockService = {
-      get: async () =>
-        holder
-          ? { held: true, owner: holder, status: { step: 'Clean' } }
-          : { held: false },
-      acquire: async (_key, owner) =>
-        holder && holder !== owner
-          ? { held: true, owner: holder, status: { step: 'Clean' } }
-          : { held: true, owner },
-      release: async () => undefined
-    };
-    const lock = new RunLock({
-      key: () => 'a.ipynb',
-      service,
-      page: new PageLocks(),
-      status: () => ({}),
-      owner: 'window-b',
-      watch: false
-    });
+    const lock = new FakeLock();
     const { saved, model, changes } = setup(lock);
     saved.value = savedRun();
     saved.changed.emit();
     expect(model.canResumeSaved).toBe(true);
     expect(model.canRewind).toBe(true);
 
-    await lock.refresh();
+    lock.set({
+      kind: 'other',
+      status: { step: 'Clean' },
+      samePage: false
+    });
     expect(changes()).toBe(2);
     expect(model.lockState).toMatchObject({
       kind: 'other',
@@ -350,8 +351,7 @@ describe('RunModel', () => {
     // Undo and Redo from here would remove cells of the other window's run.
     expect(model.canRewind).toBe(false);
 
-    holder = null;
-    await lock.refresh();
+    lock.set({ kind: 'free', stale: true });
     expect(model.canTakeOver).toBe(true);
     // This copy predates the other window's saves: only Take over (which reloads) may continue.
     expect(model.canResumeSaved).toBe(false);
@@ -368,8 +368,6 @@ describe('RunModel', () => {
 });
 
 describe('RunModel of a real runner', () => {
-  beforeAll(() => loadRuntime());
-
   const SCRIPT = {
     planning: [
       withTemplate(false, ENGINE_TEMPLATE),
@@ -400,6 +398,7 @@ describe('RunModel of a real runner', () => {
     const model = new RunModel({
       runner: s.runner,
       saved,
+      readSaved,
       settings: () => DEFAULT_SETTINGS
     });
     expect((await s.runner.start({ task: 't' })).reason).toBe('completed');

@@ -69,7 +69,8 @@ function setup() {
   } as unknown as IWorkflowRunnerRegistry;
   const registry = new RunModelRegistry({
     runners,
-    tracker: tracker as never
+    tracker: tracker as never,
+    readSaved: () => null
   });
   const emitted: (ICurrentRun | null)[] = [];
   registry.currentChanged.connect((_, current) => emitted.push(current));

@@ -7,7 +7,7 @@ import type { IRewindPlan, IRewindRecord } from '../../engine/rewind';
 import type { ItemStatus } from '../../engine/types';
 import { ProgressTree } from '../components/ProgressTree';
 import { RewindNote } from '../components/RewindNote';
-import type { IStageNode } from '../present';
+import type { IStageNode } from '../../tokens';
 import { RewindSummary } from '../rewindDialog';
 
 const trans = nullTranslator.load('notebook_bcc');

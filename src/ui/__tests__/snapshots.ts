@@ -1,7 +1,8 @@
 /** Snapshots and progress states for the view tests. */
 import { nullTranslator } from '@jupyterlab/translation';
 import { WorkflowProgress } from '../../engine/progress';
-import type { IProgressState } from '../../engine/progress';
+import type { IProgressState } from '../../engine/progressState';
+import type { ISavedRunState } from '../../engine/run/runState';
 import type { IRunSnapshot } from '../../engine/types';
 import type { WorkflowTemplate } from '../../protocol';
 
@@ -229,4 +230,40 @@ export function progressInImputeStep(): IProgressState {
   progress.startBehavior();
   progress.setBehaviorGoal('Try the mode for categories');
   return progress.toJSON();
+}
+
+/** A run saved in a notebook, paused in the imputation step. */
+export function savedRun(): ISavedRunState {
+  return {
+    format: 'notebook-bcc-run',
+    version: 1,
+    savedAt: '2024-01-01T00:00:06.000Z',
+    task: 'What drives prices?',
+    dataFiles: ['housing.csv'],
+    phase: 'plan',
+    pendingFeedback: null,
+    openBehavior: null,
+    endStepRequested: false,
+    fsm: {
+      state: 'PAUSED',
+      returnTo: 'BEHAVIOR_COMPLETED',
+      history: [
+        {
+          event: 'PAUSE',
+          from: 'BEHAVIOR_COMPLETED',
+          to: 'PAUSED',
+          timestamp: '2024-01-01T00:00:06.000Z'
+        }
+      ]
+    },
+    progress: progressInImputeStep(),
+    effects: { current: ['newest effect'], history: ['older effect'] },
+    contextVariables: {},
+    kernelVariables: {},
+    cells: { storeIds: {}, lastAddedCellId: null } as never,
+    filter: null,
+    legacy: {},
+    timings: runningSnapshot().timings,
+    stepMode: false
+  };
 }

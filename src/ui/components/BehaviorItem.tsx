@@ -1,6 +1,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
-import { formatDuration, IBehaviorNode } from '../present';
+import type { IBehaviorNode } from '../../tokens';
+import { formatDuration } from '../present';
 import { Produced } from './Produced';
 import { StatusIcon } from './StatusIcon';
 

@@ -10,8 +10,7 @@ import {
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import type { IRunSnapshot } from '../../engine/types';
-import { CommandIDs } from '../../tokens';
-import type { ICommandAvailability } from '../present';
+import { CommandIDs, ICommandAvailability } from '../../tokens';
 import { CommandButton } from './CommandButton';
 
 /** What the control buttons depend on. */

@@ -1,7 +1,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { Artifact } from '../../protocol';
-import type { IOutputItem } from '../present';
+import type { IOutputItem } from '../../tokens';
 import { Section } from './Section';
 
 export interface IOutputsSectionProps {

@@ -2,7 +2,8 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import { CommandIDs, IPlannerLocation } from '../../tokens';
-import { describePlanner, translateVia } from '../present';
+import { describePlanner } from '../plannerText';
+import { translateVia } from '../present';
 
 export interface IPlannerLineProps {
   /** The dialect the planner speaks, once known (`IRunSnapshot.plannerDialect`). */

@@ -2,7 +2,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { IRunSnapshot } from '../../engine/types';
-import type { IStageNode } from '../present';
+import type { IStageNode } from '../../tokens';
 import { IProgressTreeProps, ProgressTree } from './ProgressTree';
 import { Section } from './Section';
 

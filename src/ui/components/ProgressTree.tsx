@@ -2,7 +2,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
-import type { IStageNode, IStepNode } from '../present';
+import type { IStageNode, IStepNode } from '../../tokens';
 import { stepKey } from '../../engine/rewindView';
 import { BehaviorItem } from './BehaviorItem';
 import { TreeItem } from './TreeItem';

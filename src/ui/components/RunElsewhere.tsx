@@ -2,8 +2,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { runIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
-import type { RunLockState, RunLockStatus } from '../../lab/runLock';
-import { CommandIDs } from '../../tokens';
+import { CommandIDs, RunLockState, RunLockStatus } from '../../tokens';
 import { CommandButton } from './CommandButton';
 
 export interface IRunElsewhereProps {

@@ -1,21 +1,19 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { refreshIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
-import type { IMessageText } from '../../engine/messages';
 import { CommandIDs, IRunModel } from '../../tokens';
 import { describeRun, stepNameOf } from '../present';
-import { describePlannerProblem } from '../problem';
-import { CommandButton } from './CommandButton';
 import { ControlBar } from './ControlBar';
 import { EffectsSection } from './EffectsSection';
 import { OutputsSection } from './OutputsSection';
 import { PlannerLine } from './PlannerLine';
 import { ProgressSection } from './ProgressSection';
 import { RunElsewhere } from './RunElsewhere';
+import { RunError } from './RunError';
 import { SavedRunProblem } from './SavedRunProblem';
 import { StartProblem } from './StartProblem';
+import { TraceLink } from './TraceLink';
 import { RewindNote } from './RewindNote';
 import { UsageLine } from './UsageLine';
 import { WaitingLine } from './WaitingLine';
@@ -28,25 +26,6 @@ export interface IRunViewProps {
   commands: CommandRegistry;
   rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
-}
-
-/** A run's error: the cause first, the whole chain folded under Details. */
-function ErrorText(props: {
-  error: IMessageText;
-  trans: TranslationBundle;
-}): JSX.Element {
-  const problem = describePlannerProblem(props.error, props.trans);
-  return (
-    <>
-      <div className="jp-bcc-error-message">{problem.summary}</div>
-      {problem.details !== problem.summary ? (
-        <details className="jp-bcc-problem-details">
-          <summary>{props.trans.__('Details')}</summary>
-          <pre>{problem.details}</pre>
-        </details>
-      ) : null}
-    </>
-  );
 }
 
 /** One notebook's run: its state, task, controls, error, progress, outputs, warnings and effects. */
@@ -72,7 +51,6 @@ export function RunView(props: IRunViewProps): JSX.Element {
       : null;
   const paused = snapshot.running && (snapshot.paused || snapshot.pausing);
   const elsewhere = model.lockState.kind === 'other';
-  const lacksVariables = (error?.missingVariables?.length ?? 0) > 0;
   const rewind = snapshot.rewind;
   return (
     <>
@@ -156,22 +134,12 @@ export function RunView(props: IRunViewProps): JSX.Element {
         />
       ) : null}
       {error ? (
-        <div className="jp-bcc-error" role="alert">
-          <ErrorText error={error} trans={trans} />
-          {available.retry ? (
-            <CommandButton
-              commands={commands}
-              // Retrying without the variables the planner lacks would fail the same way.
-              id={lacksVariables ? CommandIDs.setVariables : CommandIDs.retry}
-              label={
-                lacksVariables ? trans.__('Set Variables…') : trans.__('Retry')
-              }
-              icon={refreshIcon}
-              enabled
-              primary
-            />
-          ) : null}
-        </div>
+        <RunError
+          error={error}
+          canRetry={available.retry}
+          commands={commands}
+          trans={trans}
+        />
       ) : null}
       <ProgressSection
         snapshot={snapshot}
@@ -200,18 +168,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
       <WarningsSection warnings={model.warnings} trans={trans} />
       <EffectsSection effects={model.effects} trans={trans} />
       {commands.isEnabled(CommandIDs.exportTrace) ? (
-        <div className="jp-bcc-footer">
-          <button
-            type="button"
-            className="jp-bcc-link-button"
-            title={commands.caption(CommandIDs.exportTrace)}
-            onClick={() => {
-              void commands.execute(CommandIDs.exportTrace);
-            }}
-          >
-            {trans.__('Export the run trace')}
-          </button>
-        </div>
+        <TraceLink commands={commands} trans={trans} />
       ) : null}
     </>
   );

@@ -1,7 +1,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { PlanningUsage } from '../../protocol';
-import { describeUsage } from '../present';
+import { describeUsage } from '../plannerText';
 
 export interface IUsageLineProps {
   /** What the LLM planner said the run spent (`IRunSnapshot.usage`). */

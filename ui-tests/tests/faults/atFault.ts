@@ -167,6 +167,19 @@ export async function pauseAtFault(
   );
 }
 
+/**
+ * Forgets what fired `pauseAtFault` for `path`, so that a run with several faults can be paused at the
+ * next one (`pauseAtFault` again) once it has been read at this one.
+ */
+export async function forgetFault(page: Page, path: string): Promise<void> {
+  await page.evaluate(path => {
+    const stops = (window as unknown as IPageSide).bccFaultStops;
+    if (stops) {
+      delete stops[path];
+    }
+  }, path);
+}
+
 /** What fired `pauseAtFault` for `path`, or null while it has not fired. */
 export async function triggered(
   page: Page,

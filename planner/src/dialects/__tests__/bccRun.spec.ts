@@ -11,7 +11,7 @@ import type { IExecResult, IRunSettings } from '../../../../src/engine';
 import { FakeNotebookDriver } from '../../../../src/engine/testing';
 import { createBrowserTransport } from '../../../../src/protocol';
 import {
-  BccPlannerService,
+  BccAdapter,
   createPlannerService
 } from '../../../../src/protocol/dialects';
 import type {
@@ -58,7 +58,7 @@ async function runAgainst(
   };
   const client =
     kind === 'bcc'
-      ? new BccPlannerService({ transport })
+      ? new BccAdapter({ transport })
       : createPlannerService({
           protocol: 'auto',
           transport,

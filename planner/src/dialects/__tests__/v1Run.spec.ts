@@ -10,7 +10,7 @@ import type {
 } from '../../../../src/engine';
 import { FakeNotebookDriver } from '../../../../src/engine/testing';
 import { createBrowserTransport } from '../../../../src/protocol';
-import { V1PlannerService } from '../../../../src/protocol/dialects';
+import { V1Adapter } from '../../../../src/protocol/dialects';
 import type { IDialectPlannerService } from '../../../../src/protocol/dialects';
 import type { IRunningDoubleServer } from '../http';
 import { startV1Double } from '../v1';
@@ -103,7 +103,7 @@ describe('the engine with the v1 adapter against the v1 double', () => {
         progress: { template: { stages: [{ id: 'load' }] } }
       });
       const transport = createBrowserTransport({ baseUrl: server.url });
-      await runner(driver, new V1PlannerService({ transport }), {
+      await runner(driver, new V1Adapter({ transport }), {
         startMode
       }).start(task);
       const sent = actionsBodies();
@@ -128,7 +128,7 @@ describe('the engine with the v1 adapter against the v1 double', () => {
       ++asked === 2 ? 'skip' : 'run';
     await runner(
       driver,
-      new V1PlannerService({ transport }),
+      new V1Adapter({ transport }),
       { interactive: true, maxExecutionSteps: 8 },
       approve
     ).start(task);

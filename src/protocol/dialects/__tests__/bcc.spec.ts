@@ -8,8 +8,8 @@ import {
 } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { DEFAULT_SETTINGS, type IRunSettings } from '../../../engine/settings';
-import { SettingsPlannerService } from '../../../lab/planner';
-import { BccPlannerService } from '../bcc';
+import { PlannerConnection } from '../../../lab/plannerConnection';
+import { BccAdapter } from '../bcc/adapter';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
 
 const STAGES = `<stages><remaining>
@@ -138,7 +138,7 @@ describe('bcc adapter', () => {
     });
     const logs: string[] = [];
     const warnings: string[] = [];
-    const service = new BccPlannerService({
+    const service = new BccAdapter({
       transport,
       notebookId: 'nb1',
       log: m => logs.push(m),
@@ -431,7 +431,7 @@ describe('bcc adapter', () => {
       );
     });
     const warnings: string[] = [];
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await service.planning(engineRequest(null, null));
     await collect(service.generating(engineRequest('s1', 'a')));
     const done = await service.planning(engineRequest('s1', 'a', true));
@@ -505,7 +505,7 @@ describe('bcc adapter', () => {
               }
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const start = await service.planning(engineRequest(null, null));
     expect(start.behavior?.id).toBe('a_b1');
     // Maps and lists alike, whichever way a JSON answer names its artifacts.
@@ -602,7 +602,7 @@ describe('bcc adapter', () => {
             : '<behavior id="x"><task>t</task></behavior>'
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await service.planning(engineRequest(null, null));
     await collect(service.generating(engineRequest('s1', 'a')));
     const first = await service.planning(engineRequest('s1', 'a', true));
@@ -667,7 +667,7 @@ describe('bcc adapter', () => {
         }
       ]
     };
-    const service = new BccPlannerService({ transport, notebookId: 'nb1' });
+    const service = new BccAdapter({ transport, notebookId: 'nb1' });
     await service.planning(engineRequest(null, null), { notebook });
     const later = { ...notebook, cell_count: 3, execution_count: 4 };
     await collect(
@@ -709,7 +709,7 @@ describe('bcc adapter', () => {
             : '<behavior><task>t</task></behavior>'
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const first = await collect(service.generating(engineRequest(null, null)));
     expect(transport.requests.map(fsmOf)).toEqual([
       'IDLE',
@@ -800,7 +800,7 @@ describe('bcc adapter', () => {
         'text/plain'
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const start = await service.planning(engineRequest(null, null));
     expect(start.behavior?.id).toBe('a_b1');
     await collect(service.generating(engineRequest('s1', 'a')));
@@ -830,7 +830,7 @@ describe('bcc adapter', () => {
             : '<behavior id="a_b1"><task>t</task></behavior>'
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const start = await service.planning(engineRequest(null, null));
     expect(start.behavior?.id).toBe('a_b1');
     expect(
@@ -879,7 +879,7 @@ describe('bcc adapter', () => {
               : '<behavior id="a_b1"><task>t</task></behavior>'
         );
       });
-      const service = new BccPlannerService({ transport });
+      const service = new BccAdapter({ transport });
       await service.planning(engineRequest(null, null));
       await collect(service.generating(engineRequest('s1', 'a')));
       const again = await service.planning(engineRequest('s1', 'a', true));
@@ -915,7 +915,7 @@ describe('bcc adapter', () => {
             : '<behavior><task>do it</task></behavior>'
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const start = await service.planning(engineRequest(null, null));
     const stages =
       start.context_update?.workflow_update?.workflowTemplate.stages ?? [];
@@ -938,17 +938,17 @@ describe('bcc adapter', () => {
     const transport = new FakeTransport(req =>
       fsmOf(req) === 'IDLE' ? text('<behavior id="x"/>') : text('boom', 500)
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await expect(service.planning(engineRequest(null, null))).rejects.toThrow(
       /<behavior> to FSM state IDLE/
     );
-    const bad = new BccPlannerService({
+    const bad = new BccAdapter({
       transport: new FakeTransport(() => text('<unknown/>'))
     });
     await expect(bad.planning(engineRequest(null, null))).rejects.toThrow(
       /expected <stages>/
     );
-    const failing = new BccPlannerService({
+    const failing = new BccAdapter({
       transport: new FakeTransport(() => text('server down', 503))
     });
     await expect(failing.planning(engineRequest(null, null))).rejects.toThrow(
@@ -967,7 +967,7 @@ describe('bcc adapter', () => {
             : '<behavior id="a_b1"><task>t</task></behavior>'
       );
     });
-    const writer = new BccPlannerService({ transport });
+    const writer = new BccAdapter({ transport });
     await writer.planning(engineRequest(null, null));
     const saved = JSON.parse(JSON.stringify(writer.saveState())) as {
       plan: unknown;
@@ -986,7 +986,7 @@ describe('bcc adapter', () => {
       { type: 'exec', codecell_id: 'lastAddedCellId' },
       { type: 'update_stage_steps', stage_id: 's1', updated_steps: [] }
     ];
-    const restored = new BccPlannerService({ transport });
+    const restored = new BccAdapter({ transport });
     restored.restoreState(saved);
     const actions = actionsOf(
       await collect(restored.generating(engineRequest('s1', 'a')))
@@ -1014,7 +1014,7 @@ describe('bcc adapter', () => {
             : '<behavior id="a_b1"><task>t</task></behavior>'
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const start = await service.planning(engineRequest(null, null));
     expect(
       start.context_update?.workflow_update?.workflowTemplate
@@ -1031,7 +1031,7 @@ describe('bcc adapter', () => {
       ]
     });
     const saved = JSON.parse(JSON.stringify(service.saveState()));
-    const restored = new BccPlannerService({ transport });
+    const restored = new BccAdapter({ transport });
     restored.restoreState(saved);
     // A reload between the planning answer and its /generating (e.g. while an interactive run waits
     // for the user's go-ahead) still writes the title, the description and the stage's heading.
@@ -1044,7 +1044,7 @@ describe('bcc adapter', () => {
       { action: 'new_section', content: 'S1' },
       { action: 'new_step', content: 'A' }
     ]);
-    const again = new BccPlannerService({ transport });
+    const again = new BccAdapter({ transport });
     again.restoreState(JSON.parse(JSON.stringify(restored.saveState())));
     expect(
       actionsOf(await collect(again.generating(engineRequest('s1', 'a'))))
@@ -1076,7 +1076,7 @@ describe('bcc adapter', () => {
           )
         : text('<stage_reflection stage_is_complete="false"/>')
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
@@ -1115,7 +1115,7 @@ describe('bcc adapter', () => {
           return text(behavior(`b${behaviors}`, 'x'));
       }
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const focusAt = async (step: string) => {
       const answer = await service.planning(
         engineRequest('sales_data_check', step)
@@ -1146,7 +1146,7 @@ describe('bcc adapter', () => {
   }
 
   /** The run's start (stages, steps, the first behavior planned) and that behavior's /generating. */
-  async function runFirstBehavior(service: BccPlannerService): Promise<void> {
+  async function runFirstBehavior(service: BccAdapter): Promise<void> {
     await service.planning(engineRequest(null, null));
     await collect(
       service.generating(engineRequest('sales_data_check', 'load_sales'))
@@ -1190,7 +1190,7 @@ describe('bcc adapter', () => {
     const transport = scripted(() =>
       fail ? text('LLM timeout', 500) : text(REFLECT_RUNNING)
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     const error = await service
       .planning(engineRequest('sales_data_check', 'load_sales', true))
@@ -1217,7 +1217,7 @@ describe('bcc adapter', () => {
   });
 
   it('rejects a reflection whose root does not fit the state just sent', async () => {
-    const service = new BccPlannerService({
+    const service = new BccAdapter({
       transport: scripted(() => text(STAGE_DONE))
     });
     await runFirstBehavior(service);
@@ -1229,7 +1229,7 @@ describe('bcc adapter', () => {
         /<stage_reflection> to FSM state BEHAVIOR_COMPLETED/
       )
     });
-    const second = new BccPlannerService({
+    const second = new BccAdapter({
       transport: scripted(req =>
         fsmOf(req) === 'BEHAVIOR_COMPLETED'
           ? text(REFLECT_DONE)
@@ -1249,7 +1249,7 @@ describe('bcc adapter', () => {
         ? text(REFLECT_DONE)
         : text(stageAnswer)
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     await expect(
       service.planning(engineRequest('sales_data_check', 'load_sales', true))
@@ -1270,7 +1270,7 @@ describe('bcc adapter', () => {
 
   it('starts the first step with START_STEP and moves effects.current into history for /generating', async () => {
     const transport = scripted(() => text(REFLECT_RUNNING));
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await service.planning(engineRequest(null, null));
     const behaviorRequest = transport.requests[2].body as any;
     expect(behaviorRequest.state.FSM).toMatchObject({
@@ -1296,7 +1296,7 @@ describe('bcc adapter', () => {
         { action: { type: 'complete_reflection' } }
       ])
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
@@ -1323,7 +1323,7 @@ describe('bcc adapter', () => {
               : `<stage_reflection stage_is_complete="false"><stage_goal_review><needs_update>true</needs_update><proposed_goal>Forecast per region</proposed_goal></stage_goal_review><decision><next_state>STEP_RUNNING</next_state></decision></stage_reflection>`
           )
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
@@ -1354,7 +1354,7 @@ describe('bcc adapter', () => {
           { action: { type: 'add', content: 'x' } }
         ])
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
@@ -1392,7 +1392,7 @@ describe('bcc adapter', () => {
           );
       }
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     await expect(
       service.planning(engineRequest('sales_data_check', 'load_sales', true))
@@ -1419,7 +1419,7 @@ describe('bcc adapter', () => {
           ? text('LLM timeout', 500)
           : text(STAGE_NOT_DONE)
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     await expect(
       service.planning(engineRequest('sales_data_check', 'load_sales', true))
@@ -1448,7 +1448,7 @@ describe('bcc adapter', () => {
           : STAGE_DONE
       );
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     const verdict = await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
@@ -1473,7 +1473,7 @@ describe('bcc adapter', () => {
             `<stage_reflection stage_is_complete="true"><step_evaluation><key_findings><finding priority="high">240 rows, 4 columns</finding><finding priority="low">no missing months</finding></key_findings></step_evaluation><experience_summary>Reading the CSV needed no cleaning.</experience_summary><decision><next_state>STAGE_COMPLETED</next_state></decision></stage_reflection>`
           )
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await runFirstBehavior(service);
     const done = await service.planning(
       engineRequest('sales_data_check', 'load_sales', true)
@@ -1495,7 +1495,7 @@ describe('bcc adapter', () => {
       key_findings: ['240 rows, 4 columns', 'no missing months']
     });
     // Saved with the plan: a reload sends them too.
-    const restored = new BccPlannerService({ transport });
+    const restored = new BccAdapter({ transport });
     restored.restoreState(JSON.parse(JSON.stringify(service.saveState())));
     expect(
       (restored.saveState() as any).plan.stages.completed[0].key_findings
@@ -1526,7 +1526,7 @@ describe('bcc adapter', () => {
         { status: 200, headers: { 'Content-Type': 'application/x-ndjson' } }
       );
     const transport = scripted(() => text(REFLECT_RUNNING), breaking);
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     await service.planning(engineRequest(null, null));
     const events: GeneratingEvent[] = [];
     await expect(
@@ -1554,7 +1554,7 @@ describe('bcc adapter', () => {
       () => text(REFLECT_RUNNING),
       () => text(GENERATED, 200, 'application/x-ndjson')
     );
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const events = await (async () => {
       await service.planning(engineRequest(null, null));
       return collect(
@@ -1591,7 +1591,7 @@ describe('bcc adapter', () => {
           return text(behavior(`b${behaviors}`, 'x'));
       }
     });
-    const service = new BccPlannerService({ transport });
+    const service = new BccAdapter({ transport });
     const warned: string[] = [];
     const onWarning = (w: { message: string }) => warned.push(w.message);
     await service.planning(engineRequest(null, null), { onWarning });
@@ -1625,7 +1625,7 @@ describe('bcc adapter', () => {
       transport: 'browser',
       protocol: 'bcc'
     };
-    const service = new SettingsPlannerService({
+    const service = new PlannerConnection({
       settings: () => settings,
       notebookId: () => 'sales.ipynb',
       fetch: async (url, init) => {

@@ -2,8 +2,8 @@ import {
   planningAnswerFromJson,
   planningAnswerFromXml,
   reflectionFromXml
-} from '../bccAnswers';
-import { withIds } from '../bccPlan';
+} from '../bcc/answers';
+import { withIds } from '../bcc/plan';
 import { parseLenientXml } from '../xml';
 
 function reflect(xml: string) {

@@ -3,12 +3,8 @@ import type { INotebookSummary, PlanningRequestInput } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { RouteMissingError } from '../common';
 import type { Dialect, IDialectPlannerService } from '../common';
-import {
-  createPlannerService,
-  detectDialect,
-  normalizePlannerBaseUrl,
-  supersetProbeBody
-} from '../detect';
+import { createPlannerService, normalizePlannerBaseUrl } from '../detect';
+import { detectDialect, supersetProbeBody } from '../probe';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
 
 const request: PlanningRequestInput = {

@@ -1,4 +1,4 @@
-import { V1PlannerService } from '../v1';
+import { V1Adapter } from '../v1/adapter';
 import { collect, FakeTransport, json, ndjson } from './fakeTransport';
 import {
   actions,
@@ -14,7 +14,7 @@ import {
 describe('v1 adapter', () => {
   it('starts a run without a template at the entry step, locally', async () => {
     const transport = new FakeTransport(() => json({}));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const answer = await service.planning(request(null, null));
     expect(transport.requests).toHaveLength(0);
     expect(answer.targetAchieved).toBe(false);
@@ -58,7 +58,7 @@ describe('v1 adapter', () => {
         }
       ])
     );
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const start = await service.planning(request(STAGE, 'section_2_x'));
     expect(start.targetAchieved).toBe(false);
     expect(start.behavior?.id).toBe('section_2_x#b1');
@@ -111,7 +111,7 @@ describe('v1 adapter', () => {
     // context_description (each non-empty) before it runs anything, and titles the notebook
     // "<problem_name>: Data Science Analysis".
     const transport = new FakeTransport(() => oneAddStream(['next']));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const sentFor = async (task: string, files: string[] = []) => {
       const variables: Record<string, unknown> = { problem_description: task };
       if (files.length > 0) {
@@ -152,7 +152,7 @@ describe('v1 adapter', () => {
 
   it('describes the data as context_description (file, rows x columns) while the user gives none', async () => {
     const transport = new FakeTransport(() => oneAddStream(['next']));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const sent = async (variables: Record<string, unknown>) => {
       await collect(service.generating(request(STAGE, STEP, { variables })));
       const bodies = transport.bodies('v1/actions');
@@ -174,7 +174,7 @@ describe('v1 adapter', () => {
       })
     ).toBe('data/sales.csv, 240 x 4');
     // One the user gave is sent as it is.
-    const own = new V1PlannerService({ transport });
+    const own = new V1Adapter({ transport });
     await collect(
       own.generating(
         request(STAGE, STEP, {
@@ -208,7 +208,7 @@ describe('v1 adapter', () => {
             400
           )
     );
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     const events = await collect(service.generating(request(STAGE, STEP)));
     expect(actions(events).map(a => a.action)).toEqual(['add']);
@@ -230,7 +230,7 @@ describe('v1 adapter', () => {
           })
         : oneAddStream(['b', 'a'])
     );
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     await collect(service.generating(request(STAGE, STEP)));
     const again = await service.planning(
@@ -399,7 +399,7 @@ describe('v1 adapter', () => {
           ])
     );
     const logs: string[] = [];
-    const service = new V1PlannerService({ transport, log: m => logs.push(m) });
+    const service = new V1Adapter({ transport, log: m => logs.push(m) });
     const events = await collect(service.generating(request(STAGE, STEP)));
     const got = actions(events);
     expect(got.map(a => a.action)).toEqual([
@@ -466,7 +466,7 @@ describe('v1 adapter', () => {
 
   it('measures the body it sends, without the kernel summaries it never sends', async () => {
     const transport = new FakeTransport(() => oneAddStream(['next'], 'a'));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const summaries: Record<string, unknown> = {
       problem_description: 'Predict revenue',
       csv_file_path: 'data/sales.csv'
@@ -509,7 +509,7 @@ describe('v1 adapter', () => {
             }
           ])
     );
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     await collect(
       service.generating(request(STAGE, STEP, { current: ['(240, 4)\n'] }))
@@ -535,7 +535,7 @@ describe('v1 adapter', () => {
     expect(again.state).toEqual(before.state);
     expect((again.state as any).effect.current).toEqual(['(240, 4)\n']);
     // Saved with the run: a reload before the request sends it as it was too.
-    const restored = new V1PlannerService({ transport });
+    const restored = new V1Adapter({ transport });
     const second = await service.planning(skipped);
     expect(second.targetAchieved).toBe(false);
     restored.restoreState(JSON.parse(JSON.stringify(service.saveState())));
@@ -551,7 +551,7 @@ describe('v1 adapter', () => {
     );
     const notice =
       '[context trimmed: 3 history items dropped to fit 18569 characters]';
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     await collect(
       service.generating(
@@ -579,7 +579,7 @@ describe('v1 adapter', () => {
 
   it('starts a new run at the entry step even when the notebook holds another planner’s template', async () => {
     const transport = new FakeTransport(() => oneAddStream(['next']));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     // The runner resets the adapter when a run starts, then installs the last run's template
     // (here a dslc planner's), whose first stage the v1 server does not know.
     service.resetState();
@@ -596,7 +596,7 @@ describe('v1 adapter', () => {
     );
     expect(entry.context_update?.workflow_update).toBeUndefined();
     // A resumed run keeps its template: the entry step already ran.
-    const resumed = new V1PlannerService({ transport });
+    const resumed = new V1Adapter({ transport });
     resumed.restoreState(service.saveState());
     const resumedStart = await resumed.planning(request(STAGE, STEP));
     expect(resumedStart.context_update?.workflow_update).toBeUndefined();

@@ -2,8 +2,8 @@ import { progressUpdatesOf } from '../../schemas';
 import { PlannerError } from '../../errors';
 import type { GeneratingEvent } from '../../actionStream';
 import { isRouteMissingError } from '../common';
-import { fullStepIndex, missingVariableNames, V1PlannerService } from '../v1';
-import { problemName } from '../v1State';
+import { V1Adapter } from '../v1/adapter';
+import { fullStepIndex, missingVariableNames, problemName } from '../v1/state';
 import {
   breaksAfter,
   collect,
@@ -41,7 +41,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
         }
       ])
     );
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const empty = { variables: {} };
     await service.planning(request(STAGE, STEP, empty));
     const seen: GeneratingEvent[] = [];
@@ -114,7 +114,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       const transport = new FakeTransport(() =>
         typeof body === 'string' ? text(body, status) : json(body, status)
       );
-      const service = new V1PlannerService({ transport });
+      const service = new V1Adapter({ transport });
       const error = await collect(
         service.generating(request(STAGE, STEP))
       ).catch(e => e);
@@ -129,7 +129,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     const transport = new FakeTransport(() =>
       json({ detail: 'Not Found' }, 404)
     );
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const error = await collect(service.generating(request(STAGE, STEP))).catch(
       e => e
     );
@@ -138,7 +138,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
 
   it('rejects a reflection answer without a boolean targetAchieved', async () => {
     const transport = new FakeTransport(() => json({ status: 'received' }));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await expect(
       service.planning(request(STAGE, STEP, { feedback: true }))
     ).rejects.toThrow(/boolean "targetAchieved"/);
@@ -171,7 +171,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
         }
       ]);
     });
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await collect(service.generating(request(STAGE, STEP)));
     const saved = JSON.parse(JSON.stringify(service.saveState()));
     expect(saved).toMatchObject({
@@ -180,7 +180,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       state: { toDoList: ['next'] }
     });
 
-    const resumed = new V1PlannerService({ transport });
+    const resumed = new V1Adapter({ transport });
     resumed.restoreState(saved);
     const answer = await resumed.planning(request(STAGE, STEP));
     expect(progressUpdatesOf(answer.context_update)[0]?.focus).toBe(
@@ -196,7 +196,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     }
     const partial = JSON.parse(JSON.stringify(resumed.saveState()));
     expect(partial.streamComplete).toBe(false);
-    const third = new V1PlannerService({ transport });
+    const third = new V1Adapter({ transport });
     third.restoreState(partial);
     const warned: string[] = [];
     await third.planning(request(STAGE, STEP), {
@@ -240,13 +240,13 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
             }
           ])
     );
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     for await (const event of service.generating(request(STAGE, STEP))) {
       expect(event.kind).toBe('action');
       break;
     }
-    const resumed = new V1PlannerService({ transport });
+    const resumed = new V1Adapter({ transport });
     resumed.restoreState(JSON.parse(JSON.stringify(service.saveState())));
     for (const adapter of [service, resumed]) {
       const warned: string[] = [];
@@ -286,7 +286,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
         }
       ]);
     });
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     await expect(
       collect(service.generating(request(STAGE, STEP)))
@@ -313,7 +313,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       }
       return breaksAfter([header]);
     });
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await collect(service.generating(request(STAGE, STEP)));
     await expect(
       collect(service.generating(request(STAGE, STEP)))
@@ -347,7 +347,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
             }
           ]);
     });
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     await expect(
       collect(service.generating(request(STAGE, STEP)))
@@ -370,7 +370,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
         `b${behaviors}`
       );
     });
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     const warned: string[] = [];
     const options = {
       onWarning: (w: { message: string }) => warned.push(w.message)
@@ -413,7 +413,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       const transport = new FakeTransport(req =>
         req.path === 'v1/reflection' ? answer.clone() : oneAddStream([], 'a')
       );
-      const service = new V1PlannerService({ transport });
+      const service = new V1Adapter({ transport });
       await collect(service.generating(request(STAGE, STEP)));
       const error = await service
         .planning(request(STAGE, STEP, { feedback: true }))
@@ -443,7 +443,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
           ])
         : oneAddStream(['next'], 'ok');
     });
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await expect(
       collect(service.generating(request(STAGE, STEP)))
     ).rejects.toMatchObject({
@@ -451,7 +451,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
     });
     // "Set Variables…" puts the values among the run's variables; Retry resends the request, here
     // after a reload.
-    const restored = new V1PlannerService({ transport });
+    const restored = new V1Adapter({ transport });
     restored.restoreState(JSON.parse(JSON.stringify(service.saveState())));
     await collect(
       restored.generating(
@@ -478,7 +478,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
 
   it('uses header.next_step only for the stage whose header it is', async () => {
     const transport = new FakeTransport(() => oneAddStream([], 'a'));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await collect(service.generating(request(STAGE, STEP)));
     const same = await service.planning(request(STAGE, null));
     expect(same.context_update?.stage_steps_update).toEqual({
@@ -499,7 +499,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
 
   it('resets toDoList when a new step starts', async () => {
     const transport = new FakeTransport(() => oneAddStream(['pending'], 'a'));
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await collect(service.generating(request(STAGE, STEP)));
     await service.planning(request(STAGE, `${STAGE}_section_3_x`));
     await collect(service.generating(request(STAGE, `${STAGE}_section_3_x`)));
@@ -534,7 +534,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       [headerOnly, /no action/]
     ] as const) {
       const transport = new FakeTransport(() => answer.clone());
-      const service = new V1PlannerService({ transport });
+      const service = new V1Adapter({ transport });
       await service.planning(request(STAGE, STEP));
       const run = collect(service.generating(request(STAGE, STEP)));
       await expect(run).rejects.toThrow(expected);
@@ -542,7 +542,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       expect(transport.paths()).toEqual(['POST v1/actions']);
     }
     // `update_stage_steps` lines carry no state, yet such an answer moved the step on.
-    const steps = new V1PlannerService({
+    const steps = new V1Adapter({
       transport: new FakeTransport(() =>
         ndjson([
           header,
@@ -587,7 +587,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
           }
         ])
       );
-      const service = new V1PlannerService({ transport });
+      const service = new V1Adapter({ transport });
       await service.planning(request(STAGE, STEP, { variables: {} }));
       await expect(
         collect(service.generating(request(STAGE, STEP, { variables: {} })))
@@ -613,7 +613,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
             "事件处理器 'analyze' 缺少必需变量: ['top_5_lines', 'eda_summary']"
           );
     });
-    const service = new V1PlannerService({ transport });
+    const service = new V1Adapter({ transport });
     await service.planning(request(STAGE, STEP));
     await collect(service.generating(request(STAGE, STEP)));
     await expect(
@@ -638,7 +638,7 @@ describe('v1 adapter: missing variables, errors and the stored state', () => {
       "Handler analyze cannot run: the output of the last cell is missing ['effect.current']",
       "Step X needs: ['user_goal']"
     ]) {
-      const listing = new V1PlannerService({
+      const listing = new V1Adapter({
         transport: new FakeTransport(() => oneAddStream([], content))
       });
       await listing.planning(request(STAGE, STEP));

@@ -1,0 +1,36 @@
+import {
+  abortInterruptsKernel,
+  type IStopReason,
+  sourceHash
+} from '../ports/driver';
+import { RunStopped } from '../run/runControl';
+
+function aborted(reason?: unknown): AbortSignal {
+  const controller = new AbortController();
+  controller.abort(reason);
+  return controller.signal;
+}
+
+describe('the notebook port', () => {
+  it('interrupts the kernel unless the stop asks to leave it alone', () => {
+    expect(abortInterruptsKernel(aborted(new RunStopped(false)))).toBe(false);
+    expect(abortInterruptsKernel(aborted(new RunStopped(true)))).toBe(true);
+    expect(abortInterruptsKernel(aborted(new RunStopped()))).toBe(true);
+    // A plain abort, or any other reason, interrupts.
+    expect(abortInterruptsKernel(aborted())).toBe(true);
+    expect(abortInterruptsKernel(aborted('closing'))).toBe(true);
+    expect(abortInterruptsKernel(aborted(null))).toBe(true);
+  });
+
+  it('takes the engine stop as a stop reason of the port', () => {
+    const reason: IStopReason = new RunStopped(false);
+    expect(reason.interruptKernel).toBe(false);
+  });
+
+  it('hashes a source stably and tells edits apart', () => {
+    expect(sourceHash('print(1)')).toBe(sourceHash('print(1)'));
+    expect(sourceHash('print(1)')).toMatch(/^[0-9a-f]{16}$/);
+    expect(sourceHash('print(1)')).not.toBe(sourceHash('print(2)'));
+    expect(sourceHash('')).not.toBe(sourceHash(' '));
+  });
+});

@@ -1,0 +1,209 @@
+/**
+ * The run's notebook: the notebook port, the cell map (`store_id`, `lastAddedCellId`, the thinking and
+ * title cells) and the rewind journal. Every cell the run writes goes through here, so the cell map and
+ * the journal see every write (docs/architecture.md#rewind).
+ */
+import type { CellMap, IOpenThinking } from './cells';
+import type { ICellProvenance, INotebookDriver } from '../ports/driver';
+import type { INewCell, IRunControl } from '../actions/registry';
+import type { RewindLog } from '../rewind';
+import type { ICellAdded } from '../types';
+
+/**
+ * The closed form of a thinking cell: one "💭 Thought for N s" line, with the thinking text (if any)
+ * folded under it, so no finished notebook keeps a live "is thinking…" title.
+ */
+export function closedThinkingSource(
+  thinking: IOpenThinking,
+  seconds: number | null
+): string {
+  const who = thinking.agentName ? `${thinking.agentName} thought` : 'Thought';
+  const line = `💭 ${who}${seconds === null ? '' : ` for ${seconds} s`}`;
+  return thinking.body
+    ? `<details><summary>${line}</summary>\n\n${thinking.body}\n\n</details>`
+    : line;
+}
+
+/** The live title of a thinking cell. */
+export function liveThinkingTitle(
+  agentName: string | null | undefined
+): string {
+  return agentName ? `🤔 ${agentName} is thinking…` : '🤔 Thinking…';
+}
+
+export class RunNotebook {
+  constructor(options: RunNotebook.IOptions) {
+    this.driver = options.driver;
+    this.cells = options.cells;
+    this._journal = options.journal;
+    this._now = options.now;
+    this._cellAdded = options.cellAdded;
+  }
+
+  /** The notebook port itself: reads, execution, the kernel, saves. */
+  readonly driver: INotebookDriver;
+  /** Which cell a name means; the run's own cells. */
+  readonly cells: CellMap;
+
+  /** What an action's handler writes to the notebook (`IActionContext.run`), as `provenance`. */
+  writerFor(
+    provenance: ICellProvenance
+  ): Pick<
+    IRunControl,
+    'addCell' | 'updateCell' | 'setTitle' | 'openThinking' | 'closeThinking'
+  > {
+    return {
+      addCell: cell => this.addCell(cell, provenance),
+      updateCell: (cellId, source, metadata) =>
+        this.updateCell(cellId, source, metadata),
+      setTitle: title => this.setTitle(title, provenance),
+      openThinking: thinking => this.openThinking(thinking, provenance),
+      closeThinking: () => this.closeThinking()
+    };
+  }
+
+  /** Adds a cell with `provenance` and records it for `store_id` and `lastAddedCellId`. */
+  async addCell(cell: INewCell, provenance: ICellProvenance): Promise<string> {
+    const cellProvenance = cell.storeId
+      ? { ...provenance, store_id: cell.storeId }
+      : provenance;
+    const cellId = await this.driver.addCell({
+      kind: cell.kind,
+      source: cell.source,
+      role: cell.role,
+      provenance: cellProvenance,
+      metadata: cell.metadata
+    });
+    this.cells.cellAdded(cellId, cell.kind, cell.storeId, cell.role);
+    this._cellAdded({
+      cellId,
+      kind: cell.kind,
+      role: cell.role,
+      provenance: cellProvenance
+    });
+    return cellId;
+  }
+
+  /** Rewrites a cell; its earlier source goes into the rewind journal first. */
+  updateCell(
+    cellId: string,
+    source: string | null,
+    metadata?: Record<string, unknown>
+  ): Promise<boolean> {
+    if (source !== null) {
+      this._remember(cellId);
+    }
+    return this.driver.updateCell(cellId, source, metadata);
+  }
+
+  /** `update_title`: the run's title cell, made or rewritten, and the notebook's title metadata. */
+  async setTitle(title: string, provenance: ICellProvenance): Promise<string> {
+    const titleCellId = this.cells.titleCellId;
+    if (titleCellId !== null) {
+      this._remember(titleCellId);
+    }
+    this._journal.retitling(this.driver.notebookTitle());
+    const cellId = await this.driver.setTitle(title, provenance, titleCellId);
+    this.cells.titleCellId = cellId;
+    return cellId;
+  }
+
+  /** A new live thinking cell (`is_thinking`); one at a time, so an earlier one is closed first. */
+  async openThinking(
+    thinking: { title: string; body: string; agentName: string | null },
+    provenance: ICellProvenance
+  ): Promise<string> {
+    await this.closeThinking();
+    const cellId = await this.addCell(
+      {
+        kind: 'markdown',
+        source: thinking.body
+          ? `${thinking.title}\n\n${thinking.body}`
+          : thinking.title,
+        role: 'thinking',
+        metadata: {
+          thinking: true,
+          finished_thinking: false,
+          ...(thinking.agentName ? { agent_name: thinking.agentName } : {})
+        }
+      },
+      provenance
+    );
+    this.cells.openThinking = {
+      ...thinking,
+      cellId,
+      startedAt: this._now().toISOString()
+    };
+    return cellId;
+  }
+
+  /** Closes the open thinking cell, if any (`finish_thinking`, or the end of a behavior or run). */
+  async closeThinking(): Promise<void> {
+    const thinking = this.cells.openThinking;
+    if (!thinking) {
+      return;
+    }
+    this.cells.openThinking = null;
+    const started = thinking.startedAt ? Date.parse(thinking.startedAt) : NaN;
+    const seconds = Number.isNaN(started)
+      ? null
+      : Math.max(0, Math.round((this._now().getTime() - started) / 1000));
+    await this.updateCell(
+      thinking.cellId,
+      closedThinkingSource(thinking, seconds),
+      {
+        finished_thinking: true,
+        ...(seconds === null ? {} : { thinking_seconds: seconds })
+      }
+    );
+  }
+
+  /**
+   * The open thinking cell while the run is paused says paused (nothing thinks while a run is paused);
+   * `paused: false` puts its live title back. The closed form is unchanged.
+   */
+  async markThinkingPaused(paused: boolean): Promise<void> {
+    const thinking = this.cells.openThinking;
+    if (!thinking) {
+      return;
+    }
+    const live = thinking.title ?? liveThinkingTitle(thinking.agentName);
+    const title = paused
+      ? thinking.agentName
+        ? `⏸ ${thinking.agentName} is paused: it goes on when you resume.`
+        : '⏸ Paused: thinking goes on when you resume.'
+      : live;
+    await this.updateCell(
+      thinking.cellId,
+      thinking.body ? `${title}\n\n${thinking.body}` : title
+    );
+  }
+
+  /** Before the run overwrites a cell it made before the latest checkpoint, its source is journaled. */
+  private _remember(cellId: string): void {
+    const latest = this._journal.latest;
+    if (!latest || this.cells.createdSince(latest.cells).includes(cellId)) {
+      return;
+    }
+    const source = this.driver.cellSource(cellId);
+    if (source !== null) {
+      this._journal.rewriting(cellId, source);
+    }
+  }
+
+  private readonly _journal: RewindLog;
+  private readonly _now: () => Date;
+  private readonly _cellAdded: (event: ICellAdded) => void;
+}
+
+export namespace RunNotebook {
+  export interface IOptions {
+    driver: INotebookDriver;
+    cells: CellMap;
+    /** The run's rewind log, where rewritten sources and titles are kept. */
+    journal: RewindLog;
+    now: () => Date;
+    /** Told of every cell the run adds (the runner's `cellAdded` signal). */
+    cellAdded: (event: ICellAdded) => void;
+  }
+}

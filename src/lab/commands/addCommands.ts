@@ -1,0 +1,60 @@
+/**
+ * The run commands. Each acts on the notebook given as `notebook` (a panel id, e.g. from a toolbar
+ * button) or else on the active notebook; enabled and visible states follow that notebook's run model.
+ * They are grouped by what they act on, one file per group, sharing a `CommandContext`.
+ */
+import type { CommandRegistry } from '@lumino/commands';
+import { CommandIDs } from '../../tokens';
+import { CommandContext, ICommandsOptions } from './context';
+import { addControlCommands } from './control';
+import { addPlannerCommands } from './planner';
+import { addRewindCommands } from './rewind';
+import { addSavedRunCommands } from './savedRun';
+import { addStartCommands } from './start';
+
+/** The run commands, in palette order; `CommandIDs.open` belongs to the sidebar. */
+export const RUN_COMMANDS: readonly string[] = [
+  CommandIDs.run,
+  CommandIDs.pause,
+  CommandIDs.resume,
+  CommandIDs.togglePause,
+  CommandIDs.step,
+  CommandIDs.stop,
+  CommandIDs.retry,
+  CommandIDs.setVariables,
+  CommandIDs.exportTrace,
+  CommandIDs.testConnection,
+  CommandIDs.takeOver,
+  CommandIDs.discardSavedRun,
+  CommandIDs.undoBehavior,
+  CommandIDs.redoFromStep
+];
+
+/** Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. */
+export function addCommands(
+  commands: CommandRegistry,
+  options: ICommandsOptions
+): void {
+  const context = new CommandContext(commands, options);
+  addStartCommands(context);
+  addControlCommands(context);
+  addSavedRunCommands(context);
+  addPlannerCommands(context);
+  addRewindCommands(context);
+
+  // A run changes its model several times per action: the toolbar, menus and palette read the
+  // commands again once per frame, not at each change.
+  let notifying = false;
+  options.models.currentChanged.connect(() => {
+    if (notifying) {
+      return;
+    }
+    notifying = true;
+    requestAnimationFrame(() => {
+      notifying = false;
+      for (const id of RUN_COMMANDS) {
+        commands.notifyCommandChanged(id);
+      }
+    });
+  });
+}

@@ -1,0 +1,336 @@
+/**
+ * The planner connection: the planner as one run sees it, built from the current settings: the
+ * dialect façade (`createPlannerService`) with the dslc adapter (`DslcAdapter`), both on one
+ * transport. The façade (and the dialect it found) is rebuilt only when the planner itself changes
+ * (base URL, transport, protocol, token, v1 entry point); timeouts and the notebook id rebuild the
+ * dslc adapter alone, so they apply to the next request without losing the run's dialect state
+ * (docs/architecture.md#adding-a-dialect). The engine streams each behavior from the adapter the
+ * façade chose (`adapter()`), not through here.
+ *
+ * It also tells the views what the engine does not need: how long a request has been waiting for the
+ * planner's first byte, and where the planner is.
+ */
+import { ISignal, Signal } from '@lumino/signaling';
+import {
+  createBrowserTransport,
+  FetchLike,
+  GeneratingEvent,
+  GeneratingRequestInput,
+  IConnectionCheck,
+  IPlannerObserver,
+  IPlannerRequest,
+  IPlannerTransport,
+  ITimeouts,
+  NOTEBOOK_ID_HEADER,
+  ObservationInput,
+  DslcAdapter,
+  PLANNING_RETRIES,
+  PlanningRequestInput,
+  PlanningResponse,
+  withSend
+} from '../protocol';
+import {
+  createPlannerService,
+  DialectPlannerService,
+  IDialectPlannerService,
+  IGeneratingOptions,
+  IPlanningOptions,
+  normalizePlannerBaseUrl
+} from '../protocol/dialects';
+import type { IRunSettings } from '../engine/settings';
+import type { IPlannerService } from '../engine/types';
+import type { ILlmChoice, IPlannerLocation, IPlannerStatus } from '../tokens';
+
+/** What the relay's `GET notebook-bcc/config` says about the planner it serves. */
+export interface IPlannerWhereabouts {
+  url?: string;
+  source?: string;
+  /** No planner is configured: the built-in demo planner answers. */
+  builtin?: boolean;
+  /** The relay serves the LLM planner (`notebook-bcc/config`'s `llm`). */
+  llm?: ILlmChoice;
+}
+
+interface IFacade {
+  key: string;
+  transport: IPlannerTransport;
+  service: DialectPlannerService;
+}
+
+export class PlannerConnection implements IPlannerService, IPlannerStatus {
+  constructor(private _options: PlannerConnection.IOptions) {}
+
+  /** Location or waiting time changed. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** The dialect of the current run, once known. */
+  get dialect(): string | null {
+    return this._facade?.service.dialect ?? null;
+  }
+
+  get needsPlanningFirst(): boolean {
+    return this._ensureFacade().service.needsPlanningFirst;
+  }
+
+  /** Since when (ms since the epoch) a request waits for the planner's first byte; null when none does. */
+  get waitingSince(): number | null {
+    const times = [this._clientSince, ...this._sending.values()].filter(
+      (time): time is number => time !== null
+    );
+    return times.length > 0 ? Math.min(...times) : null;
+  }
+
+  /** Where requests go, for the panel; asks the relay where it forwards when the planner changed. */
+  get location(): IPlannerLocation | null {
+    const facade = this._ensureFacade();
+    if (this._located !== facade.key) {
+      this._located = facade.key;
+      this._location = {
+        via: facade.transport.label,
+        viaText: facade.transport.labelText
+      };
+      void this._describe(facade);
+    }
+    return this._location;
+  }
+
+  saveState(): unknown {
+    return this._ensureFacade().service.saveState();
+  }
+
+  restoreState(saved: unknown): void {
+    this._ensureFacade().service.restoreState(saved);
+  }
+
+  resetState(): void {
+    this._ensureFacade().service.resetState();
+  }
+
+  requestOverhead(): number {
+    return this._client().requestOverhead();
+  }
+
+  sentSize(request: { observation: ObservationInput }): number | null {
+    return this._ensureFacade().service.sentSize?.(request) ?? null;
+  }
+
+  /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
+  async planning(
+    request: PlanningRequestInput,
+    options: IPlanningOptions = {}
+  ): Promise<PlanningResponse> {
+    return this._ensureFacade().service.planning(request, options);
+  }
+
+  generating(
+    request: GeneratingRequestInput,
+    options?: IGeneratingOptions
+  ): AsyncIterable<GeneratingEvent> {
+    return this._ensureFacade().service.generating(request, options);
+  }
+
+  /** The adapter the façade chose for this run, once it is to be trusted (null before). */
+  adapter(): IDialectPlannerService | null {
+    return this._ensureFacade().service.adapter();
+  }
+
+  /**
+   * The planner the server relays to changed (e.g. the user saved their LLM settings): the transport
+   * asks the server again at the next request, and the panel is told where the planner is now.
+   */
+  reconfigure(): void {
+    this._revision++;
+    this._located = null;
+    this._changed.emit();
+  }
+
+  /** Whether the planner answers at all, with a message the user can act on (Run dialog, Test connection). */
+  async checkConnection(): Promise<IConnectionCheck> {
+    this._located = null;
+    const check = await this._client().checkConnection();
+    this._changed.emit();
+    return check;
+  }
+
+  private _ensureFacade(): IFacade {
+    const settings = this._options.settings();
+    const planner = {
+      baseUrl: settings.baseUrl,
+      transport: settings.transport,
+      token: settings.token || null,
+      protocol: settings.protocol,
+      v1EntryStage: settings.v1EntryStage,
+      v1EntryStep: settings.v1EntryStep
+    };
+    const key = JSON.stringify({ ...planner, revision: this._revision });
+    if (this._facade?.key === key) {
+      return this._facade;
+    }
+    const transport = this._watch(
+      this._options.transport?.(settings) ??
+        createBrowserTransport({
+          baseUrl: normalizePlannerBaseUrl(settings.baseUrl).root,
+          token: planner.token,
+          fetch: this._options.fetch
+        })
+    );
+    const service = createPlannerService({
+      protocol: settings.protocol,
+      transport,
+      dslc: () => this._client(),
+      baseUrl: settings.baseUrl,
+      v1: {
+        entryStageId: settings.v1EntryStage,
+        entryStepId: settings.v1EntryStep
+      },
+      bcc: { notebookId: this._notebookId(settings) },
+      // The probe is the run's first /planning request: the same timeout and retries as the client's.
+      probeTiming: () => ({
+        firstByteTimeoutMs: this._timeouts().firstByteTimeoutMs,
+        retries: PLANNING_RETRIES
+      }),
+      // The v1 and bcc requests wait like the seed client's (docs/dialects.md).
+      timeouts: () => this._timeouts(),
+      log: message => console.debug(`Notebook-BCC: ${message}`)
+    });
+    this._facade = { key, transport, service };
+    this._clientKey = '';
+    return this._facade;
+  }
+
+  /** The `dslc` client on the façade's transport, rebuilt when the notebook id or a timeout changes. */
+  private _client(): DslcAdapter {
+    const facade = this._ensureFacade();
+    const settings = this._options.settings();
+    const options = {
+      notebookId: this._notebookId(settings),
+      ...this._timeouts()
+    };
+    const key = JSON.stringify(options);
+    if (!this._current || key !== this._clientKey) {
+      this._clientKey = key;
+      this._current = new DslcAdapter({
+        ...options,
+        transport: facade.transport,
+        observer: [
+          ...(this._options.observer ? [this._options.observer] : []),
+          {
+            onWarning: (_, warning) =>
+              console.warn(`Notebook-BCC: ${warning.message}`),
+            onWaiting: (_, since) => {
+              this._clientSince = since;
+              this._changed.emit();
+            }
+          }
+        ]
+      });
+    }
+    return this._current;
+  }
+
+  private _notebookId(settings: IRunSettings): string {
+    return settings.notebookId || this._options.notebookId();
+  }
+
+  /**
+   * The dialect adapters send through the transport directly: their wait is the time to the headers,
+   * and their requests (detection's probe included) carry the notebook id, in the header and the body,
+   * as the client's do.
+   */
+  private _watch(transport: IPlannerTransport): IPlannerTransport {
+    return withSend(transport, async (request: IPlannerRequest) => {
+      const id = ++this._sends;
+      this._sending.set(id, Date.now());
+      this._changed.emit();
+      const notebookId = this._notebookId(this._options.settings());
+      try {
+        return await transport.send({
+          ...request,
+          body: withNotebookId(request.body, notebookId),
+          headers: {
+            ...(notebookId ? { [NOTEBOOK_ID_HEADER]: notebookId } : {}),
+            ...request.headers
+          }
+        });
+      } finally {
+        this._sending.delete(id);
+        this._changed.emit();
+      }
+    });
+  }
+
+  /** The first-byte and stall timeouts of every planner request, from the settings. */
+  private _timeouts(): ITimeouts {
+    const settings = this._options.settings();
+    return {
+      firstByteTimeoutMs: settings.firstByteTimeout * 1000,
+      stallTimeoutMs: settings.stallTimeout * 1000
+    };
+  }
+
+  private async _describe(facade: IFacade): Promise<void> {
+    const where = this._options.where;
+    if (!where) {
+      return;
+    }
+    try {
+      const found = await where(this._options.settings());
+      if (found && this._located === facade.key) {
+        this._location = {
+          via: facade.transport.label,
+          viaText: facade.transport.labelText,
+          ...found
+        };
+        this._changed.emit();
+      }
+    } catch (reason) {
+      console.debug(
+        'Notebook-BCC: where the relay forwards is unknown',
+        reason
+      );
+    }
+  }
+
+  private _facade: IFacade | null = null;
+  private _revision = 0;
+  private _current: DslcAdapter | null = null;
+  private _clientKey = '';
+  private _clientSince: number | null = null;
+  private _sending = new Map<number, number>();
+  private _sends = 0;
+  private _location: IPlannerLocation | null = null;
+  private _located: string | null = null;
+  private _changed = new Signal<this, void>(this);
+}
+
+/** Every JSON body carries the notebook id as `notebook_id` (docs/protocol.md#notebook-id). */
+function withNotebookId(body: unknown, notebookId: string): unknown {
+  if (
+    !notebookId ||
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    'notebook_id' in body
+  ) {
+    return body;
+  }
+  return { ...body, notebook_id: notebookId };
+}
+
+export namespace PlannerConnection {
+  export interface IOptions {
+    settings: () => IRunSettings;
+    /** The notebook id sent when the setting is empty: the notebook's path, read at each request. */
+    notebookId: () => string;
+    /** The run's trace. */
+    observer?: IPlannerObserver;
+    /** How requests leave for these settings (`createPlannerTransport`); default: straight to `baseUrl`. */
+    transport?: (settings: IRunSettings) => IPlannerTransport;
+    /** For the default transport; default: the browser's `fetch`. */
+    fetch?: FetchLike;
+    /** Where the planner really is for these settings (the relay's config), when the transport hides it. */
+    where?: (settings: IRunSettings) => Promise<IPlannerWhereabouts | null>;
+  }
+}
