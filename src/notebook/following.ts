@@ -5,8 +5,8 @@
  */
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
-/** The shortest time between two scrolls to new cells, in ms. */
-const SCROLL_INTERVAL_MS = 100;
+/** The shortest time between two scrolls to new cells, in ms: a burst of cells scrolls four times a second. */
+const SCROLL_INTERVAL_MS = 250;
 /** Closer than this to the end of the notebook counts as being at the end, in px. */
 const AT_END_PX = 48;
 /** A scroll this soon after the user's wheel, touch, key or pointer input is the user's, in ms. */

@@ -14,8 +14,9 @@ import {
 quietConsole();
 
 /** Long enough for the driver's throttled scroll to new cells to have happened. */
+/** Longer than the follower's shortest time between two scrolls (250 ms), then one frame. */
 async function afterScroll(): Promise<void> {
-  await new Promise(resolve => setTimeout(resolve, 150));
+  await new Promise(resolve => setTimeout(resolve, 300));
   await new Promise(resolve => requestAnimationFrame(() => resolve(null)));
 }
 
