@@ -11,7 +11,7 @@ import {
   invalidResponse,
   PLANNING_BODY
 } from '../exchange';
-import type { GeneratingEvent } from '../actionStream';
+import { type GeneratingEvent, readLines } from '../actionStream';
 import { unwrapCodeFence } from '../codeFence';
 import { isRecord } from '../fields';
 import {
@@ -248,4 +248,39 @@ export function looksLikeXml(
 
 export function asString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
+}
+
+/** A dialect's reader of one streamed answer: the events of each line, and of the body's end. */
+export interface IAnswerLineReader {
+  line(line: string): GeneratingEvent[];
+  end(): GeneratingEvent[];
+}
+
+/**
+ * The events of a streamed answer's lines, read by the one reader (`readLines`) and handed to the
+ * dialect's `reader`, each event passed through `numbered`; a line the reader refuses (too long, a
+ * cut character) is logged and passed on as its warning. The caller adds `reader.end()`'s events.
+ */
+export async function* answerLineEvents(
+  response: Response,
+  url: string,
+  reader: IAnswerLineReader,
+  options: {
+    signal?: AbortSignal;
+    log: DialectLog;
+    numbered: (event: GeneratingEvent) => GeneratingEvent;
+  }
+): AsyncGenerator<GeneratingEvent, void, undefined> {
+  const lines = readLines(bodyChunks(response), `POST ${url}`, {
+    signal: options.signal,
+    url: response.url
+  });
+  for await (const line of lines) {
+    if (typeof line !== 'string') {
+      options.log(line.message);
+      yield line;
+      continue;
+    }
+    yield* reader.line(line).map(options.numbered);
+  }
 }

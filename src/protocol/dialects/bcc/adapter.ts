@@ -5,8 +5,7 @@
  * reflection (docs/dialects.md#bcc). Composed of its parts: the state it saves (`state.ts`), its
  * requests (`requests.ts`), the loop (`loop.ts`) and the action mapping (`actions.ts`).
  */
-import { type GeneratingEvent, readLines } from '../../actionStream';
-import { bodyChunks } from '../../exchange';
+import type { GeneratingEvent } from '../../actionStream';
 import type { JsonObject } from '../../fields';
 import type { ProtocolText } from '../../messages';
 import type {
@@ -16,11 +15,12 @@ import type {
   PlanningRequestInput,
   PlanningResponse
 } from '../../schemas';
-import type {
-  DialectLog,
-  IDialectPlannerService,
-  IGeneratingOptions,
-  IPlanningOptions
+import {
+  answerLineEvents,
+  type DialectLog,
+  type IDialectPlannerService,
+  type IGeneratingOptions,
+  type IPlanningOptions
 } from '../common';
 import { BccAnswerReader, bccActionEvents, IBccActionContext } from './actions';
 import { BccLoop } from './loop';
@@ -120,18 +120,11 @@ export class BccAdapter implements IDialectPlannerService {
     }
     const response = await this._requests.generating(options.signal);
     const reader = new BccAnswerReader(this._actions, url);
-    const lines = readLines(bodyChunks(response), `POST ${url}`, {
+    yield* answerLineEvents(response, url, reader, {
       signal: options.signal,
-      url: response.url
+      log: this._log,
+      numbered
     });
-    for await (const line of lines) {
-      if (typeof line !== 'string') {
-        this._log(line.message);
-        yield line;
-        continue;
-      }
-      yield* reader.line(line).map(numbered);
-    }
     yield* reader.end().map(numbered);
     state.transition('BEHAVIOR_COMPLETED', 'COMPLETE_ACTION');
   }

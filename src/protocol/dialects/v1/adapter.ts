@@ -4,9 +4,8 @@
  * the client stores and sends back (docs/dialects.md#v1). Composed of its parts: what it remembers
  * (`memory.ts`), the answer's reader (`answer.ts`) and the action mapping (`actions.ts`).
  */
-import { type GeneratingEvent, readLines } from '../../actionStream';
+import type { GeneratingEvent } from '../../actionStream';
 import { answerNeeded, PlannerError } from '../../errors';
-import { bodyChunks } from '../../exchange';
 import { isRecord, JsonObject } from '../../fields';
 import { type ProtocolText, say } from '../../messages';
 import type {
@@ -18,6 +17,7 @@ import type {
 import type { WorkflowTemplate } from '../../actionSchemas';
 import type { IPlannerTransport } from '../../transport';
 import {
+  answerLineEvents,
   DialectLog,
   httpError,
   IDialectPlannerService,
@@ -154,18 +154,11 @@ export class V1Adapter implements IDialectPlannerService {
     let index = 0;
     const numbered = (event: GeneratingEvent): GeneratingEvent =>
       event.kind === 'action' ? { ...event, index: index++ } : event;
-    const lines = readLines(bodyChunks(response), `POST ${url}`, {
+    yield* answerLineEvents(response, url, reader, {
       signal: options.signal,
-      url: response.url
+      log: this._log,
+      numbered
     });
-    for await (const line of lines) {
-      if (typeof line !== 'string') {
-        this._log(line.message);
-        yield line;
-        continue;
-      }
-      yield* reader.line(line).map(numbered);
-    }
     yield* reader.end();
   }
 
