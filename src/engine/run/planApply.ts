@@ -13,6 +13,12 @@ import { type IMessage, msg, reported } from '../messages';
 import { errorMessage } from '../actions/registry';
 import type { RunBoundaries } from './boundaries';
 import type { IRunHost } from './host';
+
+/** What applying a planning answer uses of the runner. */
+export type IPlanApplyHost = Pick<
+  IRunHost,
+  'state' | 'change' | 'signals' | 'control' | 'hooks' | 'settings'
+>;
 import {
   type ILocation,
   type IPlanningChanges,
@@ -49,7 +55,7 @@ export function runView(state: Readonly<RunState>): IRunView {
 
 export class PlanApplier {
   constructor(
-    private readonly _host: IRunHost,
+    private readonly _host: IPlanApplyHost,
     private readonly _boundaries: RunBoundaries
   ) {}
 

@@ -13,6 +13,12 @@ import { errorMessage } from '../actions/registry';
 import { redactedPatterns, redactionTest } from '../variables';
 import type { RunBoundaries } from './boundaries';
 import type { IRunHost } from './host';
+
+/** What the run's side of the requests uses of the runner. */
+export type IRequestsHost = Pick<
+  IRunHost,
+  'state' | 'change' | 'control' | 'driver' | 'settings' | 'client'
+>;
 import {
   generatingBody,
   type IRequestInputs,
@@ -24,7 +30,7 @@ import { RunStopped } from './runControl';
 
 export class RunRequests {
   constructor(
-    private readonly _host: IRunHost,
+    private readonly _host: IRequestsHost,
     private readonly _boundaries: RunBoundaries
   ) {}
 
