@@ -83,6 +83,44 @@ describe('WorkflowRunner actions, requests and modes', () => {
     ]);
   });
 
+  it("moves the previous behavior's effects to history when a behavior applies nothing", async () => {
+    const s = setup({
+      planning: [withTemplate(false), plan(false), plan(true)],
+      generating: [[code('print("first")'), exec()], []]
+    });
+    const finished = await s.runner.start({ task: 't' });
+    expect(finished.reason).toBe('completed');
+    expect(effectsOf(s.client.planningRequests[1])).toEqual(['first']);
+    // The empty behavior's own effects are none: "first" is the behavior before's, now in history.
+    expect(effectsOf(s.client.planningRequests[2])).toEqual([]);
+    expect(
+      s.client.planningRequests[2].observation.context?.effects?.history?.flat()
+    ).toContain('first');
+  });
+
+  it('stamps each cell with where the run is when the cell is added, also after a workflow update in the same behavior', async () => {
+    const s = setup({
+      planning: [plan(false)],
+      generating: [
+        [
+          text('before any workflow'),
+          { action: 'update_workflow', updated_workflow: ONE_STEP },
+          code('x = 1')
+        ]
+      ],
+      defaultPlanning: plan(true)
+    });
+    await s.runner.start({ task: 't' });
+    expect(s.driver.cells.map(cell => cell.provenance?.stage_id)).toEqual([
+      null,
+      's1'
+    ]);
+    expect(s.driver.cells[1].provenance).toMatchObject({
+      stage_id: 's1',
+      step_id: 'p1'
+    });
+  });
+
   it('keeps every request within maxContextLength with a large history', async () => {
     const s = longOutputsRun();
     await s.runner.start({ task: 't' });

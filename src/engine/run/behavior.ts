@@ -227,7 +227,8 @@ export class BehaviorRun {
 
   /** Interactive mode; false when the behavior is to be skipped. Throws when the user stops the run. */
   private async _approve(): Promise<boolean> {
-    const { control, hooks, location, sink } = this._options;
+    const { control, hooks, sink } = this._options;
+    const location = this._options.location();
     const actions = this._queue.items.map(event => event.action);
     const codeCells = actions
       .map(codeOf)
@@ -318,7 +319,9 @@ export class BehaviorRun {
   }
 
   private async _apply(action: AnyAction): Promise<void> {
-    const { registry, sink, location } = this._options;
+    const { registry, sink } = this._options;
+    // Read at each action: an `update_workflow` earlier in the behavior can give the run its place.
+    const location = this._options.location();
     const counters = this.counters;
     sink.actionStarted();
     const index = counters.actionIndex++;
@@ -386,8 +389,8 @@ export namespace BehaviorRun {
   export interface IOptions {
     /** The behavior's id (its provenance in every cell it makes). */
     id: string;
-    /** Where the behavior runs. */
-    location: { stageId: string | null; stepId: string | null };
+    /** Where the run is now (stage and step), read for each action. */
+    location: () => { stageId: string | null; stepId: string | null };
     /** Counters to go on from (a behavior whose stream is asked again after an error). */
     counters: IBehaviorCounters;
     /** The `/generating` answer. */

@@ -265,13 +265,12 @@ export class RunPhases {
     if (!open) {
       throw new Error('No behavior is open.');
     }
-    const { progress } = host.state;
     const behavior = new BehaviorRun({
       id: open.id,
-      location: {
-        stageId: progress.currentStageId,
-        stepId: progress.currentStepId
-      },
+      location: () => ({
+        stageId: host.state.progress.currentStageId,
+        stepId: host.state.progress.currentStepId
+      }),
       counters: open,
       // Straight from the adapter detection chose, once there is one (IPlannerService.adapter).
       stream: (host.client.adapter?.() ?? host.client).generating(body, {
@@ -376,6 +375,8 @@ export class RunPhases {
   private async _closeBehavior(): Promise<void> {
     const host = this._host;
     const { state, control } = host;
+    // A behavior that applied nothing still moves the one before's effects to history.
+    this._boundaries.rotateEffects();
     state.fsm.dispatch('COMPLETE_BEHAVIOR');
     await this._boundaries.refreshVariables();
     // Also after end_phase: /planning gets the feedback; the step completes after its answer.

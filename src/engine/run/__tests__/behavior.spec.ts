@@ -176,7 +176,7 @@ function harness(): IHarness {
     behavior: (stream, options = {}) =>
       new BehaviorRun({
         id: 'behavior_007',
-        location: { stageId: 's1', stepId: 'p1' },
+        location: () => ({ stageId: 's1', stepId: 'p1' }),
         counters: {
           executed: 0,
           succeeded: 0,
