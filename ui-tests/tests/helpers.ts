@@ -228,7 +228,7 @@ export async function startRun(
   options: { path?: string; dataFiles?: string[]; stepMode?: boolean } = {}
 ): Promise<void> {
   await page.evaluate(
-    async ({ path, task, dataFiles, stepMode }) => {
+    async ({ path, task, dataFiles, stepMode, plugin }) => {
       let notebook: string | undefined;
       for (const widget of window.jupyterapp.shell.widgets('main')) {
         const candidate = widget as unknown as { context?: { path: string } };
@@ -239,18 +239,46 @@ export async function startRun(
       if (path !== null && notebook === undefined) {
         throw new Error(`no open notebook ${path}`);
       }
+      const panel =
+        notebook !== undefined
+          ? [...window.jupyterapp.shell.widgets('main')].find(
+              widget => widget.id === notebook
+            )
+          : window.jupyterapp.shell.currentWidget;
+      const registry = (await (
+        window as unknown as {
+          galata: { getPlugin(id: string): Promise<unknown> };
+        }
+      ).galata.getPlugin(plugin)) as IWorkflowRunnerRegistry;
+      const runner = panel
+        ? await registry.whenReady(panel as NotebookPanel).catch(() => null)
+        : null;
+      const before = runner?.snapshot.lastTransitionAt ?? null;
       await window.jupyterapp.commands.execute('notebook-bcc:run', {
         ...(notebook !== undefined ? { notebook } : {}),
         task,
         dataFiles,
         stepMode
       });
+      // The command starts the run after taking the run lock, without waiting for it: wait (up to 5 s)
+      // until the run's first transition, so a test that then waits for the run's end does not find
+      // the notebook idle before its run began.
+      const end = Date.now() + 5000;
+      while (
+        runner &&
+        !runner.isRunning &&
+        runner.snapshot.lastTransitionAt === before &&
+        Date.now() < end
+      ) {
+        await new Promise(resolve => setTimeout(resolve, 25));
+      }
     },
     {
       path: options.path ?? null,
       task,
       dataFiles: options.dataFiles ?? ['housing.csv'],
-      stepMode: options.stepMode ?? false
+      stepMode: options.stepMode ?? false,
+      plugin: PLUGIN
     }
   );
 }
