@@ -17,7 +17,6 @@ module.exports = {
   },
   rules: {
     // Data flows one way: protocol -> engine -> notebook -> ui -> lab -> plugins (docs/architecture.md).
-    'import/no-cycle': 'error',
     'import/no-restricted-paths': [
       'error',
       {
