@@ -40,7 +40,10 @@ async function* chunks(
 ): AsyncGenerator<GeneratingEvent> {
   for (const [i, group] of groups.entries()) {
     if (i > 0) {
+      // A timer, then the check phase after it: the turn counter below (a setImmediate queued in the
+      // check phase before) has always moved on by then, however late the timer fires.
       await new Promise(resolve => setTimeout(resolve, 0));
+      await new Promise(resolve => setImmediate(resolve));
     }
     for (const item of group) {
       yield item;
