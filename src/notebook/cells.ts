@@ -4,6 +4,7 @@
  */
 import { Cell, MarkdownCell } from '@jupyterlab/cells';
 import type { ICodeCellModel } from '@jupyterlab/cells';
+import { NotebookActions } from '@jupyterlab/notebook';
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { PartialJSONObject } from '@lumino/coreutils';
@@ -90,13 +91,12 @@ export class NotebookCells {
       [SOURCE_HASH_KEY]: sourceHash(request.source)
     });
     const restore = this._keepActiveCell();
-    const index = model.sharedModel.cells.length;
-    const cell = model.sharedModel.insertCell(index, {
+    const cell = this._insert(model.sharedModel.cells.length, {
       cell_type: request.kind,
       source: request.source,
       metadata: { [CELL_METADATA_KEY]: metadata }
     });
-    this._indices.set(cell.getId(), index);
+    this._indices.set(cell.getId(), model.sharedModel.cells.length - 1);
     restore();
     this._render(cell.getId());
     this._follower.follow(cell.getId());
@@ -166,7 +166,7 @@ export class NotebookCells {
       return existing.getId();
     }
     const restore = this._keepActiveCell();
-    const cell = shared.insertCell(0, {
+    const cell = this._insert(0, {
       cell_type: 'markdown',
       source,
       metadata: {
@@ -292,6 +292,49 @@ export class NotebookCells {
   }
 
   /**
+   * Inserts a cell of the run. The run's first cell in a new notebook takes the place of its untouched
+   * starter cell (`isUntouchedStarter`), unless the user's cursor is in it: both in one transaction,
+   * so one step of the notebook's undo brings the starter back. The run's cell is not put in edit mode
+   * in the starter's stead.
+   */
+  private _insert(index: number, data: CellData): SharedCell {
+    const shared = this.model().sharedModel;
+    if (shared.cells.length !== 1 || !isUntouchedStarter(shared.cells[0])) {
+      return shared.insertCell(index, data);
+    }
+    const notebook = this._panel.content;
+    const starter = this.widget(shared.cells[0].getId());
+    const focus = document.activeElement;
+    if (starter?.editorWidget?.node.contains(focus)) {
+      return shared.insertCell(index, data);
+    }
+    const focused = starter?.node.contains(focus) ?? false;
+    if (notebook.mode === 'edit' && notebook.activeCell === starter) {
+      leaveEditMode(notebook);
+    }
+    const inserted: SharedCell[] = [];
+    shared.transact(() => {
+      inserted.push(shared.insertCell(index, data));
+      // `shared.cells` follows the change only once the transaction ends: the starter was at 0.
+      shared.deleteCell(index === 0 ? 1 : 0);
+    });
+    if (focused && starter) {
+      // The focus was on the starter, now gone: once the notebook has laid out its cells, the active
+      // cell takes it, as in command mode, unless the user has put it somewhere meanwhile.
+      requestAnimationFrame(() => {
+        const now = document.activeElement;
+        if (!now || now === document.body || starter.node.contains(now)) {
+          void NotebookActions.focusActiveCell(notebook, {
+            waitUntilReady: true,
+            preventScroll: true
+          });
+        }
+      });
+    }
+    return inserted[0];
+  }
+
+  /**
    * Remembers which cell is active; the returned function makes it active again if an insert moved
    * the notebook's active cell. It sets the index only when it changed, so focus stays put.
    */
@@ -345,6 +388,39 @@ export namespace NotebookCells {
 const SOURCE_HASH_KEY = 'source_hash';
 
 type SharedCodeCell = ICodeCellModel['sharedModel'];
+type CellData = Parameters<INotebookModel['sharedModel']['insertCell']>[1];
+
+/**
+ * The empty cell JupyterLab puts in a new notebook, as it was made: no source, outputs, execution count
+ * or attachments, and no metadata but its `trusted` flag.
+ */
+function isUntouchedStarter(cell: SharedCell): boolean {
+  if (cell.getSource() !== '') {
+    return false;
+  }
+  if (Object.keys(cell.getMetadata()).some(key => key !== 'trusted')) {
+    return false;
+  }
+  if (cell.cell_type === 'code') {
+    const code = cell as SharedCodeCell;
+    return code.getOutputs().length === 0 && code.execution_count === null;
+  }
+  const attachments = (cell as { attachments?: unknown }).attachments;
+  return (
+    attachments === undefined ||
+    attachments === null ||
+    Object.keys(attachments).length === 0
+  );
+}
+
+/** Command mode without the focus `Notebook.mode`'s setter moves into the notebook (`setMode` is protected). */
+function leaveEditMode(notebook: NotebookPanel['content']): void {
+  const setMode: unknown = (notebook as unknown as { setMode?: unknown })
+    .setMode;
+  if (typeof setMode === 'function') {
+    setMode.call(notebook, 'command', { focus: false });
+  }
+}
 
 /** A code cell's outputs as one text, cut for the notebook summary; null without outputs. */
 function outputText(cell: SharedCell): string | null {

@@ -7,6 +7,7 @@ import type { Page } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
 import {
+  cellSources,
   clickControl,
   command,
   expect,
@@ -171,6 +172,75 @@ test.describe('Stop and pause during a slow stream', () => {
     );
     // Redo from here is there without a hover.
     await screenshot(page, SIDEBAR, 'paused');
+    await command(page, 'notebook-bcc:stop', { interruptKernel: false });
+  });
+});
+
+test.describe('A new notebook', () => {
+  test.use({
+    mockSettings: settingsFor('normal'),
+    viewport: { width: 1400, height: 900 }
+  });
+
+  test("the run's title is the first cell: the new notebook's empty cell gives it its place", async ({
+    page,
+    tmpPath
+  }) => {
+    await uploadHousing(page, tmpPath);
+    await newNotebook(page, 'starter.ipynb');
+    expect(await cellSources(page)).toEqual(['']);
+    // As a user starts it: the toolbar's Run, then the dialog's.
+    await page
+      .locator('.jp-NotebookPanel-toolbar [data-command="notebook-bcc:run"]')
+      .click();
+    const dialog = page.locator('.jp-Dialog');
+    await dialog.locator('textarea').fill(TASK);
+    await dialog.getByRole('button', { name: 'Add data files…' }).click();
+    const picker = page
+      .locator('.jp-Dialog')
+      .filter({ has: page.locator('.jp-DirListing') });
+    await picker
+      .locator('.jp-DirListing-item', { hasText: 'housing.csv' })
+      .click();
+    await picker.getByRole('button', { name: 'Select' }).click();
+    await expect(dialog.locator('.jp-bcc-file-name')).toHaveText('housing.csv');
+    await dialog.getByRole('button', { name: 'Run', exact: true }).click();
+    // The title goes first whenever it comes: wait for it and two more cells.
+    await expect
+      .poll(
+        async () => {
+          const sources = await cellSources(page);
+          return sources.length >= 3 && /^# \S/.test(sources[0]);
+        },
+        { timeout: 60000 }
+      )
+      .toBe(true);
+    // Every cell is the run's: no empty cell of the user's is left between the title and what follows.
+    const notTheRuns = await page.evaluate(() => {
+      const widget = window.jupyterapp.shell.currentWidget as unknown as {
+        content: {
+          model: {
+            sharedModel: {
+              cells: {
+                getSource(): string;
+                getMetadata(key: string): unknown;
+              }[];
+            };
+          };
+        };
+      };
+      return widget.content.model.sharedModel.cells
+        .filter(cell => cell.getMetadata('notebook_bcc') === undefined)
+        .map(cell => cell.getSource());
+    });
+    expect(notTheRuns).toEqual([]);
+    // The title is shown rendered, and no cell of the run was put in edit mode.
+    await expect(
+      page.locator('.jp-NotebookPanel:visible .jp-Cell').first()
+    ).toHaveClass(/jp-mod-rendered/);
+    await expect(
+      page.locator('.jp-NotebookPanel:visible .jp-Notebook.jp-mod-editMode')
+    ).toHaveCount(0);
     await command(page, 'notebook-bcc:stop', { interruptKernel: false });
   });
 });

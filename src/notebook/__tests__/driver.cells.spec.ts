@@ -70,6 +70,8 @@ describe('NotebookDriver cells', () => {
     cellById(id).getMetadata(CELL_METADATA_KEY) as Record<string, unknown>;
 
   it('appends a code cell with its provenance under notebook_bcc', async () => {
+    // A cell of the user's stays above (an untouched empty one goes: cells.starter.spec.ts).
+    notebook.panel.model!.sharedModel.cells[0].setSource('mine = 0');
     const before = notebook.panel.model!.sharedModel.cells.length;
     const id = await driver.addCell({
       kind: 'code',
