@@ -2,6 +2,7 @@ import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { commandsPlugin } from './plugins/commands';
 import { notificationsPlugin } from './plugins/notifications';
 import { actionsPlugin, modelsPlugin, runnersPlugin } from './plugins/runners';
+import { settingsFieldPlugin } from './plugins/settingsField';
 import { sidebarPlugin } from './plugins/sidebar';
 import { statusbarPlugin } from './plugins/statusbar';
 
@@ -14,7 +15,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   sidebarPlugin,
   commandsPlugin,
   statusbarPlugin,
-  notificationsPlugin
+  notificationsPlugin,
+  settingsFieldPlugin
 ];
 
 export default plugins;

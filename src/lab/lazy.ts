@@ -37,6 +37,8 @@ import type {
 } from '../engine/rewind';
 import type { IPlannerLocation, IPlannerStatus, IRunHooks } from '../tokens';
 import type { ISavedRun } from '../ui/saved';
+import { pageTraceStore, TraceClock, TraceKeeper } from './traceStore';
+import type { TraceStore } from './traceStore';
 
 export type Runtime = typeof import('./runtime');
 
@@ -185,17 +187,32 @@ export function idleSnapshot(): IRunSnapshot {
  */
 export class LazyRun {
   constructor(private _options: LazyRun.IOptions) {
+    const keeper = this._keepTrace();
     this.runner = new LazyWorkflowRunner(
       this._loaderOf(parts => parts.runner),
       _options.registry,
-      this.trace
+      this.trace,
+      () => void keeper?.forget()
     );
     this.planner = new LazyPlannerStatus(
       this._loaderOf(parts => parts.planner)
     );
+    if (keeper) {
+      const runner = this.runner;
+      runner.progressChanged.connect(() => keeper.changed());
+      runner.finished.connect(() => void keeper.flush());
+      _options.panel.disposed.connect(() => keeper.dispose());
+      void keeper.restore().then(
+        restored => restored && runner.traceRestored(),
+        reason =>
+          console.warn('Notebook-BCC: the run trace was not restored.', reason)
+      );
+    }
   }
 
-  readonly trace = new RunTrace();
+  private readonly _clock = new TraceClock();
+  /** The last run's trace; kept in the browser across reloads (`traceStore.ts`). */
+  readonly trace = new RunTrace({ now: this._clock.now });
   readonly runner: LazyWorkflowRunner;
   readonly planner: LazyPlannerStatus;
 
@@ -231,6 +248,23 @@ export class LazyRun {
     return this._loading;
   }
 
+  private _keepTrace(): TraceKeeper | null {
+    const { panel, serverSettings } = this._options;
+    const store =
+      this._options.traceStore === undefined
+        ? pageTraceStore()
+        : this._options.traceStore;
+    return store
+      ? new TraceKeeper({
+          store,
+          key: () => serverSettings.baseUrl + panel.context.path,
+          trace: this.trace,
+          clock: this._clock,
+          busy: () => this.runner.isRunning
+        })
+      : null;
+  }
+
   private _loaderOf<T>(pick: (parts: Runtime.IRunParts) => T): ILoader<T> {
     const started = () => this.started;
     return {
@@ -254,6 +288,8 @@ export namespace LazyRun {
     hooks: IRunHooks;
     executor?: INotebookCellExecutor;
     translator?: ITranslator;
+    /** Where the last run's trace is kept across reloads; the page's IndexedDB by default, null: nowhere. */
+    traceStore?: TraceStore | null;
   }
 }
 
@@ -281,7 +317,8 @@ export class LazyWorkflowRunner implements IWorkflowRunner {
   constructor(
     private _loader: ILoader<IWorkflowRunner>,
     readonly registry: ActionRegistry,
-    readonly trace: RunTrace
+    readonly trace: RunTrace,
+    private _onForget: () => void = () => undefined
   ) {}
 
   get stateChanged(): ISignal<IWorkflowRunner, IFsmTransition> {
@@ -370,9 +407,17 @@ export class LazyWorkflowRunner implements IWorkflowRunner {
     return (await this._loader.load()).rewind(target, options);
   }
 
-  /** Nothing is in memory before the runtime is loaded. */
+  /** Forgets the run, its trace too (also the copy kept across reloads). */
   forgetRun(): void {
     this._real?.forgetRun();
+    this.trace.clear();
+    this._onForget();
+    this._progressChanged.emit(this.snapshot);
+  }
+
+  /** A trace kept from before a reload is back: the views read it again (Export the run trace). */
+  traceRestored(): void {
+    this._progressChanged.emit(this.snapshot);
   }
 
   pause(): void {
