@@ -245,14 +245,22 @@ export async function startRun(
               widget => widget.id === notebook
             )
           : window.jupyterapp.shell.currentWidget;
-      const registry = (await (
-        window as unknown as {
-          galata: { getPlugin(id: string): Promise<unknown> };
+      // A page galata does not drive (a second window opened by the test) has no plugin lookup: it
+      // starts without waiting, as before.
+      const runner = await (async () => {
+        try {
+          const registry = (await (
+            window as unknown as {
+              galata: { getPlugin(id: string): Promise<unknown> };
+            }
+          ).galata.getPlugin(plugin)) as IWorkflowRunnerRegistry;
+          return panel
+            ? await registry.whenReady(panel as NotebookPanel)
+            : null;
+        } catch {
+          return null;
         }
-      ).galata.getPlugin(plugin)) as IWorkflowRunnerRegistry;
-      const runner = panel
-        ? await registry.whenReady(panel as NotebookPanel).catch(() => null)
-        : null;
+      })();
       const before = runner?.snapshot.lastTransitionAt ?? null;
       await window.jupyterapp.commands.execute('notebook-bcc:run', {
         ...(notebook !== undefined ? { notebook } : {}),
