@@ -140,7 +140,8 @@ $(LLM_VENV)/.installed:
 ## NOTEBOOK_BCC_LLM_API_KEY. Prints accuracy, tokens and time per task and in total. Not part of `make test`.
 eval: build llm-venv
 	rm -f ui-tests/eval-results/eval.jsonl
-	cd ui-tests && npx playwright test -c playwright.eval.config.js; status=$$?; node eval/summary.js; exit $$status
+	# The eval runs alone: the model gets a thread per core (the UI suite's model gets one, see ui-tests/llm-servers.js).
+	cd ui-tests && BCC_LLM_THREADS=$${BCC_LLM_THREADS:-$$(nproc)} npx playwright test -c playwright.eval.config.js; status=$$?; node eval/summary.js; exit $$status
 
 ## bench: the figures of the Performance section, side by side in one run, in one table
 ## (bench/results/bench.json); on the production build, which the bundle figure is about

@@ -30,11 +30,35 @@ broken() { # suite reason
   reasons+=("$1: $2")
 }
 
-# Each check's or suite's header line says when it started, in seconds since this script did.
+# How busy the machine's CPUs were (all cores, from /proc/stat, background steps included): `cpu_since
+# MARK` sets cpu_note to ", CPU N% busy" since MARK (empty when unknown); `cpu_now` prints a mark.
+cpu_now() {
+  local _ user nice system idle iowait irq softirq steal
+  [ -r /proc/stat ] && read -r _ user nice system idle iowait irq softirq steal _ </proc/stat || return 0
+  echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + irq + softirq + steal + idle + iowait))"
+}
+cpu_since() { # mark
+  local now previous_busy previous_total busy total
+  cpu_note=""
+  now=$(cpu_now)
+  [ -n "$1" ] && [ -n "$now" ] || return 0
+  previous_busy=${1% *} previous_total=${1#* } busy=${now% *} total=${now#* }
+  [ "$total" -gt "$previous_total" ] || return 0
+  cpu_note=", CPU $((100 * (busy - previous_busy) / (total - previous_total)))% busy"
+}
+cpu_start=$(cpu_now)
+cpu_mark=$cpu_start
+# Each check's or suite's header line says when it started, in seconds since this script did, and how
+# busy the CPUs were since the header before it.
+header() { # text
+  cpu_since "$cpu_mark"
+  cpu_mark=$(cpu_now)
+  echo "::: $1 [${SECONDS} s${cpu_note:+$cpu_note since the previous ::: line}]"
+}
 check() { # suite label command...
   local suite=$1 label=$2
   shift 2
-  echo "::: $suite: $label [${SECONDS} s]"
+  header "$suite: $label"
   if "$@"; then
     record "$suite" 1 0
   else
@@ -158,7 +182,7 @@ fi
 # Unit: jest writes its counts as JSON. Skipped or todo tests, suites that fail to load and failures
 # outside any test (afterAll, a worker crash) are failures.
 if want unit; then
-  echo "::: unit: jest [${SECONDS} s]"
+  header "unit: jest"
   rm -f "$RESULTS/jest.json"
   # pandas 2 beside .venv's pandas 3: the demo planner's analysis runs under both.
   if ! awaited pandas2-venv; then
@@ -179,7 +203,7 @@ fi
 
 # Python: the server extension's tests, counted from JUnit XML. Exit status 5 means no test was found.
 if want pytest; then
-  echo "::: pytest: jupyterlab_notebook_bcc/tests [${SECONDS} s]"
+  header "pytest: jupyterlab_notebook_bcc/tests"
   rm -f "$RESULTS/pytest.xml"
   since=$(now)
   python -c 'import pytest' 2>/dev/null || broken pytest "pytest is not installed in this Python"
@@ -247,7 +271,7 @@ fi
 # UI: galata in Chromium against a real JupyterLab; Playwright writes its counts as JSON. Its errors[]
 # holds what failed outside any test: a web server that did not start, a spec that did not import.
 if want ui; then
-  echo "::: ui: playwright [${SECONDS} s]"
+  header "ui: playwright"
   rm -rf "$UI_RESULTS"
   if [ "$wheel_chain" = later ]; then
     wheel_and_its_venvs
@@ -274,7 +298,9 @@ fi
 # A background step no suite waited for (none should be left) ends before the summary.
 wait
 echo
-echo "Test summary (${SECONDS} s)"
+header "end"
+cpu_since "$cpu_start"
+echo "Test summary (${SECONDS} s${cpu_note})"
 printf '  %s\n' "${summary[@]}"
 # Each test that did not pass, by name (a flaky one passed on a retry and is counted as passed).
 if cat "$RESULTS"/failed-*.txt 2>/dev/null | grep -q .; then

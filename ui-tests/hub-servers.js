@@ -37,7 +37,7 @@ function hubServers() {
         '--host 127.0.0.1',
         `--port ${HUB_MODEL_PORT}`,
         '--n_ctx 8192',
-        `--n_threads ${Math.max(1, os.cpus().length)}`,
+        `--n_threads ${LLM.LLM_THREADS}`,
         `--api_key ${LLM.LLM_KEY}`
       ].join(' '),
       url: `http://127.0.0.1:${HUB_MODEL_PORT}/v1/models`,

@@ -17,6 +17,11 @@ const LLM_VENV = path.resolve(__dirname, '../.venv-llm');
 const LLM_PYTHON = path.join(LLM_VENV, 'bin/python');
 const MODEL_FILE = path.join(LLM_VENV, 'models/gemma-3-270m-q4_k_m.gguf');
 const available = fs.existsSync(MODEL_FILE);
+// One thread for each model server: the model always runs beside another UI project here, and llama.cpp's
+// threads wait by spinning, so with a thread per core a busy machine slowed each request about fourfold
+// (one run beside a busy loop: the same three planning requests took 16, 13 and 16 s with one thread, 73,
+// 57 and 52 s with two). BCC_LLM_THREADS overrides it.
+const LLM_THREADS = Number(process.env.BCC_LLM_THREADS) || 1;
 
 function llmServers() {
   if (!available) {
@@ -33,7 +38,7 @@ function llmServers() {
         '--host 127.0.0.1',
         `--port ${LLM_PORT}`,
         '--n_ctx 8192',
-        `--n_threads ${Math.max(1, os.cpus().length)}`,
+        `--n_threads ${LLM_THREADS}`,
         `--api_key ${LLM_KEY}`
       ].join(' '),
       // Ready once it answers at all (401 without the key).
@@ -63,6 +68,7 @@ module.exports = {
   LLM_LAB_PORT,
   LLM_KEY,
   LLM_MODEL,
+  LLM_THREADS,
   available,
   llmServers
 };

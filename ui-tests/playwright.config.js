@@ -9,7 +9,9 @@
  * wheel beside jupyter-collaboration), a fourth JupyterLab runs from it and the `rtc` project runs the
  * collaboration test there. The `notebook7` project runs its spec in Jupyter Notebook 7, the `gateway`
  * project in a JupyterLab whose kernels live in a Jupyter Kernel Gateway (servers: ecosystem-servers.js).
- * The `lab` project's specs run one after another, the other projects' beside them (`workers` below).
+ * The fault specs run in the `faults` project, on a JupyterLab of their own (its settings are its own too),
+ * so that they can run beside the `lab` project's specs. Each project's specs run one after another, two
+ * projects at a time (`workers` below).
  */
 const fs = require('fs');
 const path = require('path');
@@ -23,6 +25,9 @@ const WHEEL_PORT = Number(process.env.BCC_WHEEL_PORT || LAB_PORT + 2);
 const WHEEL_JUPYTER = path.resolve(__dirname, '../.venv-wheel/bin/jupyter');
 const withWheel = fs.existsSync(WHEEL_JUPYTER);
 const FIRST_RUN_SPEC = /firstRun\.spec\.ts/;
+// The fault specs: the `faults` project, on a JupyterLab of its own.
+const FAULTS_PORT = Number(process.env.BCC_FAULTS_PORT || LAB_PORT + 15);
+const FAULTS_SPEC = /faults\.spec\.ts/;
 
 // Real-time collaboration: only the `rtc` project runs its spec, on the JupyterLab of `.venv-rtc`.
 const RTC_PORT = Number(process.env.BCC_RTC_PORT || LAB_PORT + 9);
@@ -93,9 +98,12 @@ module.exports = {
   retries: 0,
   // A test.only left in a spec would silently run that test alone: refuse to run instead.
   forbidOnly: true,
-  // Two at a time: the `lab` project's specs one after another (they share one JupyterLab and its
-  // settings), and beside them the other projects', each on JupyterLabs of its own, one spec at a time
-  // per project (`workers: 1` below). BCC_UI_WORKERS=1 runs every spec one after another.
+  // Two at a time: each project's specs one after another (a project's specs share one JupyterLab and its
+  // settings), two projects at once (`workers: 1` per project below). Playwright hands a free worker the
+  // first spec in the projects' order whose project is not already running, so the projects are listed
+  // longest chain first: the `lab` project's (about 14 minutes, one after another) starts at once, the
+  // model's and the faults' beside it, and the short ones fill the gaps at the end. BCC_UI_WORKERS=1 runs
+  // every spec one after another.
   workers: UI_WORKERS,
   timeout: 120 * 1000,
   reporter: [
@@ -130,12 +138,10 @@ module.exports = {
         ECOSYSTEM_SPECS,
         LLM_SPEC,
         HUB_SPEC,
+        FAULTS_SPEC,
         ...(withWheel ? [FIRST_RUN_SPEC] : [])
       ]
     },
-    ...(HUB.available
-      ? [{ name: 'hub', testMatch: HUB_SPEC, use: { baseURL: HUB.HUB_URL } }]
-      : []),
     ...(LLM.available
       ? [
           {
@@ -144,6 +150,14 @@ module.exports = {
             use: { baseURL: `http://localhost:${LLM.LLM_LAB_PORT}` }
           }
         ]
+      : []),
+    {
+      name: 'faults',
+      testMatch: FAULTS_SPEC,
+      use: { baseURL: `http://localhost:${FAULTS_PORT}` }
+    },
+    ...(HUB.available
+      ? [{ name: 'hub', testMatch: HUB_SPEC, use: { baseURL: HUB.HUB_URL } }]
       : []),
     ...(withWheel
       ? [
@@ -168,6 +182,16 @@ module.exports = {
   webServer: [
     ...(wants('notebook7', 'gateway') ? ecosystemServers : []),
     ...(wants('lab') ? labServers() : []),
+    ...(wants('faults')
+      ? [
+          {
+            command: `jupyter lab --config jupyter_server_test_config.py --port ${FAULTS_PORT} --ServerApp.port_retries=0`,
+            url: `http://localhost:${FAULTS_PORT}/lab`,
+            timeout: 120 * 1000,
+            reuseExistingServer: !process.env.CI
+          }
+        ]
+      : []),
     ...(withWheel && wants('wheel')
       ? [
           {

@@ -4,6 +4,7 @@ import {
   pyString,
   lines,
   DROP_IDS,
+  COERCED_NUMERIC,
   PLOT_SETUP,
   recordFigure,
   type IApproach
@@ -74,7 +75,7 @@ export const DISTRIBUTIONS: IApproach[] = [
         'import pandas as pd',
         '',
         DROP_IDS(frame),
-        `numeric_frame = ${frame}.drop(columns=id_columns).apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")`,
+        COERCED_NUMERIC(frame),
         'numeric_summary = numeric_frame.describe().T.round(2)',
         'print(f"{numeric_summary.shape[0]} numeric columns described")',
         'numeric_summary'
@@ -153,7 +154,7 @@ export const CORRELATIONS: IApproach[] = [
         'import pandas as pd',
         '',
         DROP_IDS(frame),
-        `numeric_frame = ${frame}.drop(columns=id_columns).apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")`,
+        COERCED_NUMERIC(frame),
         'correlations = numeric_frame.corr(method="spearman", min_periods=10)',
         'print(f"Spearman correlation matrix {correlations.shape}")',
         'correlations.round(2)'
@@ -246,7 +247,7 @@ export const TARGET_DRIVERS: IApproach[] = [
         '',
         `TARGET = ${pyString(target ?? '')}`,
         DROP_IDS(frame),
-        `numeric_frame = ${frame}.drop(columns=id_columns).apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")`,
+        COERCED_NUMERIC(frame),
         'if TARGET not in numeric_frame.columns:',
         '    raise KeyError(f"Target column {TARGET!r} is not numeric or not present")',
         'target_correlations = numeric_frame.corr()[TARGET].drop(TARGET).dropna().sort_values(key=abs, ascending=False)',

@@ -56,6 +56,10 @@ export const PRINT_COLUMNS =
 export const DROP_IDS = (frame: string): string =>
   `id_columns = [column for column in ${frame}.columns if str(column).lower() in ("id", "index") or str(column).lower().endswith("_id")]`;
 
+/** The non-id columns coerced to numbers (needs `DROP_IDS` and pandas as `pd` before it). */
+export const COERCED_NUMERIC = (frame: string): string =>
+  `numeric_frame = ${frame}.drop(columns=id_columns).apply(pd.to_numeric, errors="coerce").dropna(axis=1, how="all")`;
+
 /**
  * Imports pyplot, or prints a note and leaves `plt` as None so the cell still produces its results.
  * Figures get an explicit white face: JupyterLab's dark theme would otherwise show dark text on dark.

@@ -12,9 +12,23 @@ import type { IRunHost } from './host';
 import { RunStopped } from './runControl';
 import { kernelVariableChanges, withoutSecrets } from './runState';
 
+/** What the boundaries read and tell: no action registry, no hooks, no clock. */
+export type IBoundariesHost = Pick<
+  IRunHost,
+  | 'state'
+  | 'change'
+  | 'signals'
+  | 'control'
+  | 'notebook'
+  | 'driver'
+  | 'settings'
+  | 'client'
+  | 'trace'
+>;
+
 export class RunBoundaries {
   constructor(
-    private readonly _host: IRunHost,
+    private readonly _host: IBoundariesHost,
     /** Brings the open behavior's counters into the state before it is saved. */
     private readonly _beforeSave: () => void
   ) {}
