@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every suite (lint, unit, pytest, package, bench, ui), keeps going after a failure, and ends with
 # one line: "N passed, N failed" over all suites. Exits non-zero if anything failed. What the suites
-# need beside the build (venvs, the wheel) is made in the background while the first suites run.
+# need beside the build (venvs, the wheel) is made in the background while the first suites run, and
+# pytest runs beside jest (both mostly wait on kernels, servers and timeouts).
 #
 # A suite that fails to start, runs no test, exits non-zero or reports errors counts one failure more,
 # with its reason printed, even when every test it counted passed.
@@ -48,12 +49,16 @@ cpu_since() { # mark
 }
 cpu_start=$(cpu_now)
 cpu_mark=$cpu_start
+header_at=$SECONDS
 # Each check's or suite's header line says when it started, in seconds since this script did, and how
-# busy the CPUs were since the header before it.
+# busy the CPUs were over the seconds since the header before it (what ran then, background included).
 header() { # text
+  local over=$((SECONDS - header_at)) note=""
   cpu_since "$cpu_mark"
+  if [ "$over" -gt 0 ] && [ -n "$cpu_note" ]; then note="; over the $over s before${cpu_note}"; fi
   cpu_mark=$(cpu_now)
-  echo "::: $1 [${SECONDS} s${cpu_note:+$cpu_note since the previous ::: line}]"
+  header_at=$SECONDS
+  echo "::: $1 [${SECONDS} s${note}]"
 }
 check() { # suite label command...
   local suite=$1 label=$2
@@ -179,6 +184,20 @@ if want lint; then
   check lint typecheck jlpm typecheck
 fi
 
+# Python: the server extension's tests, counted from JUnit XML. Exit status 5 means no test was found.
+# They mostly wait (planner processes, the relay's timeouts: the CPUs were 13% busy while they ran alone),
+# so they run beside jest, which waits on kernels and servers too; their output follows jest's.
+if want pytest; then
+  header "pytest: jupyterlab_notebook_bcc/tests, started beside jest (its output follows jest's)"
+  rm -f "$RESULTS/pytest.xml"
+  pytest_since=$(now)
+  python -c 'import pytest' 2>/dev/null || broken pytest "pytest is not installed in this Python"
+  # shellcheck disable=SC2086
+  python -m pytest jupyterlab_notebook_bcc/tests -q --junitxml="$RESULTS/pytest.xml" ${PYTEST_ARGS:-} \
+    >"$RESULTS/pytest.log" 2>&1 &
+  pytest_pid=$!
+fi
+
 # Unit: jest writes its counts as JSON. Skipped or todo tests, suites that fail to load and failures
 # outside any test (afterAll, a worker crash) are failures.
 if want unit; then
@@ -201,15 +220,11 @@ if want unit; then
   fi
 fi
 
-# Python: the server extension's tests, counted from JUnit XML. Exit status 5 means no test was found.
 if want pytest; then
-  header "pytest: jupyterlab_notebook_bcc/tests"
-  rm -f "$RESULTS/pytest.xml"
-  since=$(now)
-  python -c 'import pytest' 2>/dev/null || broken pytest "pytest is not installed in this Python"
-  # shellcheck disable=SC2086
-  python -m pytest jupyterlab_notebook_bcc/tests -q --junitxml="$RESULTS/pytest.xml" ${PYTEST_ARGS:-}
+  wait "$pytest_pid"
   status=$?
+  header "pytest: its output (it ran beside jest)"
+  cat "$RESULTS/pytest.log"
   if [ "$status" -eq 5 ]; then
     broken pytest "no test ran (pytest exit status 5)"
     record pytest 0 1
@@ -217,7 +232,7 @@ if want pytest; then
     broken pytest "pytest wrote no report (exit status $status)"
     record pytest 0 1
   else
-    count pytest "$status" "$(summarize pytest "$RESULTS/pytest.xml" "$status" "$since" "$RESULTS/failed-pytest.txt")"
+    count pytest "$status" "$(summarize pytest "$RESULTS/pytest.xml" "$status" "$pytest_since" "$RESULTS/failed-pytest.txt")"
   fi
 fi
 
