@@ -188,7 +188,7 @@ fi
 # They mostly wait (planner processes, the relay's timeouts: the CPUs were 13% busy while they ran alone),
 # so they run beside jest, which waits on kernels and servers too; their output follows jest's.
 if want pytest; then
-  header "pytest: jupyterlab_notebook_bcc/tests, started beside jest (its output follows jest's)"
+  header "pytest: jupyterlab_notebook_bcc/tests, started in the background (its output follows jest's)"
   rm -f "$RESULTS/pytest.xml"
   pytest_since=$(now)
   python -c 'import pytest' 2>/dev/null || broken pytest "pytest is not installed in this Python"
@@ -223,7 +223,7 @@ fi
 if want pytest; then
   wait "$pytest_pid"
   status=$?
-  header "pytest: its output (it ran beside jest)"
+  header "pytest: its output"
   cat "$RESULTS/pytest.log"
   if [ "$status" -eq 5 ]; then
     broken pytest "no test ran (pytest exit status 5)"
