@@ -1,4 +1,3 @@
-const os = require('os');
 const jestJupyterLab = require('@jupyterlab/testutils/lib/jest-config');
 
 const esModules = [
@@ -25,16 +24,7 @@ const tsTransform = {
   '^.+\\.tsx?$': ['ts-jest', { tsconfig: './tsconfig.test.json' }]
 };
 
-// The specs that start kernels and servers spend much of their time waiting on them: more workers than
-// cores keep the CPUs busy (on 2 cores, one fresh-cache run: 128 s with jest's default of one worker,
-// 90 s with two, 82 s with three).
-const cpus =
-  typeof os.availableParallelism === 'function'
-    ? os.availableParallelism()
-    : os.cpus().length;
-
 module.exports = {
-  maxWorkers: Math.max(3, cpus),
   projects: [
     {
       // Pure TypeScript: the protocol, the engine and the reference planner run in plain Node.
