@@ -5,9 +5,7 @@ import {
   waitForDialog
 } from '@jupyterlab/testing';
 import { nullTranslator } from '@jupyterlab/translation';
-import { ReactWidget } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
-import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 import type { PlanningUsage } from '../../protocol';
 import { CommandIDs } from '../../tokens';
@@ -23,33 +21,11 @@ import {
 } from '../llmSettingsDialog';
 import { describeUsage } from '../plannerText';
 import { markingTrans } from './markingTranslator';
+import { disposeRendered, render, waitFor } from './rendered';
 
 const trans = nullTranslator.load('notebook_bcc');
 
-let widget: Widget | null = null;
-
-async function waitFor(test: () => boolean, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > end) {
-      throw new Error('timed out');
-    }
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-}
-
-async function render(element: JSX.Element): Promise<HTMLElement> {
-  widget = ReactWidget.create(element);
-  Widget.attach(widget, document.body);
-  widget.update();
-  await waitFor(() => widget!.node.childElementCount > 0);
-  return widget.node;
-}
-
-afterEach(() => {
-  widget?.dispose();
-  widget = null;
-});
+afterEach(disposeRendered);
 
 const USAGE: PlanningUsage = {
   model: 'gemma',
@@ -128,7 +104,7 @@ describe('PlannerLine: the LLM planner', () => {
     expect(host.querySelector('.jp-bcc-planner-dialect')?.textContent).toBe(
       'LLM planner: gemma'
     );
-    widget?.dispose();
+    disposeRendered();
     host = await render(
       <PlannerLine
         dialect="dslc"

@@ -1,39 +1,14 @@
-import { ReactWidget } from '@jupyterlab/ui-components';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
-import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 import { CommandIDs } from '../../tokens';
 import { PlannerLine } from '../components/PlannerLine';
 import { WaitingLine } from '../components/WaitingLine';
+import { disposeRendered, render, waitFor } from './rendered';
 
 const trans = nullTranslator.load('notebook_bcc');
 
-let widget: Widget | null = null;
-
-/** Renders `element` attached to the document and waits until React has drawn it. */
-async function render(element: JSX.Element): Promise<HTMLElement> {
-  widget = ReactWidget.create(element);
-  Widget.attach(widget, document.body);
-  widget.update();
-  await waitFor(() => widget!.node.childElementCount > 0);
-  return widget.node;
-}
-
-async function waitFor(test: () => boolean, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > end) {
-      throw new Error('timed out');
-    }
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-}
-
-afterEach(() => {
-  widget?.dispose();
-  widget = null;
-});
+afterEach(disposeRendered);
 
 describe('WaitingLine', () => {
   it('ticks the time waited for the planner every second', async () => {

@@ -1,7 +1,5 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { nullTranslator } from '@jupyterlab/translation';
-import { ReactWidget } from '@jupyterlab/ui-components';
-import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 import type { IRewindPlan, IRewindRecord } from '../../engine/rewind';
 import type { ItemStatus } from '../../engine/types';
@@ -9,40 +7,12 @@ import { ProgressTree } from '../components/ProgressTree';
 import { RewindNote } from '../components/RewindNote';
 import type { IStageNode } from '../../tokens';
 import { RewindSummary } from '../rewindDialog';
+import { disposeRendered, render, waitFor } from './rendered';
 
 const trans = nullTranslator.load('notebook_bcc');
 const rendermime = {} as IRenderMimeRegistry;
 
-let widget: Widget | null = null;
-
-async function render(element: JSX.Element): Promise<HTMLElement> {
-  widget = ReactWidget.create(element);
-  Widget.attach(widget, document.body);
-  widget.update();
-  const end = Date.now() + 3000;
-  while (widget.node.childElementCount === 0) {
-    if (Date.now() > end) {
-      throw new Error('timed out');
-    }
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-  return widget.node;
-}
-
-async function waitFor(found: () => unknown): Promise<void> {
-  const end = Date.now() + 3000;
-  while (!found()) {
-    if (Date.now() > end) {
-      throw new Error('timed out');
-    }
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-}
-
-afterEach(() => {
-  widget?.dispose();
-  widget = null;
-});
+afterEach(disposeRendered);
 
 function step(id: string, status: ItemStatus) {
   return {

@@ -1,38 +1,14 @@
 import { nullTranslator } from '@jupyterlab/translation';
-import { ReactWidget } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
-import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 import { CommandIDs } from '../../tokens';
 import { TestConnectionButton, whenSaved } from '../settingsTestField';
+import { disposeRendered, render, waitFor } from './rendered';
 
 const trans = nullTranslator.load('notebook_bcc');
 
-let widget: Widget | null = null;
-
-async function render(element: JSX.Element): Promise<HTMLElement> {
-  widget = ReactWidget.create(element);
-  Widget.attach(widget, document.body);
-  widget.update();
-  await waitFor(() => widget!.node.childElementCount > 0);
-  return widget.node;
-}
-
-async function waitFor(test: () => boolean, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > end) {
-      throw new Error('timed out');
-    }
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-}
-
-afterEach(() => {
-  widget?.dispose();
-  widget = null;
-});
+afterEach(disposeRendered);
 
 /** The test command as the commands plugin adds it: enabled with a notebook, answering ok or not. */
 function testCommand(answer: { ok: boolean; enabled: boolean }) {
