@@ -7,6 +7,7 @@ import type { Page } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
 import {
+  addDataFile,
   cellSources,
   clickControl,
   command,
@@ -195,15 +196,7 @@ test.describe('A new notebook', () => {
       .click();
     const dialog = page.locator('.jp-Dialog');
     await dialog.locator('textarea').fill(TASK);
-    await dialog.getByRole('button', { name: 'Add data files…' }).click();
-    const picker = page
-      .locator('.jp-Dialog')
-      .filter({ has: page.locator('.jp-DirListing') });
-    await picker
-      .locator('.jp-DirListing-item', { hasText: 'housing.csv' })
-      .click();
-    await picker.getByRole('button', { name: 'Select' }).click();
-    await expect(dialog.locator('.jp-bcc-file-name')).toHaveText('housing.csv');
+    await addDataFile(page, 'housing.csv');
     await dialog.getByRole('button', { name: 'Run', exact: true }).click();
     // The title goes first whenever it comes: wait for it and two more cells.
     await expect

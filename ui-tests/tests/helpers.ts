@@ -222,6 +222,23 @@ export async function commandMode(page: Page): Promise<void> {
   ).toBeVisible();
 }
 
+/**
+ * In the open Run dialog, as a user adds a data file: "Add data files…", `name` picked in the file dialog,
+ * Select; the Run dialog then lists the file.
+ */
+export async function addDataFile(page: Page, name: string): Promise<void> {
+  await page
+    .locator('.jp-Dialog')
+    .getByRole('button', { name: 'Add data files…' })
+    .click();
+  const picker = page
+    .locator('.jp-Dialog')
+    .filter({ has: page.locator('.jp-DirListing') });
+  await picker.locator('.jp-DirListing-item', { hasText: name }).click();
+  await picker.getByRole('button', { name: 'Select' }).click();
+  await expect(page.locator('.jp-bcc-file-name')).toHaveText(name);
+}
+
 export async function startRun(
   page: Page,
   task: string,

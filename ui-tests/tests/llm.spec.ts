@@ -11,6 +11,7 @@ import type { Page } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
 import {
+  addDataFile,
   cellSources,
   command,
   configure,
@@ -157,12 +158,7 @@ test.describe.serial('LLM planner on a real model', () => {
       .click();
     const dialog = page.locator('.jp-Dialog');
     await dialog.locator('textarea').fill(TASK);
-    await dialog.getByRole('button', { name: 'Add data files…' }).click();
-    const picker = page.locator('.jp-Dialog').filter({ hasText: 'sales.csv' });
-    await picker
-      .locator('.jp-DirListing-item', { hasText: 'sales.csv' })
-      .click();
-    await picker.getByRole('button', { name: 'Select' }).click();
+    await addDataFile(page, 'sales.csv');
     // The Run dialog says which model runs, from the allowed list.
     await expect(dialog.locator('select.jp-bcc-llm-model')).toHaveValue(
       LLM_MODEL

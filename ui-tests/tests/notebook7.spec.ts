@@ -6,6 +6,7 @@
 import { expect, Page, test } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
+import { addDataFile } from './helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const { waitForServers } = require('../ecosystem');
@@ -179,15 +180,7 @@ test.describe('Jupyter Notebook 7', () => {
     await dialog
       .locator('textarea')
       .fill('What drives the sale price of houses (SalePrice)?');
-    await dialog.getByRole('button', { name: 'Add data files…' }).click();
-    const picker = page
-      .locator('.jp-Dialog')
-      .filter({ hasText: 'housing.csv' });
-    await picker
-      .locator('.jp-DirListing-item', { hasText: 'housing.csv' })
-      .click();
-    await picker.getByRole('button', { name: 'Select' }).click();
-    await expect(page.locator('.jp-bcc-file-name')).toHaveText('housing.csv');
+    await addDataFile(page, 'housing.csv');
     await page
       .locator('.jp-Dialog')
       .getByRole('button', { name: 'Run' })

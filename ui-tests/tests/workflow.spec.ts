@@ -1,13 +1,14 @@
 import {
-  expect,
-  test,
+  addDataFile,
   cellSources,
   command,
+  expect,
   insertions,
   newNotebook,
   recordInsertions,
   settingsFor,
   stateLine,
+  test,
   uploadHousing
 } from './helpers';
 
@@ -35,15 +36,7 @@ test.describe('Run Workflow', () => {
       .fill('What drives the sale price of houses? Use housing.csv.');
 
     // Pick the data file in the file browser dialog.
-    await dialog.getByRole('button', { name: 'Add data files…' }).click();
-    const picker = page
-      .locator('.jp-Dialog')
-      .filter({ hasText: 'housing.csv' });
-    await picker
-      .locator('.jp-DirListing-item', { hasText: 'housing.csv' })
-      .click();
-    await picker.getByRole('button', { name: 'Select' }).click();
-    await expect(page.locator('.jp-bcc-file-name')).toHaveText('housing.csv');
+    await addDataFile(page, 'housing.csv');
     await page
       .locator('.jp-Dialog')
       .getByRole('button', { name: 'Run' })
