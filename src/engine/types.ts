@@ -16,6 +16,7 @@ import type {
   WorkflowTemplate
 } from '../protocol';
 import type { CellRole, ICellProvenance } from './ports/driver';
+import type { IOutputCheckRecord, IRunOutcome } from './contracts';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowState } from './fsm';
 import type { IMessage, IMessageText } from './messages';
@@ -173,6 +174,8 @@ export interface IRunError {
   retryable: boolean;
   /** Variables the planner said it lacks: set them with `retry({ variables })`. */
   missingVariables?: string[];
+  /** What the planner's error asks the user to do (`PlannerError.action`: `open-llm-settings`). */
+  action?: string;
 }
 
 export interface IRetryOptions {
@@ -187,6 +190,8 @@ export interface IRunFinished {
   reason: 'completed' | 'stopped' | 'max_steps' | 'error';
   message: string;
   text?: IMessage;
+  /** A completed run: its given-up steps and deliverables (docs/protocol.md#output-contracts). */
+  outcome?: IRunOutcome;
 }
 
 export interface ICellAdded {
@@ -216,8 +221,12 @@ export interface IBehaviorTiming {
   durationMs: number | null;
 }
 
-/** `skipped`: a step of a completed stage that never ran (the stage ended before it came up). */
-export type ItemStatus = 'completed' | 'current' | 'remaining' | 'skipped';
+/**
+ * `skipped`: a step of a completed stage that never ran (the stage ended before it came up);
+ * `given_up`: a step that ended without reaching its target, and a completed stage that has one.
+ */
+export type ItemStatus =
+  'completed' | 'current' | 'remaining' | 'skipped' | 'given_up';
 
 export interface IStepView {
   id: string;
@@ -283,6 +292,13 @@ export interface IRunSnapshot extends IProgressSnapshot {
   rewind?: IRewindView;
   /** What an LLM planner said it spent, as of its latest answer; absent when it never said. */
   usage?: PlanningUsage;
+  /** The latest check in the kernel of each contract's name (docs/protocol.md#output-contracts). */
+  outputChecks?: Record<string, IOutputCheckRecord>;
+  /**
+   * How the run stands: its given-up steps and its deliverables as last checked; absent when it has
+   * neither. `ok` false once the workflow completed: it ended with problems.
+   */
+  outcome?: IRunOutcome;
 }
 
 /**
