@@ -162,10 +162,13 @@ export function deliverableLines(
         text: trans.__('%1: not checked yet', quoted(d.name))
       };
     }
+    // While the run goes on the planner may still deliver it: the check says why it is not there yet.
     return {
       name: d.name,
       status: 'failed',
-      text: trans.__('Not delivered: %1', notDelivered(d, trans))
+      text: completed
+        ? trans.__('Not delivered: %1', notDelivered(d, trans))
+        : notDelivered(d, trans)
     };
   });
 }

@@ -111,11 +111,7 @@ describe('the deliverables in words', () => {
       )
     ).toEqual([
       { name: 'answer', status: 'pending', text: '`answer`: not checked yet' },
-      {
-        name: 'total',
-        status: 'failed',
-        text: `Not delivered: ${ROW.reason}`
-      }
+      { name: 'total', status: 'failed', text: ROW.reason }
     ]);
   });
 
@@ -264,7 +260,7 @@ describe('Deliverables', () => {
     );
     const line = box.querySelector('.jp-bcc-deliverable')!;
     expect(line.getAttribute('data-status')).toBe('failed');
-    expect(line.textContent).toBe(`✗ Not delivered: ${ROW.reason}`);
+    expect(line.textContent).toBe(`✗ ${ROW.reason}`);
     expect(box.classList).toContain('jp-bcc-mod-problems');
   });
 
