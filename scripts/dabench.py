@@ -14,7 +14,8 @@ comes from). What is computed here:
 - **The score**, as `examples/DA-Agent/eval_closed_form.py` computes it: every `@name[value]` of the response
   (regex `@(\\w+)\\[(.*?)\\]`, the last one of a name counts), a sub-answer right when the strings are equal or
   both parse as floats within 1e-6. The response is the run's final report: the markdown cells the run wrote
-  in its last stage (the model's thinking excluded).
+  in its last stage (the model's thinking and the
+  notebook's title, which repeats the task, excluded).
 
 Commands (JSON on stdout):
 
@@ -42,7 +43,8 @@ PER_LEVEL = 20
 ANSWER = re.compile(r"@(\w+)\[(.*?)\]")
 # What the run's cells carry (src/notebook/metadata.ts): stage, step, behavior and role of each cell it wrote.
 CELL_METADATA_KEY = "notebook_bcc"
-NOT_REPORT_ROLES = {"thinking"}
+# The notebook's title echoes the task (and its `@name[…]` placeholders); thinking is the model's draft.
+NOT_REPORT_ROLES = {"thinking", "title"}
 REPORT_CHARS = 8000
 
 SUBSET: dict[str, list[int]] = {
@@ -216,7 +218,7 @@ def cell_source(cell: Mapping[str, Any]) -> str:
 
 def final_report(notebook: Mapping[str, Any]) -> str:
     """The markdown the run wrote in its last stage: the cells whose provenance names the stage of the last
-    cell the run wrote, the model's thinking excluded."""
+    cell the run wrote, the model's thinking and the notebook's title (the task) excluded."""
     cells = [c for c in notebook.get("cells", []) if isinstance(c, dict)]
     made = [(c, c.get("metadata", {}).get(CELL_METADATA_KEY)) for c in cells]
     made = [(c, m) for c, m in made if isinstance(m, dict) and m.get("stage_id")]

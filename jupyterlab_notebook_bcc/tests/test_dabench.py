@@ -160,7 +160,7 @@ def test_the_report_is_the_markdown_of_the_runs_last_stage() -> None:
         ("markdown", "The user's own note @mean_x[9]", None),
         ("markdown", "Plan: deliver @mean_x[mean_x_value]", made_by("plan")),
         ("code", "mean_x = 1.5", made_by("analysis", "code")),
-        ("markdown", "## Findings", made_by("findings", "title")),
+        ("markdown", "## Findings", made_by("findings", "chapter")),
         ("markdown", "Thinking: maybe @mean_x[2]", made_by("findings", "thinking")),
         ("markdown", ["The mean is\n", "@mean_x[1.50]"], made_by("findings")),
         ("markdown", "@label[north]", made_by("findings")),
@@ -169,6 +169,12 @@ def test_the_report_is_the_markdown_of_the_runs_last_stage() -> None:
     assert "@mean_x[1.50]" in report and "@label[north]" in report
     assert "9]" not in report and "@mean_x[2]" not in report and "mean_x_value" not in report
     assert dabench.final_report(notebook(("markdown", "@a[1]", None))) == ""
+    # A run that ended in its first stage: the notebook's title repeats the task and its placeholders.
+    first = notebook(
+        ("markdown", "# Question: … @mean_x[value]", made_by("data_loading", "title")),
+        ("markdown", "Read `t0.csv`.", made_by("data_loading")),
+    )
+    assert dabench.final_report(first) == "Read `t0.csv`."
 
 
 def test_a_question_is_scored_from_its_report_with_the_kernel_beside_it() -> None:

@@ -5,6 +5,7 @@
  * result is appended to eval-results/eval.jsonl as soon as it is known, and its notebook is saved in
  * eval-results/notebooks/. Not part of `make test`: it judges a model and the planner, not the code.
  */
+import { galata } from '@jupyterlab/galata';
 import type { Page } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
@@ -15,6 +16,7 @@ import {
   installProbe,
   newNotebook,
   panel,
+  PLUGIN,
   runInfo,
   savedNotebook,
   startRun,
@@ -180,7 +182,12 @@ async function kernelVariables(
         out += msg.content.text ?? '';
       }
     };
-    await future.done;
+    // A kernel that does not answer in a minute (dead, or still busy after a stopped run) reads as
+    // holding none of the variables.
+    await Promise.race([
+      future.done,
+      new Promise(resolve => setTimeout(resolve, 60000))
+    ]);
     return out;
   }, code);
   const line = text.split('\n').find(l => l.startsWith('BCC_VARIABLES='));
@@ -259,6 +266,15 @@ function scoreDabench(
   });
   return JSON.parse(out);
 }
+
+// The extension's settings: its defaults, or what BCC_EVAL_SETTINGS (JSON) says, e.g. a longer
+// `firstByteTimeout` for a model server that others use too.
+test.use({
+  mockSettings: {
+    ...galata.DEFAULT_SETTINGS,
+    [PLUGIN]: JSON.parse(process.env.BCC_EVAL_SETTINGS || '{}')
+  }
+});
 
 test.describe('make eval', () => {
   test.beforeAll(() => {
