@@ -232,9 +232,7 @@ def final_report(notebook: Mapping[str, Any]) -> str:
     )
 
 
-def score(
-    expected: Mapping[str, str], report: str, kernel: Mapping[str, Mapping[str, Any] | None]
-) -> dict[str, Any]:
+def score(expected: Mapping[str, str], report: str, kernel: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
     """One question scored from its report, with the kernel's variables of the same names beside it."""
     got = extract(report)
     answers = []
@@ -252,7 +250,7 @@ def score(
                 "kernelRight": is_equal(None if kernel_value is None else str(kernel_value), label),
             }
         )
-    right = sum(answer["right"] for answer in answers)
+    right = sum(bool(answer["right"]) for answer in answers)
     return {
         "answers": answers,
         "allRight": bool(answers) and right == len(answers),

@@ -90,17 +90,19 @@ def about(rows: Sequence[Mapping[str, Any]]) -> str:
     commits = sorted({str(r.get("commit")) for r in rows})
     hours = sum(float(r.get("seconds") or 0) for r in rows) / 3600
     estimated = any(r.get("tokensEstimated") for r in rows)
+    note = "; tokens estimated (the endpoint sent no counts)" if estimated else ""
     return (
         f"model {', '.join(models)}; commit {', '.join(commits)}; {len(latest(rows))} questions in {hours:.1f} h; "
-        "tokens and seconds are per question" + ("; tokens estimated (the endpoint sent no counts)" if estimated else "")
+        f"tokens and seconds are per question{note}"
     )
 
 
 def text(rows_table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]) -> str:
     lines = [[*COLUMNS], *[cells(row) for row in rows_table]]
     widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS))]
-    rendered = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
-                for line in lines]
+    rendered = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))) for line in lines
+    ]
     return "\n".join([*rendered, about(rows)])
 
 

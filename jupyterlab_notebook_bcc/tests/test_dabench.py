@@ -82,9 +82,7 @@ def test_a_run_cut_short_has_every_level_alike() -> None:
 
 
 def test_the_task_is_the_benchmark_question_and_where_to_put_the_answer() -> None:
-    text = dabench.task_text(
-        {"question": "Q?", "constraints": "C.", "format": "@a[x], @b_2[y] and @a[again]"}
-    )
+    text = dabench.task_text({"question": "Q?", "constraints": "C.", "format": "@a[x], @b_2[y] and @a[again]"})
     assert text.startswith("Question: Q?\nC.\n@a[x], @b_2[y] and @a[again]\n")
     assert "kernel variable of its name (`a`, `b_2`)" in text
     assert "as @name[value]" in text
@@ -187,10 +185,24 @@ def test_a_question_is_scored_from_its_report_with_the_kernel_beside_it() -> Non
     assert scored["allRight"] is False
     assert scored["fraction"] == 0.5
     assert scored["answers"] == [
-        {"name": "mean_x", "expected": "1.50", "got": "1.5", "right": True, "kernel": "1.5",
-         "kernelType": "float", "kernelRight": True},
-        {"name": "label", "expected": "north", "got": "South", "right": False, "kernel": "north",
-         "kernelType": "str", "kernelRight": True},
+        {
+            "name": "mean_x",
+            "expected": "1.50",
+            "got": "1.5",
+            "right": True,
+            "kernel": "1.5",
+            "kernelType": "float",
+            "kernelRight": True,
+        },
+        {
+            "name": "label",
+            "expected": "north",
+            "got": "South",
+            "right": False,
+            "kernel": "north",
+            "kernelType": "str",
+            "kernelRight": True,
+        },
     ]
     # The last value of a name counts; a missing name is wrong; a missing variable is null.
     scored = dabench.score(expected, "@mean_x[7] then @mean_x[1.50]", {})
@@ -201,10 +213,20 @@ def test_a_question_is_scored_from_its_report_with_the_kernel_beside_it() -> Non
 def record(set_: str, level: str, rights: list[bool], qid: str = "q", **extra: Any) -> dict[str, Any]:
     answers = [{"name": f"a{i}", "expected": "1", "got": "1" if r else "2", "right": r} for i, r in enumerate(rights)]
     base = {
-        "set": set_, "id": qid, "level": level, "answers": answers,
-        "allRight": all(rights), "fraction": sum(rights) / len(rights), "promptTokens": 1000,
-        "completionTokens": 100, "tokensEstimated": True, "seconds": 60.0, "model": "m", "commit": "abc",
-        "state": "WORKFLOW_COMPLETED", "panelState": "Completed",
+        "set": set_,
+        "id": qid,
+        "level": level,
+        "answers": answers,
+        "allRight": all(rights),
+        "fraction": sum(rights) / len(rights),
+        "promptTokens": 1000,
+        "completionTokens": 100,
+        "tokensEstimated": True,
+        "seconds": 60.0,
+        "model": "m",
+        "commit": "abc",
+        "state": "WORKFLOW_COMPLETED",
+        "panelState": "Completed",
     }
     return {**base, **extra}
 
