@@ -8,7 +8,7 @@
 # with its reason printed, even when every test it counted passed.
 #
 # Usage: scripts/run-tests.sh [SUITE...]   (default: every suite, in the order above)
-# Extra arguments for one runner: JEST_ARGS, PYTEST_ARGS, UI_ARGS (e.g. UI_ARGS=tests/faults.spec.ts).
+# Extra arguments for one runner: JEST_ARGS, PYTEST_ARGS, UI_ARGS (e.g. UI_ARGS=tests/faults/http.spec.ts).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RESULTS=.test-results
