@@ -1,14 +1,15 @@
 /**
- * The fault suite's fixture and its four promises (the doc of the suite: `faults/*.spec.ts`): every case
- * asserts that the cells made before the fault are kept (same id and content), that the run's progress
- * at the fault is in the notebook file, that the user sees a clear message, and that the run finishes,
- * after a Retry or a Resume where one is needed. The file is read while the run is stopped at the fault
- * (ERROR, or PAUSED: a fault the run handles by itself is paused at, `pauseAtFault`), before anything
- * later is saved, and must hold that state, the step and behavior and the cells; the message must name
- * what failed and the way on. `useFaultCases`'s `afterEach` fails a case that checked less. Each test
- * starts its own planner (the reference planner with fault flags, or a replayed script) on a free port
- * and points the extension at it through the settings. A table of what each case measured is printed
- * after each spec and written to test-results/faults-table.txt.
+ * The fault suite (`faults/*.spec.ts`): a misbehaving planner, kernel or user during a live run. Here
+ * are its fixture and its four promises: every case asserts that the cells made before the fault are
+ * kept (same id and content), that the run's progress at the fault is in the notebook file, that the
+ * user sees a clear message, and that the run finishes, after a Retry or a Resume where one is needed.
+ * The file is read while the run is stopped at the fault (ERROR, or PAUSED: a fault the run handles by
+ * itself is paused at, `pauseAtFault`), before anything later is saved, and must hold that state, the
+ * step and behavior and the cells; the message must name what failed and the way on. `useFaultCases`'s
+ * `afterEach` fails a case that checked less. Each test starts its own planner (the reference planner
+ * with fault flags, or a replayed script) on a free port and points the extension at it through the
+ * settings. A table of what each case measured is printed after each spec and written to
+ * test-results/faults-table.txt.
  */
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
