@@ -1,6 +1,6 @@
-/** Entry point: `npm run planner -- [options]` (see `cli.ts` for the options). */
+/** Entry point: `jlpm reference-planner-service -- [options]` (see `cli.ts` for the options). */
 import { parseCli, USAGE, UsageError } from './cli';
-import { describeDouble, startDialectDouble } from './dialects/cli';
+import { describeDouble, startDialectDouble } from './doubles/cli';
 import { startPlannerServer } from './server';
 
 async function main(): Promise<void> {

@@ -20,7 +20,7 @@ import { outputsToText } from '../../../src/notebook/outputText';
 import {
   BUILTIN_PLANNER_URL,
   createBuiltinPlannerTransport
-} from '../../../src/planner/transport';
+} from '../../../src/referencePlanner/transport';
 import { DslcAdapter } from '../../../src/protocol';
 import { IPythonKernel } from './kernel';
 

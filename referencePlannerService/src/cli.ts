@@ -6,8 +6,8 @@ import {
   DIALECT_USAGE,
   IDialectCliOptions,
   parseDialectCli
-} from './dialects/cli';
-import { DEMO_PACE_MS } from '../../src/planner/pace';
+} from './doubles/cli';
+import { DEMO_PACE_MS } from '../../src/referencePlanner/pace';
 import { parseFault } from './faults';
 import { parseTrace, ReplayScript } from './replay';
 import {
@@ -21,7 +21,7 @@ import {
 
 export const USAGE = `Notebook-BCC reference planner
 
-Usage: node planner/lib/planner/src/main.js [options]
+Usage: node referencePlannerService/lib/referencePlannerService/src/main.js [options]
 
   --host HOST            listen address (default ${DEFAULT_HOST}: this machine only)
   --port PORT            listen port, 0 = any free port (default ${DEFAULT_PORT})

@@ -9,7 +9,7 @@ import {
   errorBody,
   JSON_TYPE,
   NDJSON_TYPE
-} from '../../src/planner/exchange';
+} from '../../src/referencePlanner/exchange';
 import { faultValue, IFaultSpec } from './faults';
 
 export { actionLine, JSON_TYPE, NDJSON_TYPE };

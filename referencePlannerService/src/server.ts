@@ -16,8 +16,8 @@ import {
   parsePlannerRequest,
   PLANNER_ROUTES,
   PlannerReply
-} from '../../src/planner/exchange';
-import { paceDelays, planningDelay } from '../../src/planner/pace';
+} from '../../src/referencePlanner/exchange';
+import { paceDelays, planningDelay } from '../../src/referencePlanner/pace';
 import {
   applyFaults,
   errorAnswer,
@@ -30,9 +30,9 @@ import {
 } from './answer';
 import { FaultSchedule, IFaultSpec } from './faults';
 import { allowedHosts, hostRefusal, isJsonContentType } from './requestGuard';
-import { ReferencePlanner } from '../../src/planner/referencePlanner';
+import { ReferencePlanner } from '../../src/referencePlanner/referencePlanner';
 import { Endpoint, ReplayScript } from './replay';
-import { SessionStore } from '../../src/planner/session';
+import { SessionStore } from '../../src/referencePlanner/session';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 28600;
@@ -62,7 +62,7 @@ export interface IPlannerServerOptions {
   /** Pause between streamed actions, standing in for generation time. */
   lineDelayMs?: number;
   /**
-   * Pace of a planner that thinks (`src/planner/pace.ts`): when above 0 it replaces `lineDelayMs`,
+   * Pace of a planner that thinks (`src/referencePlanner/pace.ts`): when above 0 it replaces `lineDelayMs`,
    * with longer pauses before code and before planning answers. 0 (the default) keeps full speed.
    */
   paceMs?: number;

@@ -18,8 +18,8 @@ import { outputsToText } from '../../../src/notebook/outputText';
 import {
   BUILTIN_PLANNER_URL,
   createBuiltinPlannerTransport
-} from '../../../src/planner/transport';
-import { APPROACHES } from '../../../src/planner/codegen';
+} from '../../../src/referencePlanner/transport';
+import { APPROACHES } from '../../../src/referencePlanner/codegen';
 import { DslcAdapter } from '../../../src/protocol';
 import { DATA_PATH, TASK } from './helpers';
 import { IPythonKernel } from './kernel';

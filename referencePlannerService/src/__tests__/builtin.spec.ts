@@ -1,6 +1,6 @@
 /** The built-in (in-browser) planner and the HTTP planner are one implementation: same request, same answer. */
 import type { IPlannerTransport } from '../../../src/protocol/transport';
-import { createBuiltinPlannerTransport } from '../../../src/planner/transport';
+import { createBuiltinPlannerTransport } from '../../../src/referencePlanner/transport';
 import { IRunningPlannerServer, startPlannerServer } from '../server';
 import {
   IObservationOptions,

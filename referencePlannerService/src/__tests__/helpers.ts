@@ -4,8 +4,8 @@ export {
   DATA_PATH,
   requestBody,
   TASK
-} from '../../../src/planner/__tests__/requests';
-export type { IObservationOptions } from '../../../src/planner/__tests__/requests';
+} from '../../../src/referencePlanner/__tests__/requests';
+export type { IObservationOptions } from '../../../src/referencePlanner/__tests__/requests';
 
 export interface IRawResponse {
   status: number;

@@ -1,6 +1,6 @@
 /**
  * One request to the reference planner, from a parsed JSON body to its answer, whatever carries it:
- * the Node HTTP service (`planner/src/server.ts`) and the in-browser transport both go through here,
+ * the Node HTTP service (`referencePlannerService/src/server.ts`) and the in-browser transport both go through here,
  * so the same request gets the same lines from either.
  */
 import {
