@@ -1,4 +1,4 @@
-/** Command-line options of the planner service. */
+/** Command-line options of the reference planner service. */
 import { readFileSync } from 'fs';
 import { parseArgs } from 'util';
 
@@ -98,7 +98,7 @@ function number(
 export interface ICliOptions {
   help: boolean;
   server: IPlannerServerOptions;
-  /** Set by `--dialect v1|bcc`: start that test double instead of the planner. */
+  /** Set by `--dialect NAME` (a test double's name): start that double instead of the planner. */
   dialect?: IDialectCliOptions;
 }
 

@@ -87,10 +87,12 @@ function planner(
   answer: (url: string, init: RequestInit) => Promise<Response> | Response
 ) {
   const root = `http://planner-${++roots}.test`;
-  let settings: IRunSettings = { ...DEFAULT_SETTINGS, baseUrl: root };
+  // The settings as JupyterLab holds them: the run's are read from them, the dialects' too.
+  let composite: Record<string, unknown> = { baseUrl: root };
   const calls: { url: string; init: RequestInit }[] = [];
   const service = new PlannerConnection({
-    settings: () => settings,
+    settings: () => toRunSettings(composite),
+    pluginSettings: () => composite,
     notebookId: () => '数据分析.ipynb',
     fetch: async (url, init) => {
       calls.push({ url, init });
@@ -101,8 +103,8 @@ function planner(
     root,
     service,
     calls,
-    set: (changes: Partial<IRunSettings>) => {
-      settings = { ...settings, ...changes };
+    set: (changes: Record<string, unknown>) => {
+      composite = { ...composite, ...changes };
     }
   };
 }

@@ -1,4 +1,5 @@
 import {
+  checkConnection,
   MAX_ERROR_BODY_CHARS,
   MAX_PLANNING_BODY_CHARS,
   parseRetryAfter
@@ -336,11 +337,11 @@ describe('DslcAdapter.generating waiting', () => {
   });
 });
 
-describe('DslcAdapter.checkConnection', () => {
+describe('checkConnection, on the planner root', () => {
   it('says the planner answers', async () => {
     const { fetch, calls } = fakeFetch(() => jsonResponse({ ok: true }));
     const { client } = makeClient(fetch);
-    expect(await client.checkConnection()).toEqual({
+    expect(await checkConnection(client.transport)).toEqual({
       ok: true,
       status: 200,
       message: `The planner (${BASE}) answers (HTTP 200).`,
@@ -353,7 +354,7 @@ describe('DslcAdapter.checkConnection', () => {
   it('counts a 404 at the root as reachable', async () => {
     const { fetch } = fakeFetch(() => new Response('', { status: 404 }));
     const { client } = makeClient(fetch);
-    expect(await client.checkConnection()).toMatchObject({
+    expect(await checkConnection(client.transport)).toMatchObject({
       ok: true,
       status: 404
     });
@@ -366,7 +367,7 @@ describe('DslcAdapter.checkConnection', () => {
       });
     });
     const { client } = makeClient(fetch);
-    const check = await client.checkConnection();
+    const check = await checkConnection(client.transport);
     expect(check.ok).toBe(false);
     expect(check.status).toBeUndefined();
     expect(check.message).toBe(
@@ -396,7 +397,7 @@ describe('DslcAdapter.checkConnection', () => {
         })
     );
     const { client } = makeClient(fetch);
-    const check = await client.checkConnection({ timeoutMs: 20 });
+    const check = await checkConnection(client.transport, { timeoutMs: 20 });
     expect(check.ok).toBe(false);
     expect(check.message).toContain('timed out');
     expect(check.message).toContain('Start the planner');
@@ -407,7 +408,7 @@ describe('DslcAdapter.checkConnection', () => {
       () => new Response('missing or wrong bearer token', { status: 401 })
     );
     const { client } = makeClient(fetch);
-    expect(await client.checkConnection()).toEqual({
+    expect(await checkConnection(client.transport)).toEqual({
       ok: false,
       status: 401,
       message: `The planner (${BASE}) refused the request (HTTP 401: missing or wrong bearer token). Check the token in Settings > Notebook-BCC.`,
@@ -422,7 +423,7 @@ describe('DslcAdapter.checkConnection', () => {
   it('reports a server error at the root as not ready', async () => {
     const { fetch } = fakeFetch(() => new Response('boom', { status: 500 }));
     const { client } = makeClient(fetch);
-    expect(await client.checkConnection()).toMatchObject({
+    expect(await checkConnection(client.transport)).toMatchObject({
       ok: false,
       status: 500
     });

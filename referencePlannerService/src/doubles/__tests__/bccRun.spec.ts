@@ -12,12 +12,13 @@ import { FakeNotebookDriver } from '../../../../src/engine/testing';
 import { createBrowserTransport } from '../../../../src/protocol';
 import {
   BccAdapter,
-  createPlannerService
+  createDialectSelector
 } from '../../../../src/protocol/dialects';
 import type {
-  Dialect,
-  IDialectPlannerService
+  DialectName,
+  IDialectAdapter
 } from '../../../../src/protocol/dialects';
+import { withAdapter } from '../../../../src/protocol/dialects/__tests__/fakeDialects';
 import { BCC_SCENARIOS, startBccDouble } from '../bcc';
 import type { IRunningDoubleServer } from '../http';
 
@@ -33,7 +34,7 @@ interface IBccRun {
   steps: string[];
 }
 
-/** The bcc adapter itself, or the façade that detects the dialect (`auto`, as the extension runs it). */
+/** The bcc adapter itself, or the selector that detects the dialect (`auto`, as the extension runs it). */
 type ClientKind = 'bcc' | 'auto';
 
 async function runAgainst(
@@ -50,7 +51,7 @@ async function runAgainst(
     } satisfies IExecResult;
   };
   const transport = createBrowserTransport({ baseUrl: server.url });
-  const noDslc: IDialectPlannerService = {
+  const noDslc: IDialectAdapter = {
     planning: () => Promise.reject(new Error('not a dslc planner')),
     generating: () => {
       throw new Error('not a dslc planner');
@@ -59,11 +60,11 @@ async function runAgainst(
   const client =
     kind === 'bcc'
       ? new BccAdapter({ transport })
-      : createPlannerService({
+      : createDialectSelector({
           protocol: 'auto',
           transport,
-          dslc: noDslc,
-          cache: new Map<string, Dialect>()
+          dialects: withAdapter('dslc', noDslc),
+          cache: new Map<string, DialectName>()
         });
   // Two behaviors per step: a run that starts over stops here instead of running on.
   const settings: IRunSettings = {

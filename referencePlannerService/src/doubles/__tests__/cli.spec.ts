@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 
+import { DIALECTS } from '../../../../src/protocol/dialects/registry';
 import { postJson } from '../../__tests__/helpers';
 import { parseCli, USAGE, UsageError } from '../../cli';
 import { BCC_SCENARIOS } from '../bcc';
@@ -16,6 +17,18 @@ describe('--dialect on the planner command line', () => {
     expect(dslc.dialect).toBeUndefined();
     expect(dslc.server.port).toBe(0);
     expect(parseCli(['--dialect=dslc']).dialect).toBeUndefined();
+  });
+
+  it('starts a double for each dialect of the extension’s registry but the seed, the reference planner itself', () => {
+    for (const { testDouble } of DIALECTS.slice(1)) {
+      expect(parseCli(['--dialect', testDouble]).dialect?.dialect).toBe(
+        testDouble
+      );
+      expect(USAGE).toContain(testDouble);
+    }
+    expect(parseCli(['--dialect', DIALECTS[0].testDouble]).dialect).toBe(
+      undefined
+    );
   });
 
   it('parses the v1 and bcc options', () => {
@@ -34,10 +47,12 @@ describe('--dialect on the planner command line', () => {
     expect(v1).toMatchObject({
       dialect: 'v1',
       port: 0,
-      failures: [{ section: 'section_2_data_structure_discovery', nth: 2 }],
-      requirements: [
-        { section: 'section_3_monthly_trend', name: 'target_variable' }
-      ],
+      own: {
+        failures: [{ section: 'section_2_data_structure_discovery', nth: 2 }],
+        requirements: [
+          { section: 'section_3_monthly_trend', name: 'target_variable' }
+        ]
+      },
       recordFile: '/tmp/requests.jsonl'
     });
     const bcc = parseCli([
@@ -48,14 +63,16 @@ describe('--dialect on the planner command line', () => {
     ]).dialect;
     expect(bcc).toMatchObject({
       dialect: 'bcc',
-      scenario: 'ndjson',
+      own: { scenario: 'ndjson' },
       help: true
     });
-    expect(parseCli(['--dialect', 'bcc']).dialect?.scenario).toBe('recorded');
-    expect(parseCli(['--dialect', 'bcc']).dialect?.strictBody).toBe(false);
+    expect(parseCli(['--dialect', 'bcc']).dialect?.own).toEqual({
+      scenario: 'recorded',
+      strictBody: false
+    });
     expect(
-      parseCli(['--dialect', 'bcc', '--strict-body']).dialect?.strictBody
-    ).toBe(true);
+      parseCli(['--dialect', 'bcc', '--strict-body']).dialect?.own
+    ).toMatchObject({ strictBody: true });
   });
 
   it('reads failing steps from the environment too', () => {
@@ -63,7 +80,7 @@ describe('--dialect on the planner command line', () => {
       V1_DOUBLE_FAIL_STEP:
         'section_3_monthly_trend,section_2_revenue_by_region@3'
     });
-    expect(parsed.dialect?.failures).toEqual([
+    expect(parsed.dialect?.own).toHaveProperty('failures', [
       { section: 'section_3_monthly_trend', nth: 1 },
       { section: 'section_2_revenue_by_region', nth: 3 }
     ]);

@@ -11,7 +11,7 @@ import type {
 import { FakeNotebookDriver } from '../../../../src/engine/testing';
 import { createBrowserTransport } from '../../../../src/protocol';
 import { V1Adapter } from '../../../../src/protocol/dialects';
-import type { IDialectPlannerService } from '../../../../src/protocol/dialects';
+import type { IDialectAdapter } from '../../../../src/protocol/dialects';
 import type { IRunningDoubleServer } from '../http';
 import { startV1Double } from '../v1';
 
@@ -30,7 +30,7 @@ interface IActionsBody {
 }
 
 /** A dslc planner's whole run: one template, one step, done at once. */
-const dslcPlanner: IDialectPlannerService = {
+const dslcPlanner: IDialectAdapter = {
   planning: async () => ({
     targetAchieved: true,
     context_update: {
@@ -62,7 +62,7 @@ describe('the engine with the v1 adapter against the v1 double', () => {
 
   function runner(
     driver: FakeNotebookDriver,
-    client: IDialectPlannerService,
+    client: IDialectAdapter,
     overrides: Partial<IRunSettings> = {},
     approve?: (request: IBehaviorApproval) => Promise<BehaviorDecision>
   ): WorkflowRunner {

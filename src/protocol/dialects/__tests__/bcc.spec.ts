@@ -1622,11 +1622,11 @@ describe('bcc adapter', () => {
     const settings: IRunSettings = {
       ...DEFAULT_SETTINGS,
       baseUrl: 'http://bcc.test',
-      transport: 'browser',
-      protocol: 'bcc'
+      transport: 'browser'
     };
     const service = new PlannerConnection({
       settings: () => settings,
+      pluginSettings: () => ({ protocol: 'bcc' }),
       notebookId: () => 'sales.ipynb',
       fetch: async (url, init) => {
         const path = String(url).replace('http://bcc.test/', '');

@@ -2,9 +2,11 @@ import type { GeneratingEvent } from '../../actionStream';
 import type { INotebookSummary, PlanningRequestInput } from '../../schemas';
 import type { IPlannerRequest } from '../../transport';
 import { RouteMissingError } from '../common';
-import type { Dialect, IDialectPlannerService } from '../common';
-import { createPlannerService, normalizePlannerBaseUrl } from '../detect';
-import { detectDialect, supersetProbeBody } from '../probe';
+import { detectDialect, supersetProbeBody } from '../detect';
+import type { IDialectAdapter } from '../dialect';
+import type { DialectName } from '../registry';
+import { createDialectSelector, normalizePlannerBaseUrl } from '../selector';
+import { withAdapter } from './fakeDialects';
 import { collect, FakeTransport, json, ndjson, text } from './fakeTransport';
 
 const request: PlanningRequestInput = {
@@ -32,7 +34,7 @@ const NOTEBOOK: INotebookSummary = {
   ]
 };
 
-function fakeDslc(): IDialectPlannerService & { calls: string[] } {
+function fakeDslc(): IDialectAdapter & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,
@@ -78,11 +80,11 @@ describe('dialect detection', () => {
   it('normalises the base URL and remembers a /v1 hint', () => {
     expect(normalizePlannerBaseUrl('http://h:28600/v1/')).toEqual({
       root: 'http://h:28600',
-      v1Hint: true
+      hint: 'v1'
     });
     expect(normalizePlannerBaseUrl('http://h:28600/')).toEqual({
       root: 'http://h:28600',
-      v1Hint: false
+      hint: null
     });
   });
 
@@ -185,8 +187,7 @@ describe('dialect detection', () => {
 
     const hinted = new FakeTransport(v1Server());
     expect(
-      (await detectDialect({ transport: hinted, request, v1Hint: true }))
-        .dialect
+      (await detectDialect({ transport: hinted, request, hint: 'v1' })).dialect
     ).toBe('v1');
     expect(hinted.paths()).toEqual(['GET v2/health']);
   });
@@ -283,12 +284,12 @@ describe('the planner service façade', () => {
       json({ targetAchieved: false, context_update: { variables: { a: 1 } } })
     );
     const dslc = fakeDslc();
-    const cache = new Map<string, Dialect>();
+    const cache = new Map<string, DialectName>();
     const chosen: string[] = [];
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc,
+      dialects: withAdapter('dslc', dslc),
       cache,
       onDialect: (d, how) => chosen.push(`${d}:${how}`)
     });
@@ -316,11 +317,11 @@ describe('the planner service façade', () => {
       })
     );
     const warnings: string[] = [];
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
-      cache: new Map<string, Dialect>()
+      dialects: withAdapter('dslc', fakeDslc()),
+      cache: new Map<string, DialectName>()
     });
     await service.planning(request, {
       onWarning: warning => warnings.push(warning.message)
@@ -334,11 +335,11 @@ describe('the planner service façade', () => {
 
   it('asks for a planning request first only while detection is due', async () => {
     const transport = new FakeTransport(() => json({ targetAchieved: false }));
-    const cache = new Map<string, Dialect>();
-    const auto = createPlannerService({
+    const cache = new Map<string, DialectName>();
+    const auto = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       cache
     });
     expect(auto.needsPlanningFirst).toBe(true);
@@ -347,23 +348,23 @@ describe('the planner service façade', () => {
     // Known for this root: the next run may generate first.
     auto.resetState();
     expect(auto.needsPlanningFirst).toBe(false);
-    const fixed = createPlannerService({
+    const fixed = createDialectSelector({
       protocol: 'dslc',
       transport,
-      dslc: fakeDslc(),
-      cache: new Map<string, Dialect>()
+      dialects: withAdapter('dslc', fakeDslc()),
+      cache: new Map<string, DialectName>()
     });
     expect(fixed.needsPlanningFirst).toBe(false);
   });
 
   it('asks for a planning request first when a new v1 run must begin at the entry step', async () => {
     const transport = new FakeTransport(v1Server());
-    const cache = new Map<string, Dialect>();
+    const cache = new Map<string, DialectName>();
     for (const protocol of ['v1', 'auto'] as const) {
-      const service = createPlannerService({
+      const service = createDialectSelector({
         protocol,
         transport,
-        dslc: fakeDslc(),
+        dialects: withAdapter('dslc', fakeDslc()),
         cache
       });
       if (protocol === 'auto') {
@@ -396,10 +397,10 @@ describe('the planner service façade', () => {
             : '<behavior id="a_b1"><task>t</task></behavior>'
       );
     });
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       cache: new Map()
     });
     const answer = await service.planning(request, { notebook: NOTEBOOK });
@@ -423,10 +424,10 @@ describe('the planner service façade', () => {
 
   it('starts a v1 run at the entry step and streams its actions', async () => {
     const transport = new FakeTransport(v1Server());
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       cache: new Map()
     });
     const answer = await service.planning(request);
@@ -449,19 +450,19 @@ describe('the planner service façade', () => {
     expect(events).toHaveLength(1);
     const saved = JSON.parse(JSON.stringify(service.saveState()));
     expect(saved).toMatchObject({ dialect: 'v1', adapter: { dialect: 'v1' } });
-    const restored = createPlannerService({
+    const restored = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       cache: new Map()
     });
     restored.restoreState(saved);
     expect(restored.dialect).toBe('v1');
     // The planner URL changed since: the saved dialect is another server's, so it is detected again.
-    const elsewhere = createPlannerService({
+    const elsewhere = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       baseUrl: 'http://other-planner.test:28600',
       cache: new Map()
     });
@@ -470,10 +471,10 @@ describe('the planner service façade', () => {
   });
 
   it('saves the planner root without credentials, and trusts no saved dialect that names no root', () => {
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport: new FakeTransport(() => new Response('{}')),
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       baseUrl: 'http://alice:pw-123@planner.test:28600/api/?key=s3cret#x',
       cache: new Map()
     });
@@ -530,10 +531,10 @@ describe('the planner service façade', () => {
       }
     };
     let answer = silent;
-    const v1 = createPlannerService({
+    const v1 = createDialectSelector({
       protocol: 'v1',
       transport: new FakeTransport(() => answer()),
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       timeouts
     });
     await expect(collect(v1.generating(where))).rejects.toMatchObject({
@@ -549,17 +550,17 @@ describe('the planner service façade', () => {
         /v1\/actions timed out: no data from the planner for 0\.06 s since the last chunk/
       )
     });
-    const bcc = createPlannerService({
+    const bcc = createDialectSelector({
       protocol: 'bcc',
       transport: new FakeTransport(() => silent()),
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       timeouts
     });
     // Detection's probes too (here with no retries of its own for the /planning probe).
-    const auto = createPlannerService({
+    const auto = createDialectSelector({
       protocol: 'auto',
       transport: new FakeTransport(() => silent()),
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       cache: new Map(),
       timeouts
     });
@@ -576,20 +577,20 @@ describe('the planner service façade', () => {
 
   it('measures what the chosen dialect sends; nothing before a dialect is known, nothing for dslc', async () => {
     const transport = new FakeTransport(v1Server());
-    const auto = createPlannerService({
+    const auto = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       cache: new Map()
     });
     expect(auto.sentSize(request)).toBeNull();
     await auto.planning(request);
     expect(auto.dialect).toBe('v1');
     expect(auto.sentSize(request)).toEqual(expect.any(Number));
-    const dslc = createPlannerService({
+    const dslc = createDialectSelector({
       protocol: 'dslc',
       transport,
-      dslc: fakeDslc()
+      dialects: withAdapter('dslc', fakeDslc())
     });
     await dslc.planning(request);
     expect(dslc.sentSize(request)).toBeNull();
@@ -598,11 +599,19 @@ describe('the planner service façade', () => {
   it('skips detection for a fixed protocol', async () => {
     const transport = new FakeTransport(v1Server());
     const dslc = fakeDslc();
-    const service = createPlannerService({ protocol: 'dslc', transport, dslc });
+    const service = createDialectSelector({
+      protocol: 'dslc',
+      transport,
+      dialects: withAdapter('dslc', dslc)
+    });
     await service.planning(request);
     expect(transport.requests).toHaveLength(0);
     expect(dslc.calls).toEqual(['planning']);
-    const v1 = createPlannerService({ protocol: 'v1', transport, dslc });
+    const v1 = createDialectSelector({
+      protocol: 'v1',
+      transport,
+      dialects: withAdapter('dslc', dslc)
+    });
     await v1.planning(request);
     expect(v1.dialect).toBe('v1');
     expect(transport.requests).toHaveLength(0);
@@ -613,8 +622,8 @@ describe('the planner service façade', () => {
     const transport = new FakeTransport(req =>
       server === 'dslc' ? json({ targetAchieved: false }) : v1Server()(req)
     );
-    const cache = new Map<string, Dialect>();
-    const dslc: IDialectPlannerService = {
+    const cache = new Map<string, DialectName>();
+    const dslc: IDialectAdapter = {
       async planning() {
         throw new RouteMissingError({
           kind: 'http',
@@ -627,10 +636,10 @@ describe('the planner service façade', () => {
         yield* [];
       }
     };
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc,
+      dialects: withAdapter('dslc', dslc),
       cache
     });
     await service.planning(request);
@@ -646,11 +655,11 @@ describe('the planner service façade', () => {
         ? json({ detail: 'Sequence for section s not found' }, 404)
         : v1Server()(req)
     );
-    const v1 = createPlannerService({
+    const v1 = createDialectSelector({
       protocol: 'auto',
       transport: sequence,
-      dslc: fakeDslc(),
-      cache: new Map([['http://planner.test', 'v1' as Dialect]])
+      dialects: withAdapter('dslc', fakeDslc()),
+      cache: new Map([['http://planner.test', 'v1' as DialectName]])
     });
     const error = await collect(
       v1.generating({
@@ -682,10 +691,10 @@ describe('the detection probe under the first-byte timeout', () => {
         })
     );
     const warnings: string[] = [];
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: fakeDslc(),
+      dialects: withAdapter('dslc', fakeDslc()),
       cache: new Map(),
       probeTiming: {
         firstByteTimeoutMs: 50,

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { IAnswer } from '../answer';
+import type { IAnswer } from '../../answer';
 import {
   fastApiJson,
   IDialectServerOptions,
@@ -17,14 +17,14 @@ import {
   pythonList,
   startDoubleServer,
   streamAnswer
-} from './http';
+} from '../http';
 import {
   CHAPTERS,
   IChapter,
   IHandlerContext,
   ISection,
   V1Action
-} from './v1Chapters';
+} from './chapters';
 
 export const V1_LINE_DELAY_MS = 10;
 /** `SECTION@N`: the step whose code raises on its n-th behavior. */

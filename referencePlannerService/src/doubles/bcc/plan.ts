@@ -2,7 +2,7 @@
  * The plan the bcc double proposes for the sales data: two stages of two steps. Each step takes
  * two behaviors; the second prints a marker that the reflection looks for in `state.effects.current`.
  */
-import { pyString } from '../../../src/referencePlanner/pandasCode';
+import { pyString } from '../../../../src/referencePlanner/pandasCode';
 
 export interface IArtifact {
   name: string;

@@ -3,7 +3,7 @@
  * sales analysis. Each section is an event chain driven by `state.toDoList`, like the Easy-notebook
  * server's step code (docs/dialects.md#v1).
  */
-import { pyString } from '../../../src/referencePlanner/pandasCode';
+import { pyString } from '../../../../src/referencePlanner/pandasCode';
 
 /** One action as the v1 server spells it: the type under `action`, camelCase and snake_case as listed. */
 export type V1Action = { action: string } & Record<string, unknown>;

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { IAnswer } from '../answer';
+import type { IAnswer } from '../../answer';
 import {
   BCC_STAGES,
   BCC_WORKFLOW_TITLE,
@@ -15,7 +15,7 @@ import {
   findStep,
   IBccStage,
   IBccStep
-} from './bccPlan';
+} from './plan';
 import {
   behaviorXml,
   Damage,
@@ -24,7 +24,7 @@ import {
   stageReflectionXml,
   stagesXml,
   stepsXml
-} from './bccXml';
+} from './xml';
 import {
   fastApiJson,
   IDialectServerOptions,
@@ -35,8 +35,8 @@ import {
   startDoubleServer,
   streamAnswer,
   textAnswer
-} from './http';
-import { SALES_CSV_PATH } from './salesData';
+} from '../http';
+import { SALES_CSV_PATH } from '../salesData';
 
 export interface IBccScenario {
   name: string;

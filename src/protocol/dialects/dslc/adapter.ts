@@ -1,16 +1,13 @@
 /**
- * The dslc adapter (the seed dialect's own client): `POST /planning` (JSON, retried) and `POST
+ * The dslc adapter, the seed dialect's (docs/protocol.md): `POST /planning` (JSON, retried) and `POST
  * /generating` (NDJSON stream, not retried: a failed generation stops the run and the engine offers
- * Retry). The stream becomes actions in
- * `actionStream.ts`, timing and retries live in `exchange.ts`. Nothing here knows about JupyterLab.
- *
- * Everything the client has to tell besides its answers goes through one channel, `IPlannerObserver`:
- * the exchanges (for the trace) and every warning (`onWarning`). Observers are given to the client, to
- * one call, or both; without any `onWarning`, warnings go to `console.warn`.
+ * Retry). The stream becomes actions in `actionStream.ts`, timing and retries live in `exchange.ts`.
+ * Everything it tells besides its answers goes to its observers (`observers.ts`). Nothing here knows
+ * about JupyterLab.
  */
-import { actionEvents, GeneratingEvent } from './actionStream';
-import { createBrowserTransport, FetchLike } from './browserTransport';
-import { describeCause, excerpt, PlannerError } from './errors';
+import { actionEvents, GeneratingEvent } from '../../actionStream';
+import { createBrowserTransport, FetchLike } from '../../browserTransport';
+import { describeCause, PlannerError } from '../../errors';
 import {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
   DEFAULT_STALL_TIMEOUT_MS,
@@ -23,55 +20,28 @@ import {
   PLANNING_BODY,
   SleepLike,
   withRetries
-} from './exchange';
-import {
-  type IMessageText,
-  type ProtocolMessageId,
-  say,
-  textOf
-} from './messages';
-import { normalizePlanningResponse } from './normalizeResponse';
+} from '../../exchange';
+import { type IMessageText, type ProtocolMessageId, say } from '../../messages';
+import { normalizePlanningResponse } from '../../normalizeResponse';
 import {
   GeneratingRequestInput,
   PlanningRequestInput,
   PlanningResponse
-} from './schemas';
-import { IPlannerTransport } from './transport';
-import type { IDialectPlannerService } from './dialects/common';
-
-/** The header the reference planner keys its sessions by; the id also travels as `notebook_id`. */
-export const NOTEBOOK_ID_HEADER = 'X-Notebook-Id';
-
-/** Sees every exchange (e.g. to record a trace of the run) and hears every warning. */
-export interface IPlannerObserver {
-  onRequest?(endpoint: string, body: unknown): void;
-  /** `body` is the parsed JSON (or text) of a non-streamed answer, undefined for a stream. */
-  onResponse?(
-    endpoint: string,
-    status: number,
-    body: unknown,
-    stream: boolean
-  ): void;
-  onLine?(endpoint: string, line: string): void;
-  onEnd?(endpoint: string, error?: PlannerError): void;
-  /** Something the user should know that does not stop the request: a retry, an ignored line. */
-  onWarning?(endpoint: string, warning: IMessageText<ProtocolMessageId>): void;
-  /**
-   * A call waits for the planner's first byte since `since` (ms since the epoch, kept across retries),
-   * or no longer (`null`: bytes arrived, or the call ended). A view shows "Waiting for the planner… 1 min 12 s".
-   */
-  onWaiting?(endpoint: string, since: number | null): void;
-}
-
-/** What `checkConnection` found, with a message a user can act on (`text`: translated by the UI). */
-export interface IConnectionCheck extends IMessageText<ProtocolMessageId> {
-  ok: boolean;
-  /** The HTTP status, when the planner (or the relay) answered. */
-  status?: number;
-}
-
-/** One observer or several, each told everything. */
-export type PlannerObservers = IPlannerObserver | readonly IPlannerObserver[];
+} from '../../schemas';
+import {
+  IPlannerTransport,
+  NOTEBOOK_ID_HEADER,
+  notebookIdOverhead
+} from '../../transport';
+import type { IDialectAdapter } from '../dialect';
+import {
+  IPlannerObserver,
+  type ITeller,
+  observersOf,
+  PlannerObservers,
+  teller,
+  WaitReport
+} from './observers';
 
 export interface IDslcAdapterOptions {
   /** Where requests go. Without one, a browser transport to `baseUrl` with `token` and `fetch`. */
@@ -100,63 +70,20 @@ export interface IDslcAdapterOptions {
   observer?: PlannerObservers;
 }
 
-export interface IRequestOptions {
+/** Per-call options of the dslc adapter's requests. */
+export interface IDslcRequestOptions {
   signal?: AbortSignal;
-  /** Told about this request only, besides the client's observers. */
+  /** Told about this request only, besides the adapter's observers. */
   observer?: PlannerObservers;
   /** Hears this request's warnings (a retry…), as the other adapters' callers do. */
   onWarning?: (warning: IMessageText<ProtocolMessageId>) => void;
 }
 
-export type IGeneratingOptions = IRequestOptions;
-export type IPlanningOptions = IRequestOptions;
-
 /** How often a failed or silent `/planning` request is retried before the run falls back. */
 export const PLANNING_RETRIES = 3;
 
 const ACCEPT_STREAM = 'application/x-ndjson, application/json';
-const CONNECTION_CHECK_TIMEOUT_MS = 10_000;
-
-interface ITeller {
-  warning(endpoint: string, warning: IMessageText<ProtocolMessageId>): void;
-  each(call: (observer: IPlannerObserver) => void): void;
-}
-
-/** The "waiting since" of one call: shown when a request leaves, hidden at the first byte or the end. */
-class WaitReport {
-  constructor(
-    private readonly _tell: ITeller,
-    private readonly _url: string
-  ) {}
-
-  start(): void {
-    this._since ??= Date.now();
-    if (!this._shown) {
-      this._shown = true;
-      const since = this._since;
-      this._tell.each(o => o.onWaiting?.(this._url, since));
-    }
-  }
-
-  stop(): void {
-    if (this._shown) {
-      this._shown = false;
-      this._tell.each(o => o.onWaiting?.(this._url, null));
-    }
-  }
-
-  private _since: number | undefined;
-  private _shown = false;
-}
-
-function observersOf(observers?: PlannerObservers): IPlannerObserver[] {
-  if (!observers) {
-    return [];
-  }
-  return Array.isArray(observers) ? [...observers] : [observers];
-}
-
-export class DslcAdapter implements IDialectPlannerService {
+export class DslcAdapter implements IDialectAdapter {
   constructor(options: IDslcAdapterOptions = {}) {
     this._transport =
       options.transport ??
@@ -194,20 +121,18 @@ export class DslcAdapter implements IDialectPlannerService {
     return this._transport;
   }
 
+  /** Characters this adapter adds to every body (`notebook_id`), so callers can fit the rest. */
+  requestOverhead(): number {
+    return notebookIdOverhead(this._notebookId);
+  }
+
   /**
    * Asks whether the current step's target is achieved (and gets context updates). Retried with
    * exponential backoff on network errors, timeouts, 5xx and 429 (honouring `Retry-After`).
    */
-  /** Characters this client adds to every body (`notebook_id`), so callers can fit the rest. */
-  requestOverhead(): number {
-    return this._notebookId
-      ? JSON.stringify({ notebook_id: this._notebookId }).length
-      : 0;
-  }
-
   async planning(
     request: PlanningRequestInput,
-    options: IPlanningOptions = {}
+    options: IDslcRequestOptions = {}
   ): Promise<PlanningResponse> {
     const url = this._transport.urlOf('planning');
     const tell = this._teller(options);
@@ -234,7 +159,7 @@ export class DslcAdapter implements IDialectPlannerService {
    */
   async *generating(
     request: GeneratingRequestInput,
-    options: IGeneratingOptions = {}
+    options: IDslcRequestOptions = {}
   ): AsyncGenerator<GeneratingEvent, void, undefined> {
     const tell = this._teller(options);
     const primary = this._transport.urlOf('generating');
@@ -283,63 +208,11 @@ export class DslcAdapter implements IDialectPlannerService {
     }
   }
 
-  /**
-   * Probes the planner's root (`GET /`) through the transport, for the Run dialog and "Test connection".
-   * Any answer but a refusal or a server error means the planner is there.
-   */
-  async checkConnection(
-    options: { signal?: AbortSignal; timeoutMs?: number } = {}
-  ): Promise<IConnectionCheck> {
-    const where = this._transport.labelText ?? this._transport.label;
-    const exchange = new Exchange({
-      method: 'GET',
-      url: this._transport.urlOf(''),
-      signal: options.signal,
-      firstByteTimeoutMs: options.timeoutMs ?? CONNECTION_CHECK_TIMEOUT_MS,
-      stallTimeoutMs: options.timeoutMs ?? CONNECTION_CHECK_TIMEOUT_MS
-    });
-    try {
-      const response = await exchange.guard(
-        this._transport.send({
-          method: 'GET',
-          path: '',
-          headers: { ...this._headers, Accept: 'application/json' },
-          signal: exchange.signal
-        })
-      );
-      const status = response.status;
-      const body = excerpt(
-        await exchange.text(response, ERROR_BODY).catch(() => '')
-      );
-      const detail = `HTTP ${status}${body ? `: ${body}` : ''}`;
-      if (status === 401 || status === 403) {
-        return {
-          ok: false,
-          status,
-          ...say('connectionRefused', where, detail)
-        };
-      }
-      if (status >= 500) {
-        return { ok: false, status, ...say('connectionError', where, detail) };
-      }
-      return { ok: true, status, ...say('connectionOk', where, status) };
-    } catch (error) {
-      const failure = exchange.mapError(error);
-      return {
-        ok: false,
-        status: failure.status,
-        ...say('connectionUnreachable', where, textOf(failure))
-      };
-    } finally {
-      exchange.dispose();
-    }
-  }
-
   /** Sends a /generating request and resolves once a successful answer starts. */
   private async _openGenerating(
     path: string,
     request: GeneratingRequestInput,
-    options: IGeneratingOptions,
+    options: IDslcRequestOptions,
     wait: WaitReport
   ): Promise<{ exchange: Exchange; response: Response }> {
     const tell = this._teller(options);
@@ -371,7 +244,7 @@ export class DslcAdapter implements IDialectPlannerService {
   private async _planningOnce(
     path: string,
     request: PlanningRequestInput,
-    options: IPlanningOptions,
+    options: IDslcRequestOptions,
     wait: WaitReport
   ): Promise<PlanningResponse> {
     const tell = this._teller(options);
@@ -435,7 +308,7 @@ export class DslcAdapter implements IDialectPlannerService {
 
   private _exchange(
     path: string,
-    options: IRequestOptions,
+    options: IDslcRequestOptions,
     wait: WaitReport
   ): Exchange {
     wait.start();
@@ -454,7 +327,7 @@ export class DslcAdapter implements IDialectPlannerService {
     path: string,
     request: object,
     accept: string,
-    options: IRequestOptions
+    options: IDslcRequestOptions
   ): Promise<Response> {
     if (exchange.signal.aborted) {
       throw exchange.abortError();
@@ -474,57 +347,12 @@ export class DslcAdapter implements IDialectPlannerService {
     );
   }
 
-  /** The client's observers and the call's, each shielded: an observer must not be able to break a run. */
-  private _teller(options: IRequestOptions) {
-    const onWarning = options.onWarning;
-    const observers = [
-      ...this._observers,
-      ...observersOf(options.observer),
-      ...(onWarning
-        ? [
-            {
-              onWarning: (_: string, w: IMessageText<ProtocolMessageId>) =>
-                onWarning(w)
-            }
-          ]
-        : [])
-    ];
-    const shielded = (
-      call: () => void,
-      fallback: (message: string) => void
-    ) => {
-      try {
-        call();
-      } catch (error) {
-        fallback(`planner client observer failed: ${describeCause(error)}`);
-      }
-    };
-    const warning = (
-      endpoint: string,
-      report: IMessageText<ProtocolMessageId>
-    ) => {
-      const hearing = observers.filter(o => o.onWarning);
-      if (hearing.length === 0) {
-        console.warn(report.message);
-      }
-      for (const observer of hearing) {
-        shielded(
-          () => observer.onWarning?.(endpoint, report),
-          text => console.warn(text)
-        );
-      }
-    };
-    return {
-      warning,
-      each(call: (observer: IPlannerObserver) => void): void {
-        for (const observer of observers) {
-          shielded(
-            () => call(observer),
-            text => warning('', { message: text })
-          );
-        }
-      }
-    };
+  /** The adapter's observers and the call's, each shielded: an observer must not be able to break a run. */
+  private _teller(options: IDslcRequestOptions): ITeller {
+    return teller(
+      [...this._observers, ...observersOf(options.observer)],
+      options.onWarning
+    );
   }
 
   private readonly _transport: IPlannerTransport;

@@ -3,7 +3,7 @@
  * `<` and `&` left unescaped in text, a valueless `optional`, and per scenario a truncated document
  * or a mismatched closing tag (docs/dialects.md#bcc).
  */
-import { BCC_WORKFLOW_TITLE, IBccStage, IBccStep } from './bccPlan';
+import { BCC_WORKFLOW_TITLE, IBccStage, IBccStep } from './plan';
 
 export type Layout = 'payload' | 'prompt';
 export type Damage = 'none' | 'truncated' | 'mismatched';
