@@ -1,11 +1,17 @@
 import { request as httpRequest } from 'http';
 
+import {
+  IPlannerServerOptions,
+  IRunningPlannerServer,
+  startPlannerServer
+} from '../server';
+
 export {
   DATA_PATH,
   requestBody,
   TASK
-} from '../../../src/referencePlanner/__tests__/requests';
-export type { IObservationOptions } from '../../../src/referencePlanner/__tests__/requests';
+} from '../../../src/referencePlanner/__tests__/fixture';
+export type { IObservationOptions } from '../../../src/referencePlanner/__tests__/fixture';
 
 export interface IRawResponse {
   status: number;
@@ -129,4 +135,50 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => undefined;
   const promise = new Promise<void>(r => (resolve = r));
   return { promise, resolve };
+}
+
+/** The first step of the reference planner's workflow, as a `/generating` request names it. */
+export const LOAD_STEP = {
+  stageId: 'data_loading',
+  stepId: 'load_data',
+  iteration: 1,
+  stream: true
+};
+
+/**
+ * The reference planner service of one spec file: `start` runs it on a free port (its log lines kept
+ * in `logLines`), and it is closed after each test.
+ */
+export function servedPlanner(): {
+  readonly server: IRunningPlannerServer;
+  readonly logLines: string[];
+  start(options?: IPlannerServerOptions): Promise<IRunningPlannerServer>;
+} {
+  let server: IRunningPlannerServer | undefined;
+  let logLines: string[] = [];
+  afterEach(async () => {
+    await server?.close();
+  });
+  return {
+    get server(): IRunningPlannerServer {
+      if (!server) {
+        throw new Error('the planner was not started');
+      }
+      return server;
+    },
+    get logLines(): string[] {
+      return logLines;
+    },
+    async start(options: IPlannerServerOptions = {}) {
+      logLines = [];
+      const lines = logLines;
+      server = await startPlannerServer({
+        port: 0,
+        lineDelayMs: 0,
+        log: line => lines.push(line),
+        ...options
+      });
+      return server;
+    }
+  };
 }

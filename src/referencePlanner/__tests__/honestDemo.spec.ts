@@ -3,40 +3,10 @@
  * column the user picked is kept, the title keeps a file name as written, and no thinking fold repeats
  * the cell after it.
  */
-import {
-  GeneratingRequest,
-  normalizeGeneratingRequest,
-  normalizePlanningRequest,
-  PlanningRequest
-} from '../../protocol';
 import { caveatOf, unmetIntents } from '../intent';
 import { ActionInput, ReferencePlanner } from '../referencePlanner';
 import { STAGES, STEPS } from '../workflow';
-import { IObservationOptions, requestBody } from './requests';
-
-function planning(options: IObservationOptions): PlanningRequest {
-  const parsed = normalizePlanningRequest(requestBody(options));
-  if (!parsed.ok) {
-    throw new Error(parsed.error);
-  }
-  return parsed.request;
-}
-
-function generating(options: IObservationOptions): GeneratingRequest {
-  const parsed = normalizeGeneratingRequest(
-    requestBody({ ...options, stream: true })
-  );
-  if (!parsed.ok) {
-    throw new Error(parsed.error);
-  }
-  return parsed.request;
-}
-
-function codeOf(actions: ActionInput[]): string[] {
-  return actions.flatMap(a =>
-    a.action === 'add' && a.shot_type === 'action' ? [a.content] : []
-  );
-}
+import { codeOf, generating, planning } from './fixture';
 
 const COLUMNS = ['Id', 'Neighborhood', 'OverallQual', 'GrLivArea', 'SalePrice'];
 const LOAD_OUTPUT = [

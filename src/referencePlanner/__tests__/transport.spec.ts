@@ -5,9 +5,7 @@ import {
   createBuiltinPlannerTransport,
   PaceSleep
 } from '../transport';
-import { requestBody } from './requests';
-
-const LOAD = { stageId: 'data_loading', stepId: 'load_data' };
+import { LOAD, requestBody } from './fixture';
 
 /** A sleep the test releases by hand, recording every requested delay. */
 function heldSleep(): {

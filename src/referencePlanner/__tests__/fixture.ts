@@ -1,7 +1,19 @@
-/** Request bodies as a client sends them, for the planner's tests (HTTP and in-process alike). */
-import type { PlanningRequestInput } from '../../protocol';
+/**
+ * The reference planner room's fixture: request bodies as a client sends them (HTTP and in-process
+ * alike), the same parsed as the planner reads them, and the code of its answers.
+ */
+
+import {
+  GeneratingRequest,
+  type PlanningRequestInput,
+  normalizeGeneratingRequest,
+  normalizePlanningRequest,
+  PlanningRequest
+} from '../../protocol';
+import { ActionInput } from '../referencePlanner';
 
 export const TASK = 'Explore housing.csv and report what drives SalePrice';
+
 export const DATA_PATH = 'data/housing.csv';
 
 export interface IObservationOptions {
@@ -56,3 +68,29 @@ export function requestBody(
   }
   return body;
 }
+
+export function planning(options: IObservationOptions): PlanningRequest {
+  const parsed = normalizePlanningRequest(requestBody(options));
+  if (!parsed.ok) {
+    throw new Error(parsed.error);
+  }
+  return parsed.request;
+}
+
+export function generating(options: IObservationOptions): GeneratingRequest {
+  const parsed = normalizeGeneratingRequest(
+    requestBody({ ...options, stream: true })
+  );
+  if (!parsed.ok) {
+    throw new Error(parsed.error);
+  }
+  return parsed.request;
+}
+
+export function codeOf(actions: ActionInput[]): string[] {
+  return actions.flatMap(a =>
+    a.action === 'add' && a.shot_type === 'action' ? [a.content] : []
+  );
+}
+
+export const LOAD = { stageId: 'data_loading', stepId: 'load_data' };
