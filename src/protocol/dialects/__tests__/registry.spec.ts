@@ -48,11 +48,12 @@ describe('the dialect registry', () => {
     expect(new Set(doubles).size).toBe(doubles.length);
   });
 
-  it('offers in the protocol setting exactly auto and the registry’s dialects, in its order', () => {
+  it('offers in the protocol setting exactly auto and the registry’s dialects, in its order, auto by default', () => {
     expect(schema.protocol.oneOf?.map(option => option.const)).toEqual([
       ...PROTOCOL_SETTINGS
     ]);
     expect(schema.protocol.default).toBe('auto');
+    expect(schema.protocol.minimum).toBeUndefined();
   });
 
   it('takes every value the protocol setting offers, and auto for anything else', () => {
