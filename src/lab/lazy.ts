@@ -248,6 +248,7 @@ export class LazyRun {
         const parts = createRunParts({
           ...this._options,
           settings: () => settings().current,
+          pluginSettings: () => settings().composite ?? {},
           trace: this.trace,
           hooks: this._options.hooks
         });
@@ -322,7 +323,11 @@ export class LazyRun {
 export namespace LazyRun {
   export interface IOptions {
     panel: NotebookPanel;
-    settings: () => { readonly current: IRunSettings };
+    /** The run settings, and the plugin's settings as JupyterLab holds them (for the dialects'). */
+    settings: () => {
+      readonly current: IRunSettings;
+      readonly composite?: Readonly<Record<string, unknown>>;
+    };
     settingsChanged: ISignal<unknown, unknown>;
     serverSettings: ServerConnection.ISettings;
     registry: ActionRegistry;
