@@ -28,6 +28,11 @@ export interface IRunSettings {
   maxExecutionSteps: number;
   /** Confirm before each behavior's code runs. */
   interactive: boolean;
+  /**
+   * The LLM planner's code: `ask` waits for approval of each behavior (interactive mode for its runs),
+   * `run` does not; `ask-first` is not answered yet: the Run dialog asks, and until then it is `ask`.
+   */
+  llmCodeApproval: 'ask-first' | 'ask' | 'run';
   /** `reflection` = planning first (default); `generation` = generating first. */
   startMode: 'reflection' | 'generation';
   /** Per exec, in seconds; 0 = none. */
@@ -80,6 +85,7 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   v1EntryStep: 'section_1_design_workflow',
   maxExecutionSteps: 0,
   interactive: false,
+  llmCodeApproval: 'ask-first',
   startMode: 'reflection',
   executionTimeout: 0,
   maxContextLength: 18600,
@@ -167,6 +173,11 @@ export function toRunSettings(
       text(composite.v1EntryStep, d.v1EntryStep).trim() || d.v1EntryStep,
     maxExecutionSteps: Math.floor(count('maxExecutionSteps')),
     interactive: flag(composite.interactive, d.interactive),
+    llmCodeApproval: oneOf(
+      composite.llmCodeApproval,
+      ['ask-first', 'ask', 'run'],
+      d.llmCodeApproval
+    ),
     startMode: oneOf(
       composite.startMode,
       ['reflection', 'generation'],

@@ -15,6 +15,10 @@ import { RunHooks } from '../lab/hooks';
 import { LazyRun, readSavedRun } from '../lab/lazy';
 import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
+import {
+  ApprovalPolicyService,
+  requiredApprovalSchema
+} from '../lab/approvalPolicy';
 import { RunSettingsModel, translateSchema } from '../lab/settings';
 import {
   IRunModelRegistry,
@@ -46,10 +50,30 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const settings = new RunSettingsModel();
+    const policy = new ApprovalPolicyService({
+      serverSettings: app.serviceManager.serverSettings
+    });
     // Before the first load: the registry does not load a schema marked for transform without it.
     settingRegistry.transform(PluginIDs.plugin, {
-      fetch: plugin => translateSchema(plugin, trans)
+      fetch: plugin => {
+        const translated = translateSchema(plugin, trans);
+        return policy.current?.requireApproval
+          ? requiredApprovalSchema(translated, trans)
+          : translated;
+      }
     });
+    let required = false;
+    policy.changed.connect((_, current) => {
+      settings.setPolicy(current);
+      if (current.requireApproval !== required) {
+        required = current.requireApproval;
+        // The Settings Editor shows interactive mode as the administrator set it.
+        void settingRegistry.reload(PluginIDs.plugin).catch(reason => {
+          console.warn('Notebook-BCC: the settings were not reloaded.', reason);
+        });
+      }
+    });
+    void policy.refresh();
     Promise.all([app.restored, settingRegistry.load(PluginIDs.plugin)])
       .then(([, setting]) => {
         settings.update(setting.composite);
