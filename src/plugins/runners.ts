@@ -29,6 +29,9 @@ import {
 import { TRANSLATION_DOMAIN } from '../translation';
 import { RunModelRegistry } from '../ui/modelRegistry';
 
+/** How long the settings wait for the server's approval policy before they load without it. */
+const POLICY_WAIT_MS = 3000;
+
 /**
  * One workflow runner per notebook, each with a driver pinned to its panel, a planner client built
  * from the settings, and dialogs for interactive mode (loaded on first use). Owns the user settings
@@ -53,19 +56,10 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
     const policy = new ApprovalPolicyService({
       serverSettings: app.serviceManager.serverSettings
     });
-    // Before the first load: the registry does not load a schema marked for transform without it.
-    settingRegistry.transform(PluginIDs.plugin, {
-      fetch: plugin => {
-        const translated = translateSchema(plugin, trans);
-        return policy.current?.requireApproval
-          ? requiredApprovalSchema(translated, trans)
-          : translated;
-      }
-    });
-    let required = false;
+    let required: boolean | null = null;
     policy.changed.connect((_, current) => {
       settings.setPolicy(current);
-      if (current.requireApproval !== required) {
+      if (required !== null && current.requireApproval !== required) {
         required = current.requireApproval;
         // The Settings Editor shows interactive mode as the administrator set it.
         void settingRegistry.reload(PluginIDs.plugin).catch(reason => {
@@ -73,8 +67,27 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         });
       }
     });
-    void policy.refresh();
-    Promise.all([app.restored, settingRegistry.load(PluginIDs.plugin)])
+    // The registry loads a schema marked for transform only once its transform is registered: here once
+    // the approval policy is known (3 s at most), so the schema's defaults are the administrator's.
+    Promise.race([
+      policy.refresh(),
+      new Promise(resolve => setTimeout(resolve, POLICY_WAIT_MS))
+    ])
+      .then(() => {
+        required = policy.current?.requireApproval ?? false;
+        settingRegistry.transform(PluginIDs.plugin, {
+          fetch: plugin => {
+            const translated = translateSchema(plugin, trans);
+            return policy.current?.requireApproval
+              ? requiredApprovalSchema(translated, trans)
+              : translated;
+          }
+        });
+        return Promise.all([
+          app.restored,
+          settingRegistry.load(PluginIDs.plugin)
+        ]);
+      })
       .then(([, setting]) => {
         settings.update(setting.composite);
         setting.changed.connect(() => settings.update(setting.composite));
