@@ -271,7 +271,8 @@ class ConfigHandler(APIHandler):
             public: dict[str, Any] = self.resolve().public()
         except UserSettingsError as error:
             raise tornado.web.HTTPError(500, str(error)) from error
-        public["require_approval"] = bool(self.bcc_config.require_approval)
+        if self.bcc_config.require_approval:
+            public["require_approval"] = True
         self.finish(json.dumps(public))
 
 
