@@ -9,7 +9,10 @@ import {
 } from '../../protocol';
 import { ReferencePlanner } from '../../referencePlanner/referencePlanner';
 import { STAGES, STEPS } from '../../referencePlanner/workflow';
-import { DATA_PATH, requestBody } from '../../referencePlanner/__tests__/fixture';
+import {
+  DATA_PATH,
+  requestBody
+} from '../../referencePlanner/__tests__/fixture';
 import { flagCode } from '../codeRisk';
 import { pythonTokens } from '../pythonTokens';
 

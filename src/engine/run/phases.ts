@@ -205,8 +205,7 @@ export class RunPhases {
     if (applied === 0) {
       host.change({ retry: { endpoint: 'generating', body } });
     } else {
-      // Re-sending the request would replay the actions already applied and add their cells twice:
-      // the behavior ends with what it did, and a retry asks /planning what comes next.
+      // A resend would add the applied actions' cells twice: a retry asks /planning what comes next.
       this._boundaries.addEffect(
         `⚠️ ${failed.message} after ${applied} action(s) were applied; they are kept and the behavior ends here.`
       );
