@@ -3,7 +3,8 @@
  * interactive mode; the administrator's `c.NotebookBCC.require_approval`, which forces it for every
  * planner (`GET notebook-bcc/config`'s `require_approval`, and the Settings Editor shows it forced); and,
  * for the LLM planner, the answer to the question of its first run (`llmCodeApproval`). Flagged code
- * waits whatever they say (the engine's `approval.ts`). Loaded at startup: the answer is read by hand.
+ * waits whatever they say (the engine's `approval.ts`). Loaded at startup: the answer is read by hand, and
+ * the question itself (`ui/llmApprovalQuestion.ts`) loads the first time it is asked.
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
@@ -11,7 +12,6 @@ import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import type { IRunSettings } from '../engine/settings';
-import { askLlmCodeApproval } from '../ui/llmApprovalQuestion';
 import {
   CONFIG_ROUTE,
   readLlmChoice,
@@ -182,7 +182,10 @@ export async function confirmLlmRun(options: {
   if (!llmRun(settings, policy) || policy.requireApproval) {
     return true;
   }
-  const answer = await (options.ask ?? askLlmCodeApproval)(options.trans);
+  const ask =
+    options.ask ??
+    (await import('../ui/llmApprovalQuestion')).askLlmCodeApproval;
+  const answer = await ask(options.trans);
   if (answer === null) {
     return false;
   }
