@@ -1,6 +1,7 @@
 """A small OpenAI-compatible Chat Completions server for the LLM planner's unit tests (a test double: the
 end-to-end tests use a real model served by llama.cpp). It streams scripted answers as server-sent events,
-in chunks, and records what each request asked."""
+in chunks, and records what each request asked. With `models` set it lists them at `GET /v1/models`, and, like
+llama.cpp, answers under whatever model name it is asked for."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ Script = Callable[[dict[str, Any]], Reply]
 
 
 class FakeOpenAI:
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, models: list[str] | None = None) -> None:
         self.script = script
+        self.models = models
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.closed_early = threading.Event()
@@ -48,6 +50,18 @@ class FakeOpenAI:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if fake.models is None or not self.path.rstrip("/").endswith("/models"):
+                    self.send_error(404)
+                    return
+                payload = json.dumps({"object": "list", "data": [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "test"} for name in fake.models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
@@ -88,7 +102,8 @@ class FakeOpenAI:
                     fake.closed_early.set()
 
             def _event(self, chunk: dict[str, Any]) -> None:
-                data = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "fake", **chunk}
+                data = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+                        "model": fake.requests[-1].get("model", "fake") if fake.requests else "fake", **chunk}
                 self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 
