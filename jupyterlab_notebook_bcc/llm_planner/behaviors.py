@@ -13,6 +13,7 @@ from typing import Any
 from . import prompts, report
 from .answers import AnswerUnreadable, complete_string_field, first_object, string_field, unfence
 from .calls import ModelCalls
+from .contract import is_chinese
 from .memory import known_now
 from .model import ModelError
 from .observation import Request, last_error, words
@@ -95,7 +96,7 @@ def load_actions(files: list[str], task: str) -> list[Action]:
         'print("First rows:")',
         "print(df.head().to_string())",
     ])
-    text = (f"读取数据文件 `{path}`，查看它的行数、列、类型和前几行。" if prompts.is_chinese(task)
+    text = (f"读取数据文件 `{path}`，查看它的行数、列、类型和前几行。" if is_chinese(task)
             else f"Read `{path}` and look at its shape, columns, types and first rows.")
     return [
         {"action": "add", "shot_type": "dialogue", "content": text},
@@ -194,7 +195,7 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
                     session.repeated[step.id] = (f"the model wrote again the code that failed ({reason}), "
                                                  "even when asked for different code")
                     queue.put_nowait({"action": "add", "shot_type": "dialogue",
-                                      "content": _repeated_words(reason, prompts.is_chinese(request.task))})
+                                      "content": _repeated_words(reason, is_chinese(request.task))})
                     return
             send_code(code, explanation)
         finally:

@@ -284,11 +284,11 @@ _KIND_WORDS: tuple[tuple[str, str], ...] = (
     ("series", r"\bseries\b"),
     ("text", r"\bstring\b|\btext\b|\bword\b|[\"']yes[\"']|\byes\b or \bno\b|文字|字符串"),
     ("integer", r"\binteger\b|\bwhole number\b|\bhow many\b|\bcount of\b|\bnumber of\b|多少个|几个|个数|数量"),
-    ("number", r"\bfloat|\bnumber\b|\bdecimal|\brounded\b|\bmean\b|\baverage\b|\bmedian\b|\bsum\b|\btotal\b|"
+    ("number", (r"\bfloat|\bnumber\b|\bdecimal|\brounded\b|\bmean\b|\baverage\b|\bmedian\b|\bsum\b|\btotal\b|"
                r"\bcorrelation\b|\bcoefficient\b|\bratio\b|\bpercent(?:age)?\b|\bproportion\b|\brate\b|"
                r"\bdeviation\b|\bvariance\b|\bskewness\b|\bkurtosis\b|\bp-?value\b|\bhow much\b|\bscore\b|"
                r"\blargest\b|\bsmallest\b|\bmaximum\b|\bminimum\b|\bhighest value\b|\blowest value\b|"
-               r"平均|均值|中位数|总和|总计|比例|比率|相关|标准差|方差|多少"),
+               r"平均|均值|中位数|总和|总计|比例|比率|相关|标准差|方差|多少")),
 )
 
 
@@ -438,11 +438,8 @@ class Coverage:
     missing: list[str] = field(default_factory=list)
 
 
-_STOP = set(
-    "the a an of in on for to and or with by from at as is are was were be this that these those it its each per "
-    "all any data dataset column columns value values using use calculate compute find determine identify create "
-    "generate make show which what how many much who when where does do did please also then there their them "
-    "into than more most less least between over under after before new get give tell print".split()
+_STOP = frozenset(
+    ["the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "with", "by", "from", "at", "as", "is", "are", "was", "were", "be", "this", "that", "these", "those", "it", "its", "each", "per", "all", "any", "data", "dataset", "column", "columns", "value", "values", "using", "use", "calculate", "compute", "find", "determine", "identify", "create", "generate", "make", "show", "which", "what", "how", "many", "much", "who", "when", "where", "does", "do", "did", "please", "also", "then", "there", "their", "them", "into", "than", "more", "most", "less", "least", "between", "over", "under", "after", "before", "new", "get", "give", "tell", "print"]
 )
 
 

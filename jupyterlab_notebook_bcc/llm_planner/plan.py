@@ -21,9 +21,9 @@ DELIVER_STEP = "deliver_answer"
 CLOSED_STEPS = 2
 _OWN_IDS = {LOAD_STAGE, LOAD_STEP, PLAN_STAGE, PLAN_STEP, REPORT_STAGE, REPORT_STEP, DELIVER_STEP}
 # Steps a model plans that the planner does itself (the data is loaded) or that a closed question does not need.
-_LOADING = re.compile(r"^\s*(?:load|read|import|open)\b.{0,40}\b(?:data|csv|file|dataset)\b|^\s*(?:加载|读取)", re.I)
+_LOADING = re.compile(r"^\s*(?:load|read|import|open)\b.{0,40}\b(?:data|csv|file|dataset)\b|^\s*(?:加载|读取)", re.IGNORECASE)
 _EXPLORING = re.compile(r"\b(?:explor\w*|inspect\w*|overview|look at|understand|preview|describe the data|eda)\b|探索|查看数据",
-                        re.I)
+                        re.IGNORECASE)
 
 
 @dataclass

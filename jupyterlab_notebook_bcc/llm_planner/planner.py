@@ -17,7 +17,7 @@ language model writes, and whose judgement of a step is read from the kernel's o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from . import behaviors
@@ -41,7 +41,7 @@ from .plan import (
 from .sessions import Caller, Session, Sessions
 from .settings import LLMPlanner, ModelSettings
 
-__all__ = ["Caller", "LLMPlannerCore", "PlannerFailure", "LOAD_STEP", "PLAN_STEP", "REPORT_STEP"]
+__all__ = ["LOAD_STEP", "PLAN_STEP", "REPORT_STEP", "Caller", "LLMPlannerCore", "PlannerFailure"]
 
 PREVIEW_VARIABLE = behaviors.PREVIEW_VARIABLE
 MODEL_VARIABLE = "llm_model"
@@ -184,7 +184,7 @@ class LLMPlannerCore:
 
     # --- /generating ----------------------------------------------------------------------------------
 
-    async def generating(self, body: dict[str, Any], caller: Caller) -> AsyncIterator[dict[str, Any]]:
+    async def generating(self, body: dict[str, Any], caller: Caller) -> AsyncGenerator[dict[str, Any], None]:
         """The actions of one behavior, each as soon as it is known. Raises PlannerFailure before the first."""
         settings = self._settings()
         request = read_request(body)

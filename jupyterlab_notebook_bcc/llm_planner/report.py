@@ -70,7 +70,7 @@ def outcome(
 
 def _variable_value(value: Any) -> str | None:
     """A variable's value as the observation summarised it, when that is the value itself (a scalar)."""
-    if isinstance(value, bool) or isinstance(value, (int, float)):
+    if isinstance(value, (bool, int, float)):
         return str(value)
     if isinstance(value, str) and not re.fullmatch(r"[A-Za-z]+\(.*\)", value):
         return value

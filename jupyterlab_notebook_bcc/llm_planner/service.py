@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Awaitable
 from typing import Any, Protocol
 from urllib.parse import unquote

@@ -8,6 +8,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .contract import TaskContract
 from .memory import RunMemory
@@ -37,7 +38,7 @@ class Session:
     usage: RunUsage = field(default_factory=RunUsage)
     behaviors: int = 0
     # Behaviors whose answer could not be read, and why: they wrote no cell, so they reach no goal.
-    unread: dict[str, str] = field(default_factory=dict)
+    unread: dict[tuple[str, str], str] = field(default_factory=dict)
     memory: RunMemory = field(default_factory=RunMemory)
     # The latest output check of each name the extension checked (CONTRACTS.md §3).
     checks: dict[str, Check] = field(default_factory=dict)
@@ -47,7 +48,8 @@ class Session:
     not_planned: list[str] = field(default_factory=list)
     # Steps the model wrote the failed code again for (twice): step id -> reason; the step is given up.
     repeated: dict[str, str] = field(default_factory=dict)
-    contract_sent: bool = False
+    # The contract as last sent to the extension (it is sent again when it changes).
+    contract_sent: dict[str, Any] = field(default_factory=dict)
 
     def step(self, step_id: str) -> Step | None:
         return find_step(self.stages, step_id)

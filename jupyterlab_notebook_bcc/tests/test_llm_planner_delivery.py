@@ -129,11 +129,11 @@ class TestJudgingByTheChecks:
             service = service_for(fake)
             run = start(service)
             names = variables(run, answer=3)
-            lines, judged = behave(service, "answer", "top_region", 1, names, ["3"],
+            _lines, judged = behave(service, "answer", "top_region", 1, names, ["3"],
                                    {"answer": label_check("3", False, reason)})
             assert judged["targetAchieved"] is False and judged["transition"]["continue_behaviors"] is True
             assert reason in judged["context_update"]["progress_update"]["focus"]
-            lines, judged = behave(service, "answer", "top_region", 2, variables(run, answer="North"), ["North"],
+            _lines, judged = behave(service, "answer", "top_region", 2, variables(run, answer="North"), ["North"],
                                    {"answer": label_check("'North'", True)})
             retry_prompt = list(fake.user_prompts())[-1]
             assert "answer = df['revenue'].idxmax()" in retry_prompt and reason in retry_prompt
