@@ -295,8 +295,9 @@ async def report_actions(turn: Turn, lead: list[Action]) -> AsyncIterator[Action
     contract = session.contract
     checks = {**session.checks, **(request.checks or {})}
     result = report.outcome(contract, checks, request.variables, session.given_up, session.not_planned)
-    printed_all = [*request.all_effects, *(record.printed for record in session.memory.done)]
-    outputs = "\n---\n".join(text for text in request.all_effects if text.strip())[-MAX_REPORT_OUTPUTS:]
+    effects = [_without_first_rows(text) for text in request.all_effects]
+    printed_all = [*effects, *(record.printed for record in session.memory.done)]
+    outputs = "\n---\n".join(text for text in effects if text.strip())[-MAX_REPORT_OUTPUTS:]
     messages = prompts.report_messages(request.task, outputs, result.values)
     prose = ""
     try:
@@ -313,3 +314,10 @@ async def report_actions(turn: Turn, lead: list[Action]) -> AsyncIterator[Action
         yield action
     yield {"action": "add", "shot_type": "dialogue", "content": content}
 
+
+def _without_first_rows(effect: str) -> str:
+    """The load step's output without the data's first rows: a row's value is no finding, and a number a
+    report takes from them ("West: 2232.56", a North row's revenue) is not supported by the analysis."""
+    if "Columns and types:" in effect and "First rows:" in effect:
+        return effect.split("First rows:", 1)[0].rstrip()
+    return effect

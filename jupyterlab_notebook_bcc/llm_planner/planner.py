@@ -161,7 +161,7 @@ class LLMPlannerCore:
         printed = "\n".join(request.current_effects)
         if step.id == LOAD_STEP:
             # What the kernel printed about the data goes with every later request.
-            preview = printed[-MAX_PREVIEW:]
+            preview = printed[:MAX_PREVIEW]
             answer["context_update"]["variables"] = {PREVIEW_VARIABLE: preview}
             session.columns = read_columns(preview)
             session.contract = with_columns(session.contract, request.task, session.columns)

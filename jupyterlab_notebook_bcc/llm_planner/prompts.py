@@ -62,6 +62,9 @@ REPORT_SCHEMA: dict[str, Any] = {
     "required": ["report"],
 }
 
+# Characters of the data's first rows a prompt shows.
+MAX_ROWS_SHOWN = 1200
+
 SYSTEM = ("You are a careful data scientist working in a Jupyter notebook with pandas. "
           "Answer with one JSON object only.")
 
@@ -111,11 +114,23 @@ def _example(user: str, answer: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def _data(preview: str, columns: dict[str, str]) -> list[str]:
-    lines: list[str] = []
-    if columns:
-        lines.append("Columns of `df`: " + ", ".join(f"{name} ({dtype})" for name, dtype in columns.items()))
-    if preview:
-        lines += ["The data `df`, as loaded:", preview]
+    """The data as the model needs it: the columns and their types once, then the preview's other lines
+    (its shape and first rows), each cut to 200 characters."""
+    if not columns:
+        return ["The data `df`, as loaded:", preview] if preview else []
+    lines = ["Columns of `df`: " + ", ".join(f"{name} ({dtype})" for name, dtype in columns.items())]
+    rest: list[str] = []
+    listing = False
+    for line in preview.splitlines():
+        if line.strip().startswith("Columns and types"):
+            listing = True
+            continue
+        if listing and line.strip().startswith("First rows"):
+            listing = False
+        if not listing:
+            rest.append(line if len(line) <= 200 else line[:199] + "…")
+    if rest:
+        lines += ["The data `df`, as loaded:", "\n".join(rest)[:MAX_ROWS_SHOWN]]
     return lines
 
 

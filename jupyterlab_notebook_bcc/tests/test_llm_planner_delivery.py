@@ -224,6 +224,21 @@ class TestTheReport:
                                     "of the kernel shows):\n> - North leads South by 434.5.")
             assert "Checked in the kernel:\nanswer = North\n" in list(fake.user_prompts())[-1]
 
+    def test_a_number_of_the_datas_first_rows_supports_no_finding(self) -> None:
+        # Seen on the real model: "West, with a total revenue of 2232.56", a North row's revenue in the preview.
+        preview = (f"{PREVIEW}\nFirst rows:\n  region  quarter  revenue\n0  North  2  2232.56")
+        script = Script(steps(("Top region", [("answer", "label")])), [],
+                        "- The region with the highest total revenue is West, with a total revenue of 2232.56.")
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake)
+            run = start(service)
+            content = asyncio.run(ask(service, "generating", {"observation": observation(
+                "findings", REPORT_STEP, 1, variables(run, answer="West"), history=[preview, "West"],
+                checks={"answer": label_check("'West'", True)})})).lines()[-1]["content"]
+            assert content.startswith("**Answer:** `answer` = West (checked in the kernel)")
+            assert "> - The region with the highest total revenue is West, with a total revenue of 2232.56." in content
+            assert "2232.56" not in list(fake.user_prompts())[-1]
+
     def test_a_report_after_a_given_up_step_and_an_undelivered_contract_says_so_first(self) -> None:
         traceback = "Traceback (most recent call last):\nKeyError: 'month'"
         script = Script(steps(("Lowest month", [("answer", "label")])),
