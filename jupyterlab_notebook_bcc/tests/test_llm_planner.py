@@ -370,60 +370,6 @@ class TestLoop:
             assert len(service.core.sessions) == 2
 
 
-# --- errors a user can act on ------------------------------------------------------------------------
-
-
-class TestModelErrors:
-    @pytest.mark.parametrize(
-        ("reply", "status", "words"),
-        [
-            (Reply(status=401, error="Incorrect API key provided"), 424, ["refused the API key", "c.LLMPlanner.api_key"]),
-            (Reply(status=404, error="The model `small` does not exist"), 424, ["has no model 'small'"]),
-            (Reply(status=429, error="Rate limit reached", headers={"Retry-After": "7"}), 429, ["retry after 7 s"]),
-            (Reply(status=400, error="This model's maximum context length is 4096 tokens"), 424, ["too long"]),
-        ],
-    )
-    def test_an_endpoint_error_before_any_cell_is_the_answers_status_and_message(
-        self, reply: Reply, status: int, words: list[str]
-    ) -> None:
-        answers = iter([Reply(text=plan(("revenue_by_region", ["by_region"]))), reply])
-        with FakeOpenAI(lambda body: next(answers)) as fake:
-            service = service_for(fake, response_format="json_schema")
-            asyncio.run(loaded_run(service))
-            answer = asyncio.run(ask(service, "generating", {
-                "observation": observation("analysis", "revenue_by_region", 1, {"df": "D"})}))
-            assert answer.status == status
-            message = answer.json()["message"]
-            for word in words:
-                assert word in message
-            assert KEY not in message
-            if status == 429:
-                assert answer.headers is not None and answer.headers["Retry-After"] == "7"
-
-    def test_an_unreachable_endpoint_names_its_url(self) -> None:
-        port = free_port()
-        service = LLMPlannerService(LLMPlanner(base_url=f"http://127.0.0.1:{port}/v1", models=["small"]))
-        answer = asyncio.run(ask(service, "generating", {"observation": observation("plan", PLAN_STEP, 1, {"df": "D"})}))
-        assert answer.status == 502
-        assert f"127.0.0.1:{port}/v1 cannot be reached (connection refused)" in answer.json()["message"]
-
-    def test_a_stalled_stream_is_given_up_with_its_own_message(self) -> None:
-        answers = iter([Reply(text=plan(("revenue_by_region", ["by_region"]))),
-                        Reply(text=cell("Sum.", "x = 1"), pieces=8, stall_after=1)])
-        with FakeOpenAI(lambda body: next(answers)) as fake:
-            service = service_for(fake, stall_timeout=0.5)
-            asyncio.run(loaded_run(service))
-            answer = asyncio.run(ask(service, "generating", {
-                "observation": observation("analysis", "revenue_by_region", 1, {"df": "D"})}))
-            assert answer.status == 504 and "stopped sending for 0.5 s" in answer.json()["message"]
-            assert service.active_model_requests == 0
-
-    def test_without_a_model_the_planner_says_how_to_configure_one(self) -> None:
-        service = LLMPlannerService(LLMPlanner())
-        answer = asyncio.run(ask(service, "planning", {"observation": observation(None, None)}))
-        assert answer.status == 503 and "LLM Planner Settings" in answer.json()["message"]
-
-
 # --- through the relay of a real Jupyter server ------------------------------------------------------
 
 
