@@ -18,6 +18,9 @@ from .memory import known_now
 from .model import ModelError
 from .observation import Request, last_error, words
 from .plan import (
+    LOAD_STEP,
+    PLAN_STEP,
+    REPORT_STEP,
     Stage,
     Step,
     cover,
@@ -294,7 +297,8 @@ async def report_actions(turn: Turn, lead: list[Action]) -> AsyncIterator[Action
     session, request = turn.session, turn.request
     contract = session.contract
     checks = {**session.checks, **(request.checks or {})}
-    result = report.outcome(contract, checks, request.variables, session.given_up, session.not_planned)
+    result = report.outcome(contract, checks, request.variables, [*session.given_up, *_unfinished(session)],
+                            session.not_planned)
     effects = [_without_first_rows(text) for text in request.all_effects]
     printed_all = [*effects, *(record.printed for record in session.memory.done)]
     outputs = "\n---\n".join(text for text in effects if text.strip())[-MAX_REPORT_OUTPUTS:]
@@ -313,6 +317,16 @@ async def report_actions(turn: Turn, lead: list[Action]) -> AsyncIterator[Action
     for action in lead:
         yield action
     yield {"action": "add", "shot_type": "dialogue", "content": content}
+
+
+def _unfinished(session: Session) -> list[tuple[str, str]]:
+    """The analysis steps the run left without reaching them and that the planner did not give up (the
+    client's own limit ended them, or the user skipped them)."""
+    done = {record.step_id for record in session.memory.done}
+    given_up = {name for name, _reason in session.given_up}
+    reason = "它没有完成" if session.contract.chinese else "it was not achieved"
+    return [(step.name, reason) for stage in session.stages for step in stage.steps
+            if step.id not in (LOAD_STEP, PLAN_STEP, REPORT_STEP) and step.id not in done and step.name not in given_up]
 
 
 def _without_first_rows(effect: str) -> str:

@@ -227,11 +227,13 @@ class TestTheReport:
     def test_a_number_of_the_datas_first_rows_supports_no_finding(self) -> None:
         # Seen on the real model: "West, with a total revenue of 2232.56", a North row's revenue in the preview.
         preview = (f"{PREVIEW}\nFirst rows:\n  region  quarter  revenue\n0  North  2  2232.56")
-        script = Script(steps(("Top region", [("answer", "label")])), [],
+        script = Script(steps(("Top region", [("answer", "label")])), [cell("Pick.", "answer = 'West'")],
                         "- The region with the highest total revenue is West, with a total revenue of 2232.56.")
         with FakeOpenAI(script) as fake:
             service = service_for(fake)
             run = start(service)
+            behave(service, "answer", "top_region", 1, variables(run, answer="West"), ["West"],
+                   {"answer": label_check("'West'", True)})
             content = asyncio.run(ask(service, "generating", {"observation": observation(
                 "findings", REPORT_STEP, 1, variables(run, answer="West"), history=[preview, "West"],
                 checks={"answer": label_check("'West'", True)})})).lines()[-1]["content"]
@@ -258,6 +260,20 @@ class TestTheReport:
                 "**Given up:** the step “Lowest month”: the code failed: KeyError: 'month'\n\n"
                 "The text below is the model's; no checked value supports an answer.")
             assert "**Answer:**" not in content
+
+    def test_a_step_the_client_ended_without_reaching_it_is_said_too(self) -> None:
+        script = Script(steps(("Revenue per region", [("by_region", "series")]), ("Top region", [("answer", "label")])),
+                        [cell("Sum.", "by_region = 1")], "- Done.")
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake)
+            run = start(service)
+            behave(service, "answer", STEP, 1, variables(run), ["boom"], {"by_region": {
+                "ok": False, "kind": "series", "reason": "`by_region` is missing"}})
+            # The client's own limit of tries ended the step: the planner was not asked again about it.
+            content = asyncio.run(ask(service, "generating", {"observation": observation(
+                "findings", REPORT_STEP, 1, variables(run))})).lines()[-1]["content"]
+            assert "**Given up:** the step “Revenue per region”: it was not achieved" in content
+            assert "**Given up:** the step “Top region”: it was not achieved" in content
 
     def test_at_name_lines_are_written_by_the_planner_from_the_checked_values(self) -> None:
         task = ("Question: What is the mean revenue?\n@mean_revenue[value] where \"value\" is a number rounded to "
@@ -320,7 +336,10 @@ class TestChinese:
             service = service_for(fake)
             run = start(service, task)
             names = variables(run, answer="North")
-            asyncio.run(ask(service, "generating", {"observation": observation("answer", "按地区汇总", 1, names, task=task)}))
+            asyncio.run(ask(service, "generating", {"observation": observation("answer", "step_1_1", 1, names, task=task)}))
+            asyncio.run(ask(service, "planning", {"observation": observation(
+                "answer", "step_1_1", 1, names, ["North"], checks={"answer": label_check("'North'", True)}, task=task),
+                "behavior_feedback": feedback()}))
             content = asyncio.run(ask(service, "generating", {"observation": observation(
                 "findings", REPORT_STEP, 1, names, task=task,
                 checks={"answer": label_check("'North'", True)})})).lines()[-1]["content"]
