@@ -191,8 +191,9 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
             repeat = memory.repeat_of(step.id, code)
             if repeat is not None:
                 reason = repeat.reason
+                known = known_now(reason, session.columns, request.variables)
                 firm = [*messages, {"role": "assistant", "content": text[:3000]},
-                        {"role": "user", "content": prompts.retry_note(code, reason, "", repeated=True)}]
+                        {"role": "user", "content": prompts.retry_note(code, reason, known, repeated=True)}]
                 explanation, code = await _read_cell(turn, firm, await turn.ask(firm, prompts.CELL_SCHEMA))
                 if memory.repeat_of(step.id, code) is not None:
                     session.repeated[step.id] = (f"the model wrote again the code that failed ({reason}), "

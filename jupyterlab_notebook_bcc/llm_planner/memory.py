@@ -81,8 +81,26 @@ class RunMemory:
         return "\n".join(lines)
 
 
+# What a failed check's reason (CONTRACTS.md §4) asks of the next try.
+_CHECK_HINTS = (
+    ("row number where a label was asked", "Store the label itself: take the index label of a Series indexed by "
+     "that column (for example its .idxmax()), not a position among the rows of df."),
+    ("not a value of", "Store one of the column's own values, spelled as in the data."),
+    ("not rounded to", "Round it with round(value, decimals) and store the rounded Python float."),
+    ("not an integer", "Store a Python int: int(value)."),
+    ("not a number", "Store one number (a Python float or int), not a table, a Series or a text."),
+    ("not a Series", "Make it a pandas Series: select one column (frame['column']) or call .squeeze()."),
+    ("not a DataFrame", "Make it a pandas DataFrame: .to_frame() or .reset_index()."),
+    ("not a text", "Store a non-empty str."),
+    ("is missing", "Assign the variable with that exact name in this cell."),
+)
+
+
 def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) -> str:
-    """What the kernel's error says is wrong, and the facts that fix it."""
+    """What the kernel's error (or a failed check's reason) says is wrong, and the facts that fix it."""
+    hints = [hint for words, hint in _CHECK_HINTS if words in error]
+    if hints and "Traceback" not in error:
+        return hints[0]
     line = error_line(error)
     name = line.split(":", 1)[0].rsplit(".", 1)[-1] if line else ""
     listed = ", ".join(f"{column} ({dtype})" for column, dtype in columns.items())

@@ -365,3 +365,12 @@ class TestUsage:
             # The second step's behavior_001 is its own, not the first step's added to it.
             assert second["usage"]["behavior"] == one_call
             assert second["usage"]["run"] == {"prompt_tokens": 300, "completion_tokens": 60, "model_calls": 3}
+
+
+def test_a_failed_checks_reason_comes_with_what_fixes_it() -> None:
+    from jupyterlab_notebook_bcc.llm_planner.memory import known_now
+
+    reason = "`answer` is 859, an int: not a value of df['region'] (a row number where a label was asked?)"
+    assert known_now(reason, {"region": "str"}, {}).startswith("Store the label itself")
+    assert known_now("`by_region` is a DataFrame: not a Series", {}, {}).startswith("Make it a pandas Series")
+    assert known_now("`mean` is 3.14159: not rounded to 2 decimals", {}, {}).startswith("Round it")
