@@ -141,7 +141,8 @@ def deliverable_words(item: Deliverable) -> str:
     elif item.kind == "integer":
         words += ": a Python int"
     elif item.kind == "label" and item.of_column:
-        words = f"one value of {item.frame}['{item.of_column}'] (the label itself, not a row number or a count)"
+        words = (f"one value of {item.frame}['{item.of_column}'], exactly as it appears there (the index label that "
+                 "groupby gives, as it is: not a row number, a position or a count)")
     return f"`{item.name}`: {words}" if words else f"`{item.name}`"
 
 
