@@ -22,6 +22,7 @@ import json
 import math
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -257,6 +258,8 @@ async def drive(args: argparse.Namespace, task: str, csv: Path) -> dict[str, Any
 
 
 def main() -> None:
+    # Stopped (kill): the kernel and the scratch directories go with the run, through the finally blocks.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["sales", "dabench", "task"])
     parser.add_argument("text", nargs="?", default="", help="the task (mode task)")
@@ -292,6 +295,15 @@ def main() -> None:
     else:
         runs = [("task", args.text, None, Path(args.csv))]
     right = 0
+    try:
+        right = _run_all(args, runs)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{right} of {len(runs)} right")
+
+
+def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, Any, Path]]) -> int:
+    right = 0
     for run_id, task, expected, csv in runs:
         result = asyncio.run(drive(args, task, csv))
         result["id"] = run_id
@@ -309,8 +321,7 @@ def main() -> None:
         if args.out:
             with open(args.out, "a", encoding="utf-8") as out:
                 out.write(json.dumps(result, ensure_ascii=False) + "\n")
-    shutil.rmtree(scratch, ignore_errors=True)
-    print(f"{right} of {len(runs)} right")
+    return right
 
 
 def _same(got: str, expected: Any) -> bool:
