@@ -189,7 +189,7 @@ class TestLoop:
             shown = run["lines"][-1]
             assert shown["action"] == "add" and "**revenue_by_region**" in shown["content"]
             prompt = list(fake.user_prompts())[0]
-            assert "Which region has the highest revenue?" in prompt and "revenue float64" in prompt
+            assert "Which region has the highest revenue?" in prompt and "revenue (float64)" in prompt
             # A closed question: its plan is asked as one or two steps, each variable with its kind.
             schema = json.dumps(fake.requests[0]["response_format"])
             assert fake.requests[0]["response_format"]["type"] == "json_schema"
