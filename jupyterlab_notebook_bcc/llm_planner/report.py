@@ -25,6 +25,8 @@ class Outcome:
     formatted: list[str] = field(default_factory=list)
     # `name = value` of each delivered value, for the model's prompt.
     values: list[str] = field(default_factory=list)
+    # The task asked for deliverables.
+    wanted: bool = False
 
     @property
     def delivered(self) -> bool:
@@ -39,7 +41,7 @@ def outcome(
     not_planned: list[str],
 ) -> Outcome:
     chinese = contract.chinese
-    result = Outcome()
+    result = Outcome(wanted=bool(contract.deliverables))
     for item in contract.deliverables:
         check = checks.get(item.name)
         if check is not None and not check.ok:
@@ -80,7 +82,7 @@ def _variable_value(value: Any) -> str | None:
 def head(result: Outcome, chinese: bool) -> str:
     """The top of the report: problems first, then the answers and the formatted answer lines."""
     lines = [*result.problems]
-    if result.problems and not result.answers:
+    if result.wanted and result.problems and not result.answers:
         lines.append("下面的文字由模型写成；没有经过检查的值支持任何答案。" if chinese
                      else "The text below is the model's; no checked value supports an answer.")
     if lines and result.answers:

@@ -268,8 +268,11 @@ class TestLoop:
             report = asyncio.run(ask(service, "generating", {"observation": observation(
                 "findings", REPORT_STEP, 1, history=["region\nNorth 1234.5\nSouth 800.0"], task=task)})).lines()
             content = report[-1]["content"]
-            # An open task with nothing to deliver: the model's prose, its unsupported sentence set apart.
-            assert content.startswith("> **Not supported by any output**") and "## Findings" not in content
+            # An open task with nothing to deliver: the step not reached said first, then the model's prose,
+            # its unsupported sentence set apart.
+            assert content.startswith("**Given up:** the step “revenue_by_region”: it was not achieved\n\n"
+                                      "> **Not supported by any output**")
+            assert "## Findings" not in content
             assert "> - North has the highest revenue: 1234.5 (West 999)." in content
             assert "North 1234.5" in list(fake.user_prompts())[-1]
 
