@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .accounting import Accounting
-from .model import Completion, ModelClient, OnText
+from .model import Completion, ModelClient, ModelError, OnText
 from .sessions import Caller, Session
 from .settings import ModelSettings
 from .usage import BehaviorKey
@@ -31,8 +31,14 @@ class ModelCalls:
         schema: dict[str, Any] | None,
         on_text: OnText | None = None,
     ) -> Completion:
-        """One request for the run's model; its tokens count for the run, the behavior `key` and the user."""
+        """One request for the run's model; its tokens count for the run, the behavior `key` and the user. An
+        answer cut before its first word (a shared server interrupted it) is asked once more."""
         client = self.factory(settings, session.model or settings.model)
-        completion = await client.complete(messages, schema, on_text)
+        try:
+            completion = await client.complete(messages, schema, on_text)
+        except ModelError as error:
+            if error.kind != "cut":
+                raise
+            completion = await client.complete(messages, schema, on_text)
         self.accounting.record(caller, session, key, completion)
         return completion

@@ -208,6 +208,7 @@ class OpenAIModel:
         import openai
 
         text = ""
+        finished = False
         answered_by = ""
         prompt_tokens = completion_tokens = 0
         try:
@@ -235,6 +236,7 @@ class OpenAIModel:
                         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
                         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
                     for choice in getattr(chunk, "choices", None) or []:
+                        finished = finished or bool(getattr(choice, "finish_reason", None))
                         piece = getattr(getattr(choice, "delta", None), "content", None)
                         if piece:
                             text += piece
@@ -261,6 +263,14 @@ class OpenAIModel:
                 502,
                 action=OPEN_SETTINGS,
             ) from error
+        if not finished and not text.strip():
+            # llama.cpp's Python server ends a stream without a word when another request interrupts it.
+            raise ModelError(
+                "cut",
+                f"The model endpoint {self._where()} ended its answer before writing anything (another request may "
+                "have interrupted it); Retry.",
+                502,
+            )
         estimated = False
         if not prompt_tokens and not completion_tokens:
             # An endpoint that sends no usage while streaming (llama.cpp's Python server): about four

@@ -31,6 +31,8 @@ class Reply:
     stall_after: int | None = None
     # False: no usage chunk, as llama.cpp's Python server streams.
     usage: bool = True
+    # False: the stream ends without a finish_reason, as when llama.cpp's Python server is interrupted.
+    finish: bool = True
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -91,7 +93,8 @@ class FakeOpenAI:
                         if reply.delay:
                             time.sleep(reply.delay)
                         self._event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-                    self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    if reply.finish:
+                        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
                     if reply.usage:
                         self._event({"choices": [], "usage": {"prompt_tokens": reply.prompt_tokens,
                                      "completion_tokens": reply.completion_tokens,

@@ -61,6 +61,24 @@ class TestSessions:
             assert again["context_update"]["progress_update"]["current_outputs"]["contracts"][0]["kind"] == "label"
 
 
+class TestInterruptedAnswers:
+    def test_an_answer_cut_before_its_first_word_is_asked_once_more(self) -> None:
+        # llama.cpp's Python server ends a stream without a word when another client's request comes.
+        answers = iter([Reply(text="", finish=False), Reply(text=plan(("revenue_by_region", ["by_region"])))])
+        with FakeOpenAI(lambda body: next(answers)) as fake:
+            service = service_for(fake)
+            run = asyncio.run(loaded_run(service))
+            assert len(fake.requests) == 2
+            assert any(line.get("action") == "update_workflow" for line in run["lines"])
+
+    def test_twice_cut_is_an_error_that_says_so(self) -> None:
+        with FakeOpenAI(lambda body: Reply(text="", finish=False)) as fake:
+            service = service_for(fake)
+            answer = asyncio.run(ask(service, "generating", {"observation": observation("plan", PLAN_STEP, 1)}))
+            assert answer.status == 502 and len(fake.requests) == 2
+            assert "ended its answer before writing anything" in answer.json()["message"]
+
+
 class TestErrorsInWords:
     def test_an_error_whose_fix_is_in_the_settings_says_so_first_and_carries_the_action(self) -> None:
         with FakeOpenAI(lambda body: Reply(status=401, error="Incorrect API key provided")) as fake:
