@@ -247,8 +247,9 @@ async def drive(args: argparse.Namespace, task: str, csv: Path) -> dict[str, Any
     except Exception as error:  # noqa: BLE001 - the run's failure is part of what is measured
         problem = f"{type(error).__name__}: {error}"
     finally:
-        values = kernel.json("{k: repr(v)[:200] for k, v in get_ipython().user_ns.items() if not k.startswith('_') "
-                             "and isinstance(v, (int, float, str, bool))}") or {}
+        values = kernel.json("{k: repr(v.item() if hasattr(v, 'item') and getattr(v, 'shape', None) == () else v)[:200] "
+                             "for k, v in get_ipython().user_ns.items() if not k.startswith('_') and (isinstance(v, "
+                             "(int, float, str, bool)) or (hasattr(v, 'item') and getattr(v, 'shape', None) == ()))}") or {}
         kernel.close()
         shutil.rmtree(workdir, ignore_errors=True)
     return {"task": task, "seconds": round(time.monotonic() - start, 1), "problem": problem,

@@ -141,8 +141,10 @@ def deliverable_words(item: Deliverable) -> str:
     elif item.kind == "integer":
         words += ": a Python int"
     elif item.kind == "label" and item.of_column:
-        words = (f"one value of {item.frame}['{item.of_column}'], exactly as it appears there (the index label that "
-                 "groupby gives, as it is: not a row number, a position or a count)")
+        column = item.of_column
+        words = (f"one value of {item.frame}['{column}'], exactly as it appears there: the index of "
+                 f"{item.frame}.groupby('{column}')[…].sum() holds these values, so its .idxmax() or .idxmin() already "
+                 "is one (use it as it is, add nothing to it; not a row number or a position)")
     return f"`{item.name}`: {words}" if words else f"`{item.name}`"
 
 
