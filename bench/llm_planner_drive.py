@@ -37,6 +37,7 @@ from jupyter_client.manager import KernelManager
 from tornado import httputil
 
 from jupyterlab_notebook_bcc.llm_planner import LLMPlanner, LLMPlannerService
+from jupyterlab_notebook_bcc.llm_planner.observation import plain_value
 
 MARK = "__bcc_json__"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -326,16 +327,15 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, Any, Path]]) -
 
 
 def _same(got: str, expected: Any) -> bool:
-    try:
-        value = eval(got, {"__builtins__": {}}, {})
-    except Exception:  # noqa: BLE001 - numpy reprs: read the number in it
-        match = re.search(r"-?\d+(?:\.\d+)?", got)
-        value = float(match.group(0)) if match else got
+    """Whether the kernel's `answer` (its repr) is the expected one, as `make eval` judges it."""
+    shown = plain_value(got) or ""
     if isinstance(expected, str):
-        return isinstance(value, str) and value.strip().lower() == expected.lower()
+        return shown.strip().lower() == expected.lower()
     number, tolerance = expected
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isclose(
-        float(value), number, abs_tol=tolerance)
+    try:
+        return math.isclose(float(shown), number, abs_tol=tolerance)
+    except ValueError:
+        return False
 
 
 if __name__ == "__main__":
