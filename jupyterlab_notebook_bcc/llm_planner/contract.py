@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("number", "integer", "label", "text", "bool", "series", "dataframe", "dict", "list", "any")
@@ -469,10 +469,3 @@ def coverage(parts: tuple[str, ...], step_texts: list[str]) -> Coverage:
                 break
         (result.covered if hit else result.missing).append(part)
     return result
-
-
-def merged(deliverable: Deliverable, other: Deliverable) -> Deliverable:
-    """`deliverable` (the task's, which wins) with what `other` (the model's) adds where the task was silent."""
-    if deliverable.kind != "any" or other.kind in ("any", "label"):
-        return deliverable
-    return replace(deliverable, kind=other.kind)
