@@ -106,6 +106,11 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) ->
     listed = ", ".join(f"{column} ({dtype})" for column, dtype in columns.items())
     if name == "KeyError" or (name == "AttributeError" and "DataFrame" in line):
         missing = re.findall(r"'([^']+)'", line.split(":", 1)[-1])
+        if missing and missing[-1] in columns:
+            # Seen on a small model: a grouped Series indexed by 'quarter', then ['quarter'] on it.
+            return (f"'{missing[-1]}' is a column of df, but not of the object the code indexed with it: a grouped "
+                    "result keeps the groups in its index (filter df first, or call .reset_index() and select on "
+                    "the frame it returns). Do not rename the columns of df.")
         wrong = f"'{missing[-1]}' is not a column. " if missing else ""
         return f"{wrong}The columns of df are exactly: {listed}." if listed else ""
     if name == "NameError":

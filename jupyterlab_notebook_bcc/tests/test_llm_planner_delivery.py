@@ -374,3 +374,13 @@ def test_a_failed_checks_reason_comes_with_what_fixes_it() -> None:
     assert known_now(reason, {"region": "str"}, {}).startswith("Store the label itself")
     assert known_now("`by_region` is a DataFrame: not a Series", {}, {}).startswith("Make it a pandas Series")
     assert known_now("`mean` is 3.14159: not rounded to 2 decimals", {}, {}).startswith("Round it")
+
+
+def test_a_key_error_on_a_column_df_has_says_where_the_column_went() -> None:
+    from jupyterlab_notebook_bcc.llm_planner.memory import known_now
+
+    error = "Traceback (most recent call last):\nKeyError: 'quarter'"
+    columns = {"region": "str", "quarter": "int64"}
+    assert known_now(error, columns, {}).startswith("'quarter' is a column of df, but not of the object the code indexed")
+    assert known_now("Traceback\nKeyError: 'qtr'", columns, {}).startswith(
+        "'qtr' is not a column. The columns of df are exactly: region (str), quarter (int64).")
