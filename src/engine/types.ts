@@ -15,7 +15,10 @@ import type {
   UnknownAction,
   WorkflowTemplate
 } from '../protocol';
+import type { ApprovalReason } from './approval';
+import type { ICodeFlag } from './codeRisk';
 import type { CellRole, ICellProvenance } from './ports/driver';
+import type { IOutputCheckRecord, IRunOutcome } from './contracts';
 import type { IEffectsState } from './effects';
 import type { IFsmTransition, WorkflowState } from './fsm';
 import type { IMessage, IMessageText } from './messages';
@@ -111,15 +114,24 @@ export interface IStopOptions {
 export interface IExistingCellRun {
   cellId: string;
   source: string;
+  /** What that code reaches outside the notebook (`codeRisk.ts`). */
+  flags?: ICodeFlag[];
 }
 
-/** What the user is asked before a behavior's code runs (interactive mode). */
+/**
+ * What the user is asked before a behavior's code runs: in interactive mode, or because its code is
+ * flagged (`reason`; docs/protocol.md#decisions, item 17).
+ */
 export interface IBehaviorApproval {
   behaviorId: string;
   stageId: string | null;
   stepId: string | null;
+  /** `flagged`: interactive mode is off, and the code reaches outside the notebook. */
+  reason?: ApprovalReason;
   /** The code of every code cell the behavior adds, in order. */
   codeCells: string[];
+  /** What each of `codeCells` reaches outside the notebook, in the same order. */
+  codeFlags?: ICodeFlag[][];
   /** The cells already in the notebook that the behavior runs (`exec` by id), once each, in order. */
   existingCells: IExistingCellRun[];
   /** Every action of the behavior, in order. */
@@ -141,8 +153,10 @@ export interface IRunnerHooks {
   ): Promise<boolean>;
   /**
    * Interactive mode: called once a behavior's actions are all received, before any is applied, when it
-   * adds or runs code. `skip` drops the behavior (nothing applied), `stop` stops the run. `signal` is
-   * aborted when the run stops meanwhile: the question is then void (close its dialog).
+   * adds or runs code. Without it: when its code is flagged, once the rest of it is received, before the
+   * flagged code is added or run (`reason: 'flagged'`). `skip` drops what is not applied yet, `stop`
+   * stops the run. `signal` is aborted when the run stops meanwhile: the question is then void (close
+   * its dialog).
    */
   approveBehavior?(
     request: IBehaviorApproval,
@@ -173,6 +187,8 @@ export interface IRunError {
   retryable: boolean;
   /** Variables the planner said it lacks: set them with `retry({ variables })`. */
   missingVariables?: string[];
+  /** What the planner's error asks the user to do (`PlannerError.action`: `open-llm-settings`). */
+  action?: string;
 }
 
 export interface IRetryOptions {
@@ -187,6 +203,8 @@ export interface IRunFinished {
   reason: 'completed' | 'stopped' | 'max_steps' | 'error';
   message: string;
   text?: IMessage;
+  /** A completed run: its given-up steps and deliverables (docs/protocol.md#output-contracts). */
+  outcome?: IRunOutcome;
 }
 
 export interface ICellAdded {
@@ -216,8 +234,12 @@ export interface IBehaviorTiming {
   durationMs: number | null;
 }
 
-/** `skipped`: a step of a completed stage that never ran (the stage ended before it came up). */
-export type ItemStatus = 'completed' | 'current' | 'remaining' | 'skipped';
+/**
+ * `skipped`: a step of a completed stage that never ran (the stage ended before it came up);
+ * `given_up`: a step that ended without reaching its target, and a completed stage that has one.
+ */
+export type ItemStatus =
+  'completed' | 'current' | 'remaining' | 'skipped' | 'given_up';
 
 export interface IStepView {
   id: string;
@@ -283,6 +305,13 @@ export interface IRunSnapshot extends IProgressSnapshot {
   rewind?: IRewindView;
   /** What an LLM planner said it spent, as of its latest answer; absent when it never said. */
   usage?: PlanningUsage;
+  /** The latest check in the kernel of each contract's name (docs/protocol.md#output-contracts). */
+  outputChecks?: Record<string, IOutputCheckRecord>;
+  /**
+   * How the run stands: its given-up steps and its deliverables as last checked; absent when it has
+   * neither. `ok` false once the workflow completed: it ended with problems.
+   */
+  outcome?: IRunOutcome;
 }
 
 /**

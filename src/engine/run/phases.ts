@@ -15,7 +15,8 @@ import type {
   PlanningRequestInput,
   PlanningResponse
 } from '../../protocol';
-import { msg, say } from '../messages';
+import { outcomeProblems } from '../contracts';
+import { type IMessage, msg, say } from '../messages';
 import type { INotebookSummary } from '../ports/driver';
 import { errorMessage, errorText } from '../actions/registry';
 import type { IPauseReason, IRunError, IRunFinished } from '../types';
@@ -29,6 +30,7 @@ import type { RunBoundaries } from './boundaries';
 import type { IRunHost } from './host';
 import type { ILocation } from './planUpdate';
 import { PlanApplier } from './planApply';
+import { giveUpStep, RunOutputChecks } from './outputChecks';
 import { checkpointBehavior } from './rewindRun';
 import { RunRequests } from './runRequests';
 import type { Phase } from './runState';
@@ -41,6 +43,10 @@ const STEP_PAUSE: IPauseReason = {
   ...say('pausedStepMode')
 };
 
+/** What the planner's error asks the user to do, for the run's error. */
+const plannerAction = (error: unknown): Pick<IRunError, 'action'> =>
+  error instanceof PlannerError && error.action ? { action: error.action } : {};
+
 export class RunPhases {
   constructor(
     private readonly _host: IRunHost,
@@ -48,6 +54,9 @@ export class RunPhases {
   ) {
     this._plans = new PlanApplier(_host, _boundaries);
     this._requests = new RunRequests(_host, _boundaries);
+    this._outputs = new RunOutputChecks(_host, warning =>
+      _boundaries.warn(warning, 'engine')
+    );
   }
 
   /** The behavior whose stream is being read and applied, if any. */
@@ -107,13 +116,11 @@ export class RunPhases {
       const target = achieved ? this._plans.transitionTarget(response) : null;
       if (!achieved && response.transition?.target_achieved === false) {
         // The planner ended the step and says its target was not reached: it gave the step up.
-        state.progress.skipCurrentStep();
+        giveUpStep(state, response, this._warnPlanner);
       }
       await this._completeStep(undefined, target, stageComplete);
     } else if (response.transition?.continue_behaviors === false) {
-      const step = state.progress.currentStepId ?? '(unnamed)';
-      this._boundaries.warn(msg('stepEndedEarly', step), 'planner');
-      state.progress.skipCurrentStep();
+      giveUpStep(state, response, this._warnPlanner);
       await this._completeStep('ended without reaching its target');
     } else {
       host.change({ phase: 'generate' });
@@ -141,7 +148,8 @@ export class RunPhases {
         ...(blind
           ? say('planningFailed', detail)
           : say('planningFailedInARow', detail, failures)),
-        retryable: true
+        retryable: true,
+        ...plannerAction(error)
       });
     }
     if (host.state.endStepRequested) {
@@ -214,7 +222,8 @@ export class RunPhases {
       endpoint: 'generating',
       ...failed,
       retryable: true,
-      ...(missing?.length ? { missingVariables: [...missing] } : {})
+      ...(missing?.length ? { missingVariables: [...missing] } : {}),
+      ...plannerAction(failure)
     };
   }
 
@@ -282,6 +291,7 @@ export class RunPhases {
       control: host.control,
       settings: () => host.settings(),
       hooks: host.hooks,
+      dataFiles: () => host.state.dataFiles,
       now: () => host.now(),
       sink: this._sink()
     });
@@ -329,6 +339,7 @@ export class RunPhases {
         }
         if (ranCode(action)) {
           host.change({ variablesDirty: true, codeRanSinceCollection: true });
+          this._outputs.codeRan();
         }
         state.fsm.dispatch('COMPLETE_ACTION');
         const behaviorId = this._behavior?.id ?? null;
@@ -343,7 +354,8 @@ export class RunPhases {
       endStep: stepId => {
         const current = state.progress.currentStepId;
         if (stepId && current && stepId !== current) {
-          boundaries.warn(msg('endPhaseOtherStep', stepId, current), 'action');
+          const name = state.progress.currentStep?.name ?? current;
+          boundaries.warn(msg('endPhaseOtherStep', stepId, name), 'action');
         }
         host.change({ endStepRequested: true });
       },
@@ -378,6 +390,7 @@ export class RunPhases {
     // A behavior that applied nothing still moves the one before's effects to history.
     this._boundaries.rotateEffects();
     state.fsm.dispatch('COMPLETE_BEHAVIOR');
+    await this._outputs.afterBehavior(state.behavior?.id ?? null);
     await this._boundaries.refreshVariables();
     // Also after end_phase: /planning gets the feedback; the step completes after its answer.
     host.change({
@@ -567,11 +580,22 @@ export class RunPhases {
 
   async complete(): Promise<IRunFinished> {
     await this._boundaries.closeThinking();
+    const outcome = await this._outputs.atEnd();
     await this._boundaries.saveState();
-    return { reason: 'completed', ...say('workflowComplete') };
+    const problems = outcomeProblems(outcome.givenUp, outcome.deliverables);
+    return {
+      reason: 'completed',
+      ...(problems.length > 0
+        ? say('workflowEndedWithProblems', problems.join('; '))
+        : say('workflowComplete')),
+      outcome
+    };
   }
 
   private readonly _plans: PlanApplier;
   private readonly _requests: RunRequests;
+  private readonly _outputs: RunOutputChecks;
+  private readonly _warnPlanner = (warning: IMessage) =>
+    this._boundaries.warn(warning, 'planner');
   private _behavior: BehaviorRun | null = null;
 }

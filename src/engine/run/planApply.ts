@@ -30,6 +30,7 @@ import {
   transitionRequest,
   workflowProposal
 } from './planUpdate';
+import { applyAnswerContracts } from './outputChecks';
 import { RunStopped } from './runControl';
 import type { RunState } from './runState';
 
@@ -81,6 +82,7 @@ export class PlanApplier {
       );
     }
     this._applyContext(changes);
+    applyAnswerContracts(host, response);
     for (const warning of changes.warnings) {
       this._boundaries.warn(warning, 'planner');
     }

@@ -11,7 +11,9 @@ import { msg } from '../messages';
 import type { INotebookSummary } from '../ports/driver';
 import { errorMessage } from '../actions/registry';
 import { redactedPatterns, redactionTest } from '../variables';
+import { checksToSend } from '../contracts';
 import type { RunBoundaries } from './boundaries';
+import { contractsLocation } from './outputChecks';
 import type { IRunHost } from './host';
 
 /** What the run's side of the requests uses of the runner. */
@@ -58,7 +60,8 @@ export class RunRequests {
         effects: state.effects.toJSON(),
         notebook,
         fsm: state.fsm.toContext(),
-        legacy: state.legacy
+        legacy: state.legacy,
+        outputChecks: checksToSend(state.contracts, contractsLocation(state))
       },
       variables: {
         context: { ...state.contextVariables },

@@ -14,6 +14,14 @@ import {
   type WorkflowTemplate
 } from '../../protocol';
 import { CellMap, ICellMapState } from './cells';
+import {
+  emptyContracts,
+  type IContractsState,
+  type IRunOutcome,
+  readContractsState,
+  runOutcome,
+  savedContracts
+} from '../contracts';
 import type { IKernelVariables } from '../ports/driver';
 import { EffectsStore, IEffectsState } from '../effects';
 import { IFsmState, WorkflowStateMachine } from '../fsm';
@@ -91,6 +99,10 @@ export interface ISavedRunState {
   rewind?: IRewindState;
   /** What an LLM planner said the run spent, as of its latest answer (`PlanningResponse.usage`). */
   usage?: PlanningUsage;
+  /** The run's contract, the current step's contracts and the latest checks in the kernel. */
+  contracts?: IContractsState;
+  /** How the run ended, in words too (`summary`): written once the workflow is complete. */
+  outcome?: IRunOutcome;
 }
 
 export type RetryRequest =
@@ -112,6 +124,7 @@ type ChangedFields =
   | 'plannerDialect'
   | 'templateFromPlanner'
   | 'usage'
+  | 'contracts'
   | 'variablesDirty'
   | 'codeRanSinceCollection'
   | 'behaviorsRun'
@@ -165,6 +178,8 @@ export class RunState {
   templateFromPlanner = false;
   /** The planner's latest `usage`: tokens spent are spent, so a rewind keeps it. */
   usage: PlanningUsage | null = null;
+  /** The run's contract and the checks in the kernel (docs/protocol.md#output-contracts). */
+  contracts: IContractsState = emptyContracts();
 
   // Not saved: they describe this session's loop, not the run.
   variablesDirty = true;
@@ -203,6 +218,7 @@ export class RunState {
     this.plannerDialect = null;
     this.templateFromPlanner = false;
     this.usage = null;
+    this.contracts = emptyContracts();
     this.variablesDirty = true;
     this.codeRanSinceCollection = false;
     this.behaviorsRun = 0;
@@ -279,6 +295,7 @@ export class RunState {
     // Only shown, never needed to resume: a usage that cannot be read is left out, not a problem.
     const usage = PlanningUsageSchema.safeParse(saved.usage);
     this.usage = saved.usage !== undefined && usage.success ? usage.data : null;
+    this.contracts = readContractsState(saved.contracts);
   }
 
   toJSON(): ISavedRunState {
@@ -314,6 +331,13 @@ export class RunState {
     }
     if (this.usage !== null) {
       saved.usage = this.usage;
+    }
+    const { run, step, checks } = this.contracts;
+    if (run !== null || step !== null || Object.keys(checks).length > 0) {
+      saved.contracts = this.contracts;
+    }
+    if (this.fsm.state === 'WORKFLOW_COMPLETED') {
+      saved.outcome = runOutcome(saved.progress, this.contracts);
     }
     return saved;
   }
@@ -369,6 +393,17 @@ export function withoutSecrets(
   };
   if (saved.planner !== undefined) {
     result.planner = maps(saved.planner);
+  }
+  if (saved.contracts) {
+    result.contracts = savedContracts(saved.contracts, secret);
+  }
+  if (saved.outcome) {
+    result.outcome = {
+      ...saved.outcome,
+      deliverables: saved.outcome.deliverables.map(d =>
+        secret(d.name) ? { ...d, value: null } : d
+      )
+    };
   }
   if (saved.rewind) {
     result.rewind = {

@@ -52,6 +52,7 @@ import {
 import { RunControl, RunStopped } from './runControl';
 import { RunNotebook } from './runNotebook';
 import { isSavedRunState } from '../savedRun';
+import { runOutcome } from '../contracts';
 import { type RunChanges, RunState } from './runState';
 
 const USER_PAUSE: IPauseReason = {
@@ -205,7 +206,8 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (saved.phase === 'done' || saved.fsm.state === 'WORKFLOW_COMPLETED') {
       const finished: IRunFinished = {
         reason: 'completed',
-        ...say('savedRunCompleted')
+        ...say('savedRunCompleted'),
+        outcome: runOutcome(saved.progress, this._state.contracts)
       };
       this._finished.emit(finished);
       return finished;
