@@ -2,11 +2,10 @@
  * The run as views see it: one composition for a live runner and for a run saved in the notebook, so
  * the panel shows both the same way.
  */
-import { describeTransition } from './fsm';
+import { describeTransition } from './state/fsm';
 import { stepKey } from './rewindView';
-import type { RunControl } from './run/runControl';
-import { ISavedRunState, RunState } from './run/runState';
-import type { IRunSnapshot } from './types';
+import { ISavedRunState, RunState } from './state/runState';
+import type { IPauseReason, IRunSnapshot } from './types';
 
 /** What only a live loop knows; absent for a saved run. */
 export interface ILiveRun {
@@ -14,7 +13,12 @@ export interface ILiveRun {
   running: boolean;
   /** A rewind is under way (removing cells, restarting the kernel, re-running the kept ones). */
   rewinding: boolean;
-  control: RunControl;
+  /** Where the loop's pause stands (its `RunControl`). */
+  control: {
+    readonly paused: boolean;
+    readonly pauseRequested: boolean;
+    readonly pauseReason: IPauseReason | null;
+  };
 }
 
 export function composeSnapshot(

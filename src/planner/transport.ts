@@ -3,7 +3,7 @@
  * behind the same `IPlannerTransport` seam as a remote planner. Answers are real `Response`s with a
  * streamed NDJSON body, so the client reads them exactly as it reads HTTP (`docs/architecture.md#demo-planner`).
  *
- * Load it lazily (`await import('../planner/transport')`): importing it has no side effects.
+ * Load it lazily (`await import('./transport')`): importing it has no side effects.
  */
 import { say } from '../protocol/messages';
 import type { IPlannerRequest, IPlannerTransport } from '../protocol/transport';

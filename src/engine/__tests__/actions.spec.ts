@@ -5,10 +5,10 @@ import type {
   WorkflowTemplate
 } from '../../protocol';
 import { registerBuiltinActions, unwrapCodeFence } from '../actions/builtins';
-import { CellMap } from '../run/cells';
+import { CellMap } from '../state/cells';
 import { reported } from '../messages';
 import { ActionRegistry, IActionContext } from '../actions/registry';
-import { RewindLog } from '../rewind';
+import { RewindLog } from '../state/rewind';
 import { RunNotebook } from '../run/runNotebook';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { FakeNotebookDriver, IFakeCell } from '../testing';

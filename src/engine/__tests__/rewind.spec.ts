@@ -1,14 +1,14 @@
 import type { WorkflowTemplate } from '../../protocol';
-import { CellMap } from '../run/cells';
-import { EffectsStore } from '../effects';
-import { WorkflowProgress } from '../progress';
+import { CellMap } from '../state/cells';
+import { EffectsStore } from '../state/effects';
+import { WorkflowProgress } from '../state/progress';
 import {
   editedByUser,
   IRunCheckpoint,
   MAX_CHECKPOINTS,
   readRewindState,
   RewindLog
-} from '../rewind';
+} from '../state/rewind';
 import { sourceHash } from '../ports/driver';
 
 const TEMPLATE: WorkflowTemplate = {

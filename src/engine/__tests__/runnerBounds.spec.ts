@@ -3,8 +3,8 @@ import {
   MAX_QUEUED_ACTIONS,
   MAX_QUEUED_CHARS
 } from '../run/actionQueue';
-import { isSavedRunState } from '../savedRun';
-import { RunState } from '../run/runState';
+import { isSavedRunState } from '../saved/savedRun';
+import { RunState } from '../state/runState';
 import {
   limitSavedRunState,
   MAX_SAVED_CHECKPOINTS,
@@ -12,7 +12,7 @@ import {
   MAX_SAVED_BEHAVIORS,
   MAX_SAVED_EFFECT_CHARS,
   MAX_SAVED_VALUE_CHARS
-} from '../savedRunLimits';
+} from '../saved/savedRunLimits';
 import { ActionStream } from '../testing';
 import {
   code,

@@ -9,8 +9,8 @@ import type {
   WorkflowTemplate
 } from '../../protocol';
 import { WorkflowRunner } from '../run/runner';
-import type { ISavedRunState } from '../run/runState';
-import { isSavedRunState } from '../savedRun';
+import type { ISavedRunState } from '../state/runState';
+import { isSavedRunState } from '../saved/savedRun';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import {
   FakeNotebookDriver,

@@ -1,5 +1,5 @@
 import type { PlanningUsage } from '../../protocol';
-import { RunState } from '../run/runState';
+import { RunState } from '../state/runState';
 import { snapshotFromSaved } from '../snapshot';
 import { FakeNotebookDriver } from '../testing';
 import { plan, saved, setup, text, withTemplate } from './runnerSetup';

@@ -8,7 +8,7 @@ import {
   type WorkflowTemplate
 } from '../../protocol';
 import { WorkflowRunner } from '../run/runner';
-import { ISavedRunState, RunState } from '../run/runState';
+import { ISavedRunState, RunState } from '../state/runState';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { FakeNotebookDriver, FakePlannerService } from '../testing';
 import { RunTrace } from '../trace';

@@ -13,7 +13,7 @@ import type {
   WorkflowStep,
   WorkflowTemplate
 } from '../../protocol';
-import type { CellMap } from '../run/cells';
+import type { CellMap } from '../state/cells';
 import type {
   CellRole,
   ICellProvenance,

@@ -5,12 +5,13 @@
  */
 import { type IMessage, msg, reported } from '../messages';
 import { errorMessage } from '../actions/registry';
-import { limitSavedRunState } from '../savedRunLimits';
+import { limitSavedRunState } from '../saved/savedRunLimits';
 import type { IPauseReason, IRunWarning } from '../types';
 import { redactedPatterns, redactionTest } from '../variables';
 import type { IRunHost } from './host';
 import { RunStopped } from './runControl';
-import { kernelVariableChanges, withoutSecrets } from './runState';
+import { withoutSecrets } from '../saved/secrets';
+import { kernelVariableChanges } from '../state/runState';
 
 /** What the boundaries read and tell: no action registry, no hooks, no clock. */
 export type IBoundariesHost = Pick<

@@ -2,7 +2,7 @@
  * What the parts of the loop are given by `WorkflowRunner`: the run state to read, the one way to
  * change its fields (`change`, which the runner writes), the runner's signals, and the run's services.
  */
-import type { IEffectsState } from '../effects';
+import type { IEffectsState } from '../state/effects';
 import type { INotebookDriver } from '../ports/driver';
 import type { ActionRegistry } from '../actions/registry';
 import type { IRunSettings } from '../settings';
@@ -16,7 +16,7 @@ import type {
 } from '../types';
 import type { RunControl } from './runControl';
 import type { RunNotebook } from './runNotebook';
-import type { RunChanges, RunState } from './runState';
+import type { RunChanges, RunState } from '../state/runState';
 
 /** The runner's signals, emitted on its behalf. */
 export interface IRunSignals {

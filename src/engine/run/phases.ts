@@ -31,7 +31,7 @@ import type { ILocation } from './planUpdate';
 import { PlanApplier } from './planApply';
 import { checkpointBehavior } from './rewindRun';
 import { RunRequests } from './runRequests';
-import type { Phase } from './runState';
+import type { Phase } from '../state/runState';
 
 /** After this many /planning failures in a row the run stops with an error instead of falling back. */
 export const MAX_PLANNING_FAILURES = 3;

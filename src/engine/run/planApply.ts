@@ -31,7 +31,7 @@ import {
   workflowProposal
 } from './planUpdate';
 import { RunStopped } from './runControl';
-import type { RunState } from './runState';
+import type { RunState } from '../state/runState';
 
 const BEHAVIOR_STATES: ReadonlySet<string> = new Set([
   'BEHAVIOR_RUNNING',

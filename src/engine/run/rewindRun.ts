@@ -20,9 +20,9 @@ import {
   IRewindRecord,
   IRunCheckpoint,
   RewindTarget
-} from '../rewind';
+} from '../state/rewind';
 import type { IRunHost } from './host';
-import type { RunState } from './runState';
+import type { RunState } from '../state/runState';
 
 /** What a rewind reads of the run and changes through the runner, and how the run is saved. */
 export type IRewindHost = Pick<

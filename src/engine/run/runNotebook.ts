@@ -3,33 +3,12 @@
  * title cells) and the rewind journal. Every cell the run writes goes through here, so the cell map and
  * the journal see every write (docs/architecture.md#rewind).
  */
-import type { CellMap, IOpenThinking } from './cells';
+import type { CellMap } from '../state/cells';
+import { closedThinkingSource, liveThinkingTitle } from '../actions/thinking';
 import type { ICellProvenance, INotebookDriver } from '../ports/driver';
 import type { INewCell, IRunControl } from '../actions/registry';
-import type { RewindLog } from '../rewind';
+import type { RewindLog } from '../state/rewind';
 import type { ICellAdded } from '../types';
-
-/**
- * The closed form of a thinking cell: one "💭 Thought for N s" line, with the thinking text (if any)
- * folded under it, so no finished notebook keeps a live "is thinking…" title.
- */
-export function closedThinkingSource(
-  thinking: IOpenThinking,
-  seconds: number | null
-): string {
-  const who = thinking.agentName ? `${thinking.agentName} thought` : 'Thought';
-  const line = `💭 ${who}${seconds === null ? '' : ` for ${seconds} s`}`;
-  return thinking.body
-    ? `<details><summary>${line}</summary>\n\n${thinking.body}\n\n</details>`
-    : line;
-}
-
-/** The live title of a thinking cell. */
-export function liveThinkingTitle(
-  agentName: string | null | undefined
-): string {
-  return agentName ? `🤔 ${agentName} is thinking…` : '🤔 Thinking…';
-}
 
 export class RunNotebook {
   constructor(options: RunNotebook.IOptions) {

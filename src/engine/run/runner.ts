@@ -6,8 +6,8 @@
 import { ISignal, Signal } from '@lumino/signaling';
 import type { WorkflowTemplate } from '../../protocol';
 import { registerBuiltinActions } from '../actions/builtins';
-import type { IEffectsState } from '../effects';
-import type { IFsmTransition, WorkflowStateMachine } from '../fsm';
+import type { IEffectsState } from '../state/effects';
+import type { IFsmTransition, WorkflowStateMachine } from '../state/fsm';
 import { type IMessage, msg, refusal, say } from '../messages';
 import type { INotebookDriver } from '../ports/driver';
 import {
@@ -21,7 +21,7 @@ import type {
   IRewindPlan,
   IRewindRecord,
   RewindTarget
-} from '../rewind';
+} from '../state/rewind';
 import type { IRunSettings } from '../settings';
 import { composeSnapshot } from '../snapshot';
 import { RunTrace } from '../trace';
@@ -51,8 +51,8 @@ import {
 } from './rewindRun';
 import { RunControl, RunStopped } from './runControl';
 import { RunNotebook } from './runNotebook';
-import { isSavedRunState } from '../savedRun';
-import { type RunChanges, RunState } from './runState';
+import { isSavedRunState } from '../saved/savedRun';
+import { type RunChanges, RunState } from '../state/runState';
 
 const USER_PAUSE: IPauseReason = {
   kind: 'user',

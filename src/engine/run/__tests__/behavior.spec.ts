@@ -3,7 +3,7 @@ import type { Action, GeneratingEvent, UnknownAction } from '../../../protocol';
 import { registerBuiltinActions } from '../../actions/builtins';
 import { type IMessage, reported } from '../../messages';
 import { ActionRegistry, type AnyAction } from '../../actions/registry';
-import { RewindLog } from '../../rewind';
+import { RewindLog } from '../../state/rewind';
 import { DEFAULT_SETTINGS, type IRunSettings } from '../../settings';
 import { FakeNotebookDriver } from '../../testing';
 import type { IBehaviorApproval, IPauseReason } from '../../types';
@@ -12,7 +12,7 @@ import {
   type IBehaviorCounters,
   type IBehaviorSink
 } from '../behavior';
-import { CellMap } from '../cells';
+import { CellMap } from '../../state/cells';
 import { RunControl, RunStopped } from '../runControl';
 import { RunNotebook } from '../runNotebook';
 

@@ -5,12 +5,12 @@
  * done. Taking and rolling back checkpoints on a live run is `rewindRun.ts`.
  */
 import { z } from 'zod';
-import type { ContextFilter, WorkflowTemplate } from '../protocol';
-import type { ICellMapMark } from './run/cells';
-import { type ICellRecord, sourceHash } from './ports/driver';
+import type { ContextFilter, WorkflowTemplate } from '../../protocol';
+import type { ICellMapMark } from './cells';
+import { type ICellRecord, sourceHash } from '../ports/driver';
 import type { IEffectsMark, IEffectsPosition } from './effects';
 import type { IProgressState } from './progressState';
-import { stepKey } from './rewindView';
+import { stepKey } from '../rewindView';
 
 /** Checkpoints kept; older ones are dropped, and their steps can no longer be redone. */
 export const MAX_CHECKPOINTS = 100;

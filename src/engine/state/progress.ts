@@ -21,7 +21,7 @@ import type {
   WorkflowStage,
   WorkflowStep,
   WorkflowTemplate
-} from '../protocol';
+} from '../../protocol';
 import {
   artifactId,
   behaviorIdFor,
@@ -43,11 +43,11 @@ import {
   union
 } from './progressState';
 import {
+  type IProgressSnapshot,
   observationProgress,
   progressGoals,
   progressSnapshot
 } from './progressViews';
-import type { IProgressSnapshot } from './types';
 
 /** How many action summaries one behavior keeps for `actions_taken`. */
 const MAX_ACTIONS_TAKEN = 30;

@@ -3,7 +3,6 @@
  * reads back. One place writes each field, like `WorkflowProgress` and `EffectsStore`.
  */
 import {
-  isRecord,
   type BehaviorFeedback,
   type ContextFilter,
   type GeneratingRequestInput,
@@ -15,13 +14,36 @@ import {
 } from '../../protocol';
 import { CellMap, ICellMapState } from './cells';
 import type { IKernelVariables } from '../ports/driver';
-import { EffectsStore, IEffectsState } from '../effects';
-import { IFsmState, WorkflowStateMachine } from '../fsm';
-import { WorkflowProgress } from '../progress';
-import type { IProgressState } from '../progressState';
-import { IRewindState, readRewindState, RewindLog } from '../rewind';
-import type { IBehaviorTiming, IRunError, IStartOptions } from '../types';
+import { EffectsStore, IEffectsState } from './effects';
+import { IFsmState, WorkflowStateMachine } from './fsm';
+import { WorkflowProgress } from './progress';
+import type { IProgressState } from './progressState';
+import { IRewindState, readRewindState, RewindLog } from './rewind';
+import type { IMessage } from '../messages';
 import { describeVariables } from '../variables';
+
+export interface IRunError {
+  message: string;
+  text?: IMessage;
+  /** The request that failed, or `engine` for a failure of the loop itself. */
+  endpoint: 'planning' | 'generating' | 'engine';
+  /** `retry()` re-sends the failed request (or re-runs the failed part of the loop). */
+  retryable: boolean;
+  /** Variables the planner said it lacks: set them with `retry({ variables })`. */
+  missingVariables?: string[];
+}
+
+export interface IBehaviorTiming {
+  behaviorId: string;
+  /** The behavior's number within its step, from 1. */
+  iteration: number;
+  stageId: string | null;
+  stepId: string | null;
+  /** ISO 8601. */
+  startedAt: string;
+  endedAt: string | null;
+  durationMs: number | null;
+}
 
 export type Phase = 'plan' | 'generate' | 'done';
 
@@ -216,7 +238,16 @@ export class RunState {
    * A new run: the task and data files as context variables, at the first step of `template` (one
    * saved by an earlier run) or nowhere until the planner sends one. Follows `reset()`.
    */
-  begin(options: IStartOptions, template: WorkflowTemplate | null): void {
+  begin(
+    options: {
+      task: string;
+      dataFiles?: string[];
+      stepMode?: boolean;
+      llmModel?: string;
+      targetColumn?: string;
+    },
+    template: WorkflowTemplate | null
+  ): void {
     const dataFiles = options.dataFiles ?? [];
     this.task = options.task;
     this.dataFiles = [...dataFiles];
@@ -335,54 +366,6 @@ export class RunState {
   }
 
   private readonly _now: () => Date;
-}
-
-/**
- * A saved run without the values of secret-looking variables: not in the context variables, nor in
- * the planner service's state (a dialect may keep the server's echo of the variables there: v1 echoes
- * its whole `state`), nor in any copy a rewind checkpoint keeps. On resume the planner asks again.
- */
-export function withoutSecrets(
-  saved: ISavedRunState,
-  secret: (name: string) => boolean
-): ISavedRunState {
-  const variables = (values: Record<string, unknown>) =>
-    Object.fromEntries(
-      Object.entries(values).filter(([name]) => !secret(name))
-    );
-  const maps = (value: unknown): unknown =>
-    Array.isArray(value)
-      ? value.map(maps)
-      : isRecord(value)
-        ? Object.fromEntries(
-            Object.entries(value).map(([key, item]) => [
-              key,
-              key === 'variables' && isRecord(item)
-                ? variables(item)
-                : maps(item)
-            ])
-          )
-        : value;
-  const result: ISavedRunState = {
-    ...saved,
-    contextVariables: variables(saved.contextVariables)
-  };
-  if (saved.planner !== undefined) {
-    result.planner = maps(saved.planner);
-  }
-  if (saved.rewind) {
-    result.rewind = {
-      ...saved.rewind,
-      checkpoints: saved.rewind.checkpoints.map(checkpoint => ({
-        ...checkpoint,
-        contextVariables: variables(checkpoint.contextVariables),
-        ...(checkpoint.planner !== undefined
-          ? { planner: maps(checkpoint.planner) }
-          : {})
-      }))
-    };
-  }
-  return result;
 }
 
 /** New values from the kernel, as the run keeps them: the values in memory, their types saved. */
