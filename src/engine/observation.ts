@@ -11,10 +11,10 @@ import type {
 import type { INotebookSummary } from './ports/driver';
 import { IEffectsState, truncateOutput } from './state/effects';
 import type { IFsmContext } from './state/fsm';
-import type { WorkflowProgress } from './state/progress';
+import type { ProgressReader } from './state/progress';
 
 export interface IObservationParts {
-  progress: WorkflowProgress;
+  progress: ProgressReader;
   variables: Record<string, unknown>;
   effects: IEffectsState;
   notebook: INotebookSummary;

@@ -4,7 +4,11 @@
  */
 import { describeTransition } from './state/fsm';
 import { stepKey } from './rewindView';
-import { ISavedRunState, RunState } from './state/runState';
+import {
+  type ISavedRunState,
+  RunState,
+  type RunStateView
+} from './state/runState';
 import type { IPauseReason, IRunSnapshot } from './types';
 
 /** What only a live loop knows; absent for a saved run. */
@@ -19,10 +23,12 @@ export interface ILiveRun {
     readonly pauseRequested: boolean;
     readonly pauseReason: IPauseReason | null;
   };
+  /** Actions received and not yet applied (the behavior's queue). */
+  buffered: number;
 }
 
 export function composeSnapshot(
-  state: RunState,
+  state: RunStateView,
   maxExecutionSteps: number,
   live: ILiveRun | null = null
 ): IRunSnapshot {
@@ -52,7 +58,7 @@ export function composeSnapshot(
     task: state.task,
     behaviorsRun: state.behaviorsRun,
     maxExecutionSteps,
-    bufferedActions: state.buffer.length,
+    bufferedActions: live?.buffered ?? 0,
     lastTransition: last ? describeTransition(last) : null,
     lastTransitionAt: last?.timestamp ?? null,
     timings: state.timings.map(t => ({ ...t })),
@@ -68,10 +74,6 @@ export function snapshotFromSaved(
   saved: ISavedRunState,
   maxExecutionSteps: number
 ): IRunSnapshot {
-  const state = new RunState({
-    now: () => new Date(),
-    maxHistoryItems: () => saved.effects.history.length
-  });
-  state.restore(saved);
+  const state = RunState.fromSaved(saved);
   return composeSnapshot(state, maxExecutionSteps);
 }

@@ -8,10 +8,9 @@ import { registerBuiltinActions, unwrapCodeFence } from '../actions/builtins';
 import { CellMap } from '../state/cells';
 import { reported } from '../messages';
 import { ActionRegistry, IActionContext } from '../actions/registry';
-import { RewindLog } from '../state/rewind';
-import { RunNotebook } from '../run/runNotebook';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { FakeNotebookDriver, IFakeCell } from '../testing';
+import { runNotebook } from './runnerSetup';
 
 interface IHarness {
   driver: FakeNotebookDriver;
@@ -34,14 +33,8 @@ function harness(settings: Partial<IRunSettings> = {}): IHarness {
   const driver = new FakeNotebookDriver();
   const registry = new ActionRegistry();
   registerBuiltinActions(registry);
-  const cells = new CellMap();
-  const notebook = new RunNotebook({
-    driver,
-    cells,
-    journal: new RewindLog(),
-    now: () => h.clock,
-    cellAdded: () => undefined
-  });
+  const { notebook, state } = runNotebook(driver, { now: () => h.clock });
+  const cells = state.cells;
   const h: IHarness = {
     driver,
     registry,

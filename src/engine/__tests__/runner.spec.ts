@@ -406,4 +406,32 @@ describe('WorkflowRunner', () => {
       saved(s.driver).progress.stages.completed.map(c => c.stage_id)
     ).toEqual(['s1', 's2']);
   });
+
+  it('changes the run only through recorded transactions: each transition and each save is one of theirs', async () => {
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [[code('x = 1'), exec(), text('done')]]
+    });
+    await s.runner.start({ task: 't' });
+    const record = s.runner.transactions;
+    expect(record.map(r => r.seq)).toEqual(record.map((_, i) => i + 1));
+    expect(
+      record.flatMap(r => r.transitions.map(t => `${t.event} -> ${t.to}`))
+    ).toEqual(s.transitions);
+    expect(record.filter(r => r.save !== undefined)).toHaveLength(
+      s.driver.saveCount
+    );
+    expect(record.map(r => r.origin)).toEqual(
+      expect.arrayContaining([
+        'runner.start',
+        'rewind.stepCheckpoint',
+        'plan.context',
+        'phases.behaviorBegun',
+        'notebook.cellAdded',
+        'behavior.actionApplied',
+        'phases.behaviorClosed',
+        'phases.stepCompleted'
+      ])
+    );
+  });
 });

@@ -4,7 +4,6 @@ import {
   MAX_QUEUED_CHARS
 } from '../run/actionQueue';
 import { isSavedRunState } from '../saved/savedRun';
-import { RunState } from '../state/runState';
 import {
   limitSavedRunState,
   MAX_SAVED_CHECKPOINTS,
@@ -15,6 +14,7 @@ import {
 } from '../saved/savedRunLimits';
 import { ActionStream } from '../testing';
 import {
+  begunState,
   code,
   effectsOf,
   ONE_STEP,
@@ -176,11 +176,7 @@ describe('WorkflowRunner bounds the run state saved in the notebook', () => {
   });
 
   it('saves the newest rewind checkpoints only, each with its context cut', () => {
-    const state = new RunState({
-      now: () => new Date(0),
-      maxHistoryItems: () => 50
-    });
-    state.begin({ task: 't' }, ONE_STEP);
+    const state = begunState('t', ONE_STEP);
     const full = state.toJSON();
     const big = 'v'.repeat(1024 * 1024);
     const checkpoint = (seq: number) => ({
@@ -223,11 +219,7 @@ describe('WorkflowRunner bounds the run state saved in the notebook', () => {
   });
 
   it('keeps the newest completed behaviors and actions taken, oldest first out, with markers', () => {
-    const state = new RunState({
-      now: () => new Date(0),
-      maxHistoryItems: () => 50
-    });
-    state.begin({ task: 't' }, ONE_STEP);
+    const state = begunState('t', ONE_STEP);
     const full = state.toJSON();
     full.progress.behaviors.completed = Array.from(
       { length: 1000 },

@@ -9,7 +9,10 @@ import type {
   WorkflowTemplate
 } from '../../protocol';
 import { WorkflowRunner } from '../run/runner';
-import type { ISavedRunState } from '../state/runState';
+import { RunNotebook } from '../run/runNotebook';
+import { runBegun } from '../run/stepChanges';
+import { type ISavedRunState, RunState } from '../state/runState';
+import { op, type RunOp, transaction } from '../state/transaction';
 import { isSavedRunState } from '../saved/savedRun';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import {
@@ -178,4 +181,53 @@ export function saved(driver: FakeNotebookDriver): ISavedRunState {
 
 export function effectsOf(request: PlanningRequestInput | undefined): string[] {
   return request?.observation.context?.effects?.current ?? [];
+}
+
+/** A run state of its own, with a fixed clock, changed only by `apply`. */
+export function newState(
+  options: { now?: () => Date; maxHistoryItems?: number } = {}
+): RunState {
+  return new RunState({
+    now: options.now ?? (() => new Date(0)),
+    maxHistoryItems: () => options.maxHistoryItems ?? 50
+  });
+}
+
+/** `state` after a transaction of `ops`. */
+export function applied(state: RunState, ...ops: RunOp[]): RunState {
+  state.apply(transaction('test', ops));
+  return state;
+}
+
+/** A run state as `saved` has it. */
+export function restoredState(saved: ISavedRunState): RunState {
+  return applied(newState(), op.restore(saved));
+}
+
+/** A run state of a new run of `task` at the first step of `template`. */
+export function begunState(
+  task: string,
+  template: WorkflowTemplate | null
+): RunState {
+  return applied(newState(), ...runBegun({ task }, template, 'plan'));
+}
+
+/** The run's notebook over `driver`, writing to `state` (a new one when absent) as the runner would. */
+export function runNotebook(
+  driver: FakeNotebookDriver,
+  options: { state?: RunState; now?: () => Date } = {}
+): { notebook: RunNotebook; state: RunState } {
+  const state = options.state ?? newState();
+  const notebook = new RunNotebook({
+    driver,
+    cells: state.cells,
+    journal: state.rewind,
+    now: options.now ?? (() => new Date('2025-05-02T09:00:00Z')),
+    cellAdded: () => undefined,
+    dispatch: tx => {
+      state.apply(tx);
+      return Promise.resolve();
+    }
+  });
+  return { notebook, state };
 }

@@ -1,8 +1,15 @@
 import type { PlanningUsage } from '../../protocol';
-import { RunState } from '../state/runState';
 import { snapshotFromSaved } from '../snapshot';
 import { FakeNotebookDriver } from '../testing';
-import { plan, saved, setup, text, withTemplate } from './runnerSetup';
+import {
+  newState,
+  plan,
+  restoredState,
+  saved,
+  setup,
+  text,
+  withTemplate
+} from './runnerSetup';
 
 const FIRST: PlanningUsage = {
   model: 'gemma',
@@ -71,12 +78,8 @@ describe('WorkflowRunner: the LLM planner usage', () => {
   });
 
   it('leaves out a saved usage it cannot read, and the run is still resumable', () => {
-    const state = new RunState({
-      now: () => new Date(),
-      maxHistoryItems: () => 10
-    });
-    const good = state.toJSON();
-    state.restore({
+    const good = newState().toJSON();
+    const state = restoredState({
       ...good,
       usage: { run: { prompt_tokens: 'many' } } as unknown as PlanningUsage
     });

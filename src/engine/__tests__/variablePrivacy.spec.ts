@@ -8,7 +8,7 @@ import {
   type WorkflowTemplate
 } from '../../protocol';
 import { WorkflowRunner } from '../run/runner';
-import { ISavedRunState, RunState } from '../state/runState';
+import type { ISavedRunState } from '../state/runState';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
 import { FakeNotebookDriver, FakePlannerService } from '../testing';
 import { RunTrace } from '../trace';
@@ -22,6 +22,7 @@ import {
   code,
   exec,
   plan,
+  restoredState,
   saved,
   setup,
   text,
@@ -131,11 +132,7 @@ describe('kernel variable values', () => {
       kernelVariables: { api_key: SECRET, rows: [1, 2] }
     } as ISavedRunState;
     delete older.kernelVariableTypes;
-    const state = new RunState({
-      now: () => new Date(0),
-      maxHistoryItems: () => 50
-    });
-    state.restore(older);
+    const state = restoredState(older);
     const again = state.toJSON();
     expect(JSON.stringify(again)).not.toContain(SECRET);
     expect(again.kernelVariableTypes).toEqual({

@@ -1,7 +1,8 @@
 /**
  * The run's side of the request bodies (`requests.ts` builds them): what the builders read of the run,
  * the summaries the context filter asks the kernel for, what the builders report, and the failed
- * request kept for `retry()`. The run's fields change through the runner (`IRunHost.change`).
+ * request kept for `retry()`. What they consume of the run (the kept request, the context filter) goes
+ * back through the runner as a transaction.
  */
 import type {
   GeneratingRequestInput,
@@ -10,6 +11,7 @@ import type {
 import { msg } from '../messages';
 import type { INotebookSummary } from '../ports/driver';
 import { errorMessage } from '../actions/registry';
+import { op, transaction } from '../state/transaction';
 import { redactedPatterns, redactionTest } from '../variables';
 import type { RunBoundaries } from './boundaries';
 import type { IRunHost } from './host';
@@ -17,7 +19,7 @@ import type { IRunHost } from './host';
 /** What the run's side of the requests uses of the runner. */
 export type IRequestsHost = Pick<
   IRunHost,
-  'state' | 'change' | 'control' | 'driver' | 'settings' | 'client'
+  'state' | 'dispatch' | 'control' | 'driver' | 'settings' | 'client'
 >;
 import {
   generatingBody,
@@ -44,7 +46,9 @@ export class RunRequests {
     if (!retry || retry.endpoint !== endpoint) {
       return null;
     }
-    this._host.change({ retry: null });
+    void this._host.dispatch(
+      transaction('requests.retryTaken', [op.set({ retry: null })])
+    );
     return retry.body;
   }
 
@@ -97,7 +101,9 @@ export class RunRequests {
     // Read before anything below adds an effect: those reach the planner with the next request.
     const inputs = this._requestInputs(notebook);
     const filter = host.state.filter;
-    host.change({ filter: null });
+    await host.dispatch(
+      transaction('requests.filterTaken', [op.set({ filter: null })])
+    );
     const { ask, refused } = summariesToCompute(
       filter,
       host.settings().interactive

@@ -197,6 +197,20 @@ export function readRewindState(value: unknown): IRewindState | null {
     : null;
 }
 
+/** The methods that change the rewind log: only the run state's transactions call them. */
+export type RewindWrite =
+  | 'add'
+  | 'rewriting'
+  | 'retitling'
+  | 'truncate'
+  | 'record'
+  | 'amend'
+  | 'restore'
+  | 'clear';
+
+/** The rewind log as the parts of the loop see it: read only. */
+export type RewindReader = Omit<RewindLog, RewindWrite>;
+
 export class RewindLog {
   get checkpoints(): readonly IRunCheckpoint[] {
     return this._checkpoints;
