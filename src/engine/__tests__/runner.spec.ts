@@ -276,8 +276,7 @@ describe('WorkflowRunner', () => {
         planning: [withTemplate(false), plan(true), plan(true)],
         generating: [[{ action: 'update_workflow', updated_workflow: updated }]]
       },
-      {},
-      hooks
+      { hooks }
     );
     const finished = await s.runner.start({ task: 't' });
     expect(finished.reason).toBe('completed');
@@ -305,8 +304,7 @@ describe('WorkflowRunner', () => {
       {
         planning: [withTemplate(false), withTemplate(true, other)]
       },
-      {},
-      { confirmWorkflowUpdate: confirm }
+      { hooks: { confirmWorkflowUpdate: confirm } }
     );
     s.client.generatingScript.push([text('working')]);
     const finished = await s.runner.start({ task: 't' });
@@ -343,8 +341,7 @@ describe('WorkflowRunner', () => {
           ]
         ]
       },
-      {},
-      { confirmWorkflowUpdate: confirm }
+      { hooks: { confirmWorkflowUpdate: confirm } }
     );
     const finished = await s.runner.start({ task: 't' });
     expect(finished.reason).toBe('completed');
@@ -367,8 +364,10 @@ describe('WorkflowRunner', () => {
         planning: [withTemplate(false), withTemplate(true, TEMPLATE)],
         generating: [[text('a')]]
       },
-      { autoAcceptWorkflowUpdates: true },
-      { confirmWorkflowUpdate: confirm }
+      {
+        settings: { autoAcceptWorkflowUpdates: true },
+        hooks: { confirmWorkflowUpdate: confirm }
+      }
     );
     await s.runner.start({ task: 't' });
     expect(confirm).not.toHaveBeenCalled();
@@ -393,7 +392,7 @@ describe('WorkflowRunner', () => {
         ],
         generating: [[text('a')]]
       },
-      { autoAcceptWorkflowUpdates: true }
+      { settings: { autoAcceptWorkflowUpdates: true } }
     );
     await s.runner.start({ task: 't' });
     expect(

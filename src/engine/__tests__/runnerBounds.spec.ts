@@ -130,11 +130,13 @@ describe('WorkflowRunner bounds what a stream may pile up', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [stream]
       },
-      { interactive: true },
       {
-        approveBehavior: async request => {
-          approved.push(request.actions.length);
-          return 'run';
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async request => {
+            approved.push(request.actions.length);
+            return 'run';
+          }
         }
       }
     );

@@ -63,15 +63,13 @@ describe('WorkflowRunner: the LLM planner usage', () => {
         planning: [withTemplate(false, undefined, { usage: SECOND })],
         generating: [new Error('down')]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     await s.runner.start({ task: 't' });
     expect(saved(driver).usage).toEqual(SECOND);
     expect(snapshotFromSaved(saved(driver), 10).usage).toEqual(SECOND);
 
-    const later = setup({ planning: [plan(true)] }, {}, {}, driver);
+    const later = setup({ planning: [plan(true)] }, { driver });
     await later.runner.resumeFromSaved();
     expect(later.runner.snapshot.usage).toEqual(SECOND);
     expect(saved(driver).usage).toEqual(SECOND);

@@ -84,9 +84,7 @@ describe('saved run validation', () => {
     driver.savedState = broken;
     const s = setup(
       { planning: [withTemplate(false), plan(true)], generating: [[]] },
-      {},
-      {},
-      driver
+      { driver }
     );
     expect(await s.runner.resumeFromSaved()).toBeNull();
     expect((await s.runner.start({ task: 'again' })).reason).toBe('completed');

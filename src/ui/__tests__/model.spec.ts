@@ -394,7 +394,7 @@ describe('RunModel of a real runner', () => {
       saved.value = driver.savedState;
       saved.changed.emit();
     };
-    const s = setupRun(SCRIPT, {}, {}, driver);
+    const s = setupRun(SCRIPT, { driver });
     const model = new RunModel({
       runner: s.runner,
       saved,
