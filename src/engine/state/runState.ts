@@ -1,6 +1,7 @@
 /**
  * The run loop's serialisable state: everything `saveRunState` writes to the notebook and a resumed run
- * reads back. One place writes each field, like `WorkflowProgress` and `EffectsStore`.
+ * reads back; the operations of a transaction; and `RunState.apply`, the one writer of the run, which
+ * changes the fields and calls the models' writing methods (each model still writes its own data).
  */
 import {
   type BehaviorFeedback,
