@@ -7,7 +7,7 @@ module.exports = {
   ],
   parser: '@typescript-eslint/parser',
   parserOptions: {
-    project: ['tsconfig.json', 'planner/tsconfig.json'],
+    project: ['tsconfig.json', 'referencePlannerService/tsconfig.json'],
     sourceType: 'module'
   },
   plugins: ['@typescript-eslint', 'import'],
@@ -204,7 +204,11 @@ module.exports = {
     {
       // Planner text reaches these patterns: none may backtrack without bound. (`no-super-linear-move`
       // is left off: it flags every unanchored `/\/+$/` on a URL setting, text no planner writes.)
-      files: ['src/**/*.ts', 'src/**/*.tsx', 'planner/src/**/*.ts'],
+      files: [
+        'src/**/*.ts',
+        'src/**/*.tsx',
+        'referencePlannerService/src/**/*.ts'
+      ],
       plugins: ['regexp'],
       rules: {
         'regexp/no-super-linear-backtracking': 'error'
@@ -224,7 +228,7 @@ module.exports = {
       files: [
         'src/protocol/**/*.ts',
         'src/engine/**/*.ts',
-        'src/planner/**/*.ts'
+        'src/referencePlanner/**/*.ts'
       ],
       rules: {
         'no-restricted-imports': [
@@ -234,7 +238,7 @@ module.exports = {
               {
                 group: ['@jupyterlab/*'],
                 message:
-                  'protocol/, engine/ and planner/ must not import JupyterLab.'
+                  'protocol/, engine/ and referencePlanner/ must not import JupyterLab.'
               },
               {
                 group: [
@@ -243,7 +247,7 @@ module.exports = {
                   '!@lumino/coreutils'
                 ],
                 message:
-                  'protocol/, engine/ and planner/ may only use @lumino/signaling and @lumino/coreutils.'
+                  'protocol/, engine/ and referencePlanner/ may only use @lumino/signaling and @lumino/coreutils.'
               }
             ]
           }

@@ -302,6 +302,8 @@ export interface IStageNode {
 export interface IOutputItem {
   name: string;
   status: 'produced' | 'in_progress' | 'missing';
+  /** Its latest check in the kernel against its contract, when it has one (docs/protocol.md#output-contracts). */
+  check?: { ok: boolean; reason: string | null; type: string | null };
 }
 
 /** What the views show of one notebook's run; `changed` fires when any of it changes. */

@@ -6,6 +6,7 @@ import type {
   NotebookState,
   Observation,
   ObservationInput,
+  OutputCheck,
   SectionProgress
 } from '../protocol';
 import type { INotebookSummary } from './ports/driver';
@@ -21,6 +22,8 @@ export interface IObservationParts {
   fsm: IFsmContext;
   /** Superseded context (docs/protocol.md#be-liberal), echoed only to a planner that sent it. */
   legacy?: { toDoList?: string[]; section_progress?: SectionProgress };
+  /** The latest checks of the contracts checked now (docs/protocol.md#output-contracts). */
+  outputChecks?: Record<string, OutputCheck> | null;
 }
 
 /** The seed's four fields: the last cells and the execution count stay out of the observation. */
@@ -44,6 +47,9 @@ export function buildObservation(parts: IObservationParts): Observation {
   }
   if (parts.legacy?.section_progress) {
     context.section_progress = { ...parts.legacy.section_progress };
+  }
+  if (parts.outputChecks) {
+    context.output_checks = { ...parts.outputChecks };
   }
   return {
     location: {

@@ -2,6 +2,7 @@
  * The run as views see it: one composition for a live runner and for a run saved in the notebook, so
  * the panel shows both the same way.
  */
+import { runOutcome } from './state/contracts';
 import { describeTransition } from './state/fsm';
 import { stepKey } from './rewindView';
 import {
@@ -39,13 +40,19 @@ export function composeSnapshot(
   const progress = state.progress.snapshot(
     state.fsm.state === 'WORKFLOW_COMPLETED'
   );
+  // A step given up ran too: it may be redone once its cause is fixed.
   const completedSteps = new Set(
     progress.stages.flatMap(stage =>
       stage.steps
-        .filter(step => step.status === 'completed')
+        .filter(
+          step => step.status === 'completed' || step.status === 'given_up'
+        )
         .map(step => stepKey(stage.id, step.id))
     )
   );
+  const saved = state.progress.toJSON();
+  const outcome = runOutcome(saved, state.contracts);
+  const checks = state.contracts.checks;
   return {
     ...progress,
     state: state.fsm.state,
@@ -62,10 +69,14 @@ export function composeSnapshot(
     lastTransition: last ? describeTransition(last) : null,
     lastTransitionAt: last?.timestamp ?? null,
     timings: state.timings.map(t => ({ ...t })),
-    progress: state.progress.toJSON(),
+    progress: saved,
     plannerDialect: state.plannerDialect,
     rewind: state.rewind.view(completedSteps),
-    ...(state.usage ? { usage: state.usage } : {})
+    ...(state.usage ? { usage: state.usage } : {}),
+    ...(Object.keys(checks).length > 0 ? { outputChecks: { ...checks } } : {}),
+    ...(outcome.deliverables.length > 0 || outcome.givenUp.length > 0
+      ? { outcome }
+      : {})
   };
 }
 

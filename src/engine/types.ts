@@ -15,6 +15,7 @@ import type {
   WorkflowTemplate
 } from '../protocol';
 import type { CellRole, ICellProvenance } from './ports/driver';
+import type { IOutputCheckRecord, IRunOutcome } from './state/contracts';
 import type { IEffectsState } from './state/effects';
 import type { IFsmTransition, WorkflowState } from './state/fsm';
 import type { IMessage, IMessageText } from './messages';
@@ -187,6 +188,8 @@ export interface IRunFinished {
   reason: 'completed' | 'stopped' | 'max_steps' | 'error';
   message: string;
   text?: IMessage;
+  /** A completed run: its given-up steps and deliverables (docs/protocol.md#output-contracts). */
+  outcome?: IRunOutcome;
 }
 
 export interface ICellAdded {
@@ -235,6 +238,13 @@ export interface IRunSnapshot extends IProgressSnapshot {
   rewind?: IRewindView;
   /** What an LLM planner said it spent, as of its latest answer; absent when it never said. */
   usage?: PlanningUsage;
+  /** The latest check in the kernel of each contract's name (docs/protocol.md#output-contracts). */
+  outputChecks?: Record<string, IOutputCheckRecord>;
+  /**
+   * How the run stands: its given-up steps and its deliverables as last checked; absent when it has
+   * neither. `ok` false once the workflow completed: it ended with problems.
+   */
+  outcome?: IRunOutcome;
 }
 
 /**

@@ -21,15 +21,22 @@ export class RunSettingsModel {
     return this._current;
   }
 
+  /** The settings as JupyterLab holds them: the planner connection reads the dialect settings from them. */
+  get composite(): ReadonlyPartialJSONObject {
+    return this._composite;
+  }
+
   get changed(): ISignal<this, IRunSettings> {
     return this._changed;
   }
 
   update(composite: ReadonlyPartialJSONObject): void {
+    this._composite = composite;
     this._current = toRunSettings(composite);
     this._changed.emit(this._current);
   }
 
+  private _composite: ReadonlyPartialJSONObject = {};
   private _current: IRunSettings = { ...DEFAULT_SETTINGS };
   private _changed = new Signal<this, IRunSettings>(this);
 }

@@ -6,6 +6,7 @@ import type { ISessionContext } from '@jupyterlab/apputils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
+import type { OutputCheck, OutputContract } from '../protocol';
 import {
   type IKernelVariables,
   KernelNotRestarted,
@@ -22,6 +23,7 @@ import {
   KERNEL_HELPERS,
   summarizeExpression
 } from './kernelCode';
+import { checkExpression } from './kernelChecks';
 
 export class NotebookKernel {
   /**
@@ -136,6 +138,36 @@ export class NotebookKernel {
     return unavailable;
   }
 
+  /**
+   * Each contract checked in the kernel (kernelChecks.ts). Without a Python kernel nothing can be
+   * checked: each result says so.
+   */
+  async checkOutputs(
+    contracts: readonly OutputContract[],
+    redacted: readonly string[] = []
+  ): Promise<Record<string, OutputCheck>> {
+    if (contracts.length === 0) {
+      return {};
+    }
+    const reply = await this._evaluate(checkExpression(contracts, redacted));
+    const results: Record<string, OutputCheck> = {};
+    for (const contract of contracts) {
+      const result = reply?.[contract.name];
+      results[contract.name] = isCheck(result)
+        ? result
+        : {
+            ok: false,
+            kind: contract.kind,
+            type: null,
+            value: null,
+            reason: reply
+              ? `\`${contract.name}\` was not checked: the kernel gave no result for it`
+              : `\`${contract.name}\` was not checked: there is no Python kernel to check it in`
+          };
+    }
+    return results;
+  }
+
   /** Null once the kernel answers this connection; otherwise why not. */
   private async _answering(
     kernel: Kernel.IKernelConnection
@@ -229,6 +261,15 @@ export class NotebookKernel {
   }
 
   private _connection: ConnectionCheck;
+}
+
+function isCheck(value: unknown): value is OutputCheck {
+  const check = asRecord(value);
+  return (
+    typeof check.ok === 'boolean' &&
+    typeof check.kind === 'string' &&
+    (check.reason === undefined || typeof check.reason === 'string')
+  );
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -1,5 +1,7 @@
+import { CHECK_HELPERS } from './kernelChecks';
+
 /**
- * Python that the driver runs silently in an IPython kernel. It installs two helpers on `builtins`
+ * Python that the driver runs silently in an IPython kernel. It installs three helpers on `builtins`
  * (so the user's namespace stays clean) whose results come back through `user_expressions`, the
  * one reply channel that works with `silent: true`. Each helper returns an object whose repr is
  * JSON text, so the expression's `text/plain` is parseable as it is.
@@ -431,8 +433,10 @@ def __bcc_install():
                 out[name] = text
         return Reply(out)
 
+${CHECK_HELPERS}
     builtins.__bcc_collect_variables = collect_variables
     builtins.__bcc_summarize_variables = summarize_variables
+    builtins.__bcc_check_outputs = check_outputs
 
 
 try:

@@ -21,6 +21,7 @@ import type {
   IRewindEdit,
   SummarizeRequest
 } from '../engine/ports/driver';
+import type { OutputCheck, OutputContract } from '../protocol';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { NotebookCells } from './cells';
 import type { ConnectionCheck } from './connectionCheck';
@@ -128,6 +129,13 @@ export class NotebookDriver implements INotebookDriver {
     redacted?: readonly string[]
   ): Promise<Record<string, unknown>> {
     return this._kernel.summarizeVariables(request, redacted);
+  }
+
+  checkOutputs(
+    contracts: readonly OutputContract[],
+    redacted?: readonly string[]
+  ): Promise<Record<string, OutputCheck>> {
+    return this._kernel.checkOutputs(contracts, redacted);
   }
 
   notebookSummary(): INotebookSummary {

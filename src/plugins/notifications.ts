@@ -13,10 +13,14 @@ import {
   PluginIDs
 } from '../tokens';
 import { TRANSLATION_DOMAIN } from '../translation';
+import { completedNotice } from '../ui/outcome';
 import { translateMessage } from '../ui/present';
 import { describePlannerProblem } from '../ui/problem';
 
-/** A notification when a run completes, fails or reaches its step limit (not for every step). */
+/**
+ * A notification when a run completes (a warning when it ended with steps given up or deliverables
+ * missing), fails or reaches its step limit (not for every step).
+ */
 export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
   id: PluginIDs.notifications,
   description: 'Notifications of finished workflow runs.',
@@ -55,12 +59,21 @@ export const notificationsPlugin: JupyterFrontEndPlugin<void> = {
         const name = PathExt.basename(panel.context.localPath);
         dismissFailure();
         switch (finished.reason) {
-          case 'completed':
-            Notification.success(trans.__('Workflow completed in %1', name), {
-              autoClose: 5000,
-              actions: [showPanel]
-            });
+          case 'completed': {
+            const notice = completedNotice(finished, name, trans);
+            if (notice.type === 'success') {
+              Notification.success(notice.message, {
+                autoClose: 5000,
+                actions: [showPanel]
+              });
+            } else {
+              Notification.warning(notice.message, {
+                autoClose: false,
+                actions: [showPanel]
+              });
+            }
             break;
+          }
           case 'error':
             failure = Notification.error(
               // A notification shows about 140 characters: the cause first, the chain in the panel.

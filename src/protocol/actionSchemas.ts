@@ -4,6 +4,7 @@
  * with the `normalize*` functions, not with these.
  */
 import { z } from 'zod';
+import { OutputContractSchema } from './contracts';
 
 // ---------------------------------------------------------------------------------------------
 // Workflow template
@@ -14,7 +15,9 @@ export const WorkflowStepSchema = z.looseObject({
   name: z.string(),
   description: z.string().optional(),
   goal: z.string().optional(),
-  expected_outputs: z.array(z.string()).optional()
+  expected_outputs: z.array(z.string()).optional(),
+  /** Our extension: what the step's variables must be, checked in the kernel (contracts.ts). */
+  output_contracts: z.array(OutputContractSchema).optional()
 });
 export type WorkflowStep = z.infer<typeof WorkflowStepSchema>;
 

@@ -22,6 +22,8 @@ export class PlannerError extends Error {
     missingVariables?: readonly string[];
     /** The run cannot go on without this answer (no fallback to `/generating`): the user retries. */
     needsAnswer?: boolean;
+    /** What the planner's error body asks the user to do (`"action": "open-llm-settings"`). */
+    action?: string;
     cause?: unknown;
   }) {
     super(options.message, { cause: options.cause });
@@ -34,6 +36,7 @@ export class PlannerError extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.missingVariables = options.missingVariables;
     this.needsAnswer = options.needsAnswer === true;
+    this.action = options.action;
   }
 
   readonly kind: PlannerErrorKind;
@@ -51,6 +54,11 @@ export class PlannerError extends Error {
    * pass over (continuing with `/generating` without a plan) stops the run with a Retry instead.
    */
   readonly needsAnswer: boolean;
+  /**
+   * What the planner's error body says the user should do (its `action`, our extension): the LLM
+   * planner sends `open-llm-settings` when its model settings are wrong.
+   */
+  readonly action?: string;
 }
 
 /** `error` marked as an answer the run cannot do without (`PlannerError.needsAnswer`). */
@@ -65,6 +73,7 @@ export function answerNeeded(error: PlannerError): PlannerError {
     retryAfterMs: error.retryAfterMs,
     missingVariables: error.missingVariables,
     needsAnswer: true,
+    action: error.action,
     cause: error.cause
   });
 }

@@ -132,12 +132,12 @@ export const defaultSleep: SleepLike = (ms, signal) =>
 /** Longest `message` of a JSON error body shown: it is written for the user, so more of it is kept. */
 const ERROR_MESSAGE_LENGTH = 1000;
 
-/** The `message` of a JSON error body (`{"message": "…"}`, the LLM planner's and the relay's form), or ''. */
-function jsonMessage(body: string): string {
+/** A string field of a JSON error body (`{"message": "…"}`, the LLM planner's and the relay's form), or ''. */
+function jsonField(body: string, field: 'message' | 'action'): string {
   try {
     const parsed: unknown = JSON.parse(body);
-    return isRecord(parsed) && typeof parsed.message === 'string'
-      ? excerpt(parsed.message, ERROR_MESSAGE_LENGTH)
+    return isRecord(parsed) && typeof parsed[field] === 'string'
+      ? excerpt(parsed[field], ERROR_MESSAGE_LENGTH)
       : '';
   } catch {
     return '';
@@ -155,7 +155,8 @@ export function httpError(
   body: string
 ): PlannerError {
   const bodyExcerpt = excerpt(body) || undefined;
-  const shown = jsonMessage(body) || bodyExcerpt;
+  const shown = jsonField(body, 'message') || bodyExcerpt;
+  const action = jsonField(body, 'action');
   const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
   return new PlannerError({
     kind: 'http',
@@ -163,6 +164,7 @@ export function httpError(
     status: response.status,
     bodyExcerpt,
     retryAfterMs: parseRetryAfter(response.headers.get('Retry-After')),
+    ...(action ? { action } : {}),
     ...say('requestFailed', request, `${status}${shown ? `: ${shown}` : ''}`)
   });
 }
@@ -361,8 +363,8 @@ export class Exchange {
 /**
  * `transport` whose every answer is bounded by the timeouts `timeouts()` gives when the request is
  * sent: its headers and first byte by the first-byte timeout, each later chunk by the stall timeout;
- * the body is read as it streams. The dialect adapters send through it (the seed client runs its
- * own exchanges).
+ * the body is read as it streams. The v1 and bcc adapters and detection send through it (the dslc
+ * adapter runs its own exchanges).
  */
 export function withTimeouts(
   transport: IPlannerTransport,

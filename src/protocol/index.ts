@@ -1,5 +1,6 @@
 export * from './schemas';
 export * from './actionSchemas';
+export * from './contracts';
 export { unwrapCodeFence } from './codeFence';
 export { describeZodError, isRecord } from './fields';
 export type { JsonObject, Normalized } from './fields';
@@ -10,6 +11,8 @@ export * from './actionStream';
 export * from './errors';
 export * from './exchange';
 export * from './browserTransport';
-export * from './client';
+export * from './connectionCheck';
+export * from './dialects/dslc/adapter';
+export * from './dialects/dslc/observers';
 export * from './traceFormat';
 export * from './transport';

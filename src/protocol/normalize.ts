@@ -35,6 +35,7 @@ import {
   WorkflowTemplate,
   WorkflowTemplateSchema
 } from './actionSchemas';
+import { normalizeStepContracts } from './contracts';
 
 // ---------------------------------------------------------------------------------------------
 // Workflow templates
@@ -75,7 +76,8 @@ function normalizeNode(
 
 function normalizeStepList(
   raw: unknown,
-  where: string
+  where: string,
+  warnings: string[]
 ): { ok: true; steps: JsonObject[] } | { ok: false; error: string } {
   if (raw === undefined || raw === null) {
     return { ok: true, steps: [] };
@@ -92,6 +94,7 @@ function normalizeStepList(
     if (!result.ok) {
       return result;
     }
+    normalizeStepContracts(result.node, `${where}[${index}]`, warnings);
     steps.push(result.node);
   }
   return { ok: true, steps };
@@ -121,13 +124,18 @@ export function normalizeWorkflowTemplate(
     return { ok: false, error: 'workflow template: missing "stages" array' };
   }
   const stages: JsonObject[] = [];
+  const warnings: string[] = [];
   for (const [index, item] of template.stages.entries()) {
     const where = `stages[${index}]`;
     const stage = normalizeNode(item, ['stage_id'], where);
     if (!stage.ok) {
       return { ok: false, error: `workflow template: ${stage.error}` };
     }
-    const steps = normalizeStepList(stage.node.steps, `${where}.steps`);
+    const steps = normalizeStepList(
+      stage.node.steps,
+      `${where}.steps`,
+      warnings
+    );
     if (!steps.ok) {
       return { ok: false, error: `workflow template: ${steps.error}` };
     }
@@ -140,7 +148,7 @@ export function normalizeWorkflowTemplate(
       error: `workflow template: ${describeZodError(parsed.error)}`
     };
   }
-  return { ok: true, template: parsed.data, warnings: [] };
+  return { ok: true, template: parsed.data, warnings };
 }
 
 /** One step of a template or of `update_stage_steps`, with the same leniency as templates. */
@@ -148,7 +156,8 @@ export function normalizeWorkflowSteps(
   raw: unknown,
   where = 'steps'
 ): Normalized<'steps', WorkflowStep[]> {
-  const result = normalizeStepList(withoutNulls(raw), where);
+  const warnings: string[] = [];
+  const result = normalizeStepList(withoutNulls(raw), where, warnings);
   if (!result.ok) {
     return result;
   }
@@ -164,7 +173,7 @@ export function normalizeWorkflowSteps(
       })
     };
   }
-  return { ok: true, steps: parsed.data, warnings: [] };
+  return { ok: true, steps: parsed.data, warnings };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,6 +321,7 @@ function prepareKnownAction(
         };
       }
       fields.updated_workflow = template.template;
+      warnings.push(...template.warnings);
       break;
     }
     case 'update_stage_steps': {
@@ -331,6 +341,7 @@ function prepareKnownAction(
         };
       }
       fields.updated_steps = steps.steps;
+      warnings.push(...steps.warnings);
       break;
     }
     case 'end_phase':

@@ -40,6 +40,7 @@ import {
   TransitionSchema
 } from './schemas';
 import { Action, UnknownAction } from './actionSchemas';
+import { normalizeContracts, normalizeRunContract } from './contracts';
 
 function booleanField(
   value: unknown,
@@ -134,6 +135,7 @@ function normalizeWorkflowUpdate(
     return undefined;
   }
   update.workflowTemplate = template.template;
+  warnings.push(...template.warnings);
   update.nextStageId = idString(update.nextStageId);
   return omitUndefined(update);
 }
@@ -159,16 +161,26 @@ function normalizeStageStepsUpdate(
     return undefined;
   }
   update.steps = steps.steps;
+  warnings.push(...steps.warnings);
   return update;
 }
 
-function normalizeProgressUpdate(raw: JsonObject): JsonObject {
+function normalizeProgressUpdate(
+  raw: JsonObject,
+  warnings: string[]
+): JsonObject {
   const progress = snakeKeys(raw);
   progress.level = progressLevelName(progress.level) ?? progress.level;
   if (progress.current_outputs !== undefined) {
-    progress.current_outputs = normalizeCurrentOutputs(
-      progress.current_outputs
-    );
+    const outputs = normalizeCurrentOutputs(progress.current_outputs);
+    if (isRecord(outputs) && outputs.contracts !== undefined) {
+      outputs.contracts = normalizeContracts(
+        outputs.contracts,
+        'progress_update.current_outputs.contracts',
+        warnings
+      );
+    }
+    progress.current_outputs = outputs;
   }
   return progress;
 }
@@ -183,9 +195,15 @@ function normalizeContextUpdate(
   if (Array.isArray(update.progress_update)) {
     update.progress_update = update.progress_update
       .filter(isRecord)
-      .map(normalizeProgressUpdate);
+      .map(entry => normalizeProgressUpdate(entry, warnings));
   } else if (isRecord(update.progress_update)) {
-    update.progress_update = normalizeProgressUpdate(update.progress_update);
+    update.progress_update = normalizeProgressUpdate(
+      update.progress_update,
+      warnings
+    );
+  }
+  if ('contract' in update) {
+    update.contract = normalizeRunContract(update.contract, warnings);
   }
   if ('workflow_update' in update) {
     update.workflow_update = normalizeWorkflowUpdate(

@@ -14,6 +14,11 @@ import {
   WorkflowStepSchema,
   WorkflowTemplateSchema
 } from './actionSchemas';
+import {
+  OutputCheckSchema,
+  OutputContractSchema,
+  RunContractSchema
+} from './contracts';
 
 // ---------------------------------------------------------------------------------------------
 // Observation
@@ -52,7 +57,9 @@ export type CompletedItem = z.infer<typeof CompletedItemSchema>;
 export const CurrentOutputsSchema = z.looseObject({
   expected: z.array(z.string()).default([]),
   produced: z.array(z.string()).default([]),
-  in_progress: z.array(z.string()).default([])
+  in_progress: z.array(z.string()).default([]),
+  /** Our extension, in a `progress_update`: contracts of the current step's variables. */
+  contracts: z.array(OutputContractSchema).optional()
 });
 export type CurrentOutputs = z.infer<typeof CurrentOutputsSchema>;
 
@@ -163,7 +170,9 @@ export const ObservationContextSchema = z.looseObject({
   toDoList: z.array(z.string()).optional(),
   section_progress: SectionProgressSchema.optional(),
   /** Notes about the request itself (`[context trimmed: …]`), never outputs of the code. */
-  notices: z.array(z.string()).optional()
+  notices: z.array(z.string()).optional(),
+  /** Our extension: what the check in the kernel found for each contract's name (contracts.ts). */
+  output_checks: z.record(z.string(), OutputCheckSchema).optional()
 });
 export type ObservationContext = z.infer<typeof ObservationContextSchema>;
 
@@ -329,7 +338,9 @@ export const ContextUpdateSchema = z.looseObject({
   workflow_update: WorkflowUpdateSchema.optional(),
   stage_steps_update: StageStepsUpdateSchema.optional(),
   todo_list_update: TodoListUpdateSchema.optional(),
-  section_progress: SectionProgressSchema.optional()
+  section_progress: SectionProgressSchema.optional(),
+  /** Our extension: the run's deliverables; a later one replaces the earlier. */
+  contract: RunContractSchema.optional()
 });
 export type ContextUpdate = z.infer<typeof ContextUpdateSchema>;
 

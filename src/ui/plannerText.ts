@@ -97,10 +97,10 @@ export function describeUsage(
   /** The model sent no token counts: the planner estimated them from the text. */
   estimated: string | null;
 } {
+  // Nothing is said of tokens before any was spent: "0 prompt + 0 completion tokens" says nothing.
   const tokens = (counts: TokenUsage | undefined) =>
     counts &&
-    (counts.prompt_tokens !== undefined ||
-      counts.completion_tokens !== undefined)
+    ((counts.prompt_tokens ?? 0) > 0 || (counts.completion_tokens ?? 0) > 0)
       ? {
           prompt: formatCount(counts.prompt_tokens ?? 0),
           completion: formatCount(counts.completion_tokens ?? 0)
@@ -139,7 +139,7 @@ export function describeUsage(
           )
       : null,
     cost:
-      cost?.run !== undefined
+      cost?.run !== undefined && (run || cost.run > 0)
         ? cost.behavior !== undefined
           ? trans.__(
               'Cost: %1 (last behavior %2)',

@@ -12,6 +12,10 @@ import {
 } from '../engine/messages';
 import type { IRunFinished, IRunSnapshot } from '../engine/types';
 import type { ICommandAvailability } from '../tokens';
+import { describeCompleted } from './outcome';
+
+/** What a planner's error asks the user to do when the LLM planner's model settings are wrong. */
+export const OPEN_LLM_SETTINGS = 'open-llm-settings';
 
 /** What the view knows beyond the snapshot. */
 export interface IRunContext {
@@ -83,19 +87,26 @@ export function describeRun(
   context: IRunContext = {}
 ): string {
   if (snapshot.state === 'ERROR' || snapshot.error) {
+    // What happened, in the user's words: the box below says why.
+    if (snapshot.error?.action === OPEN_LLM_SETTINGS) {
+      return trans.__('Stopped: the language model could not be used');
+    }
     switch (snapshot.error?.endpoint) {
       case 'generating':
         return trans.__(
-          'Error: the planner could not generate the next actions'
+          'Stopped by an error: the planner could not write the next cells'
         );
       case 'planning':
-        return trans.__('Error: the planner could not plan the next step');
+        return trans.__(
+          'Stopped by an error: the planner could not plan the next step'
+        );
       default:
-        return trans.__('Error: the run failed');
+        return trans.__('Stopped by an error in the run');
     }
   }
   if (snapshot.state === 'WORKFLOW_COMPLETED') {
-    return trans.__('Completed');
+    // A run with steps given up or deliverables missing does not say "Completed" as if all were well.
+    return describeCompleted(snapshot.outcome, trans);
   }
   if (snapshot.running) {
     if (snapshot.rewinding) {

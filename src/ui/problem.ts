@@ -163,11 +163,13 @@ export function describePlannerProblem(
                   code,
                   cause
                 )
-              : trans.__(
-                  'The planner answered with an error (HTTP %1)%2.',
-                  code,
-                  cause
-                ),
+              : said
+                ? // The planner's own words first: the status is in the details.
+                  trans.__('The planner reports: %1.', said.replace(/\.$/, ''))
+                : trans.__(
+                    'The planner answered with an error (HTTP %1).',
+                    code
+                  ),
             details,
             url: null,
             actions: refused ? ['settings'] : ['retry', 'settings']

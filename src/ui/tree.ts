@@ -238,12 +238,24 @@ export function trackOutputs(snapshot: IRunSnapshot): IOutputItem[] {
     }
   }
   return names.map(name => {
-    if (levels.some(level => level.produced.includes(name))) {
-      return { name, status: 'produced' };
-    }
-    if (levels.some(level => level.in_progress.includes(name))) {
-      return { name, status: 'in_progress' };
-    }
-    return { name, status: 'missing' };
+    const status: IOutputItem['status'] = levels.some(level =>
+      level.produced.includes(name)
+    )
+      ? 'produced'
+      : levels.some(level => level.in_progress.includes(name))
+        ? 'in_progress'
+        : 'missing';
+    const check = snapshot.outputChecks?.[name];
+    return check
+      ? {
+          name,
+          status,
+          check: {
+            ok: check.ok,
+            reason: check.reason ?? null,
+            type: check.type
+          }
+        }
+      : { name, status };
   });
 }

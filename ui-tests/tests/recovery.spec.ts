@@ -81,7 +81,7 @@ test.describe('A planner error', () => {
     await startHousingRun(page, tmpPath, 'failing.ipynb', TASK);
 
     await expect(stateLine(page)).toHaveText(
-      'Error: the planner could not generate the next actions',
+      'Stopped by an error: the planner could not write the next cells',
       { timeout: 60000 }
     );
     const error = page.locator(`${SIDEBAR} .jp-bcc-error`);

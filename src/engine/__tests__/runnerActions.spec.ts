@@ -400,8 +400,9 @@ describe('WorkflowRunner actions, requests and modes', () => {
       generating: [[text('try')]]
     });
     expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    // The warning names the step as the panel does, not by its id.
     expect(s.warnings.map(w => w.message)).toContain(
-      "The planner ended step 'p1' without reaching its target; moving on."
+      "The planner ended step 'Load' without reaching its target; moving on."
     );
     expect(saved(s.driver).progress.stages.completed[0]).toMatchObject({
       stage_id: 's1'

@@ -185,6 +185,48 @@ describe('WorkflowRunner failures, pause and stop', () => {
     });
   });
 
+  it('keeps what the planner’s error asks the user to do (open the LLM settings), on /planning and /generating', async () => {
+    const url = 'http://planner.test/generating';
+    const refused = new PlannerError({
+      kind: 'http',
+      url,
+      status: 424,
+      ...protocol.say('requestFailed', `POST ${url}`, 'HTTP 424: no key'),
+      action: 'open-llm-settings'
+    });
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [refused]
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('error');
+    expect(s.runner.snapshot.error).toMatchObject({
+      endpoint: 'generating',
+      action: 'open-llm-settings'
+    });
+    const planning = setup({
+      planning: [
+        new PlannerError({
+          kind: 'invalid',
+          url,
+          message: 'bad answer',
+          action: 'open-llm-settings'
+        })
+      ]
+    });
+    expect((await planning.runner.start({ task: 't' })).reason).toBe('error');
+    expect(planning.runner.snapshot.error).toMatchObject({
+      endpoint: 'planning',
+      action: 'open-llm-settings'
+    });
+    // An error that asks nothing offers nothing more than Retry.
+    const plain = setup({
+      planning: [withTemplate(false)],
+      generating: [new Error('boom')]
+    });
+    await plain.runner.start({ task: 't' });
+    expect(plain.runner.snapshot.error?.action).toBeUndefined();
+  });
+
   it('keeps what a stream applied before it broke and asks /planning on retry, not replaying it', async () => {
     const s = setup({
       planning: [withTemplate(false), plan(false), plan(true)],

@@ -1,6 +1,7 @@
 /**
- * A step the planner gave up (it ended the step and said its target was not reached) shows as skipped,
- * not as completed, in the live snapshot and in a reloaded notebook's.
+ * A step the planner gave up (it ended the step and said its target was not reached) shows as given
+ * up, not as completed (nor as skipped, which is a step the run never reached), in the live snapshot
+ * and in a reloaded notebook's.
  */
 import { snapshotFromSaved } from '../snapshot';
 import type { IRunSnapshot } from '../types';
@@ -26,7 +27,7 @@ const GAVE_UP = plan(false, {
 });
 
 describe('WorkflowRunner: a step given up', () => {
-  it('is skipped when the planner ends it (end_phase) and says its target was not reached', async () => {
+  it('is given up when the planner ends it (end_phase) and says its target was not reached', async () => {
     const s = setup({
       planning: [
         withTemplate(false, TEMPLATE),
@@ -41,7 +42,7 @@ describe('WorkflowRunner: a step given up', () => {
     const finished = await s.runner.start({ task: 't' });
     expect(finished.reason).toBe('completed');
     expect(statuses(s.runner.snapshot)).toEqual({
-      p1: 'skipped',
+      p1: 'given_up',
       p2: 'completed',
       q1: 'completed'
     });
@@ -50,7 +51,7 @@ describe('WorkflowRunner: a step given up', () => {
     expect(statuses(reloaded)).toEqual(statuses(s.runner.snapshot));
   });
 
-  it('is skipped when the planner ends it with continue_behaviors false and no target reached', async () => {
+  it('is given up when the planner ends it with continue_behaviors false and no target reached', async () => {
     const s = setup({
       planning: [
         withTemplate(false, TEMPLATE),
@@ -61,7 +62,7 @@ describe('WorkflowRunner: a step given up', () => {
       generating: [[text('tried')]]
     });
     await s.runner.start({ task: 't' });
-    expect(statuses(s.runner.snapshot).p1).toBe('skipped');
+    expect(statuses(s.runner.snapshot).p1).toBe('given_up');
   });
 
   it('is completed when its target was reached', async () => {

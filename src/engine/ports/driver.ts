@@ -2,7 +2,11 @@
  * The only way the engine touches a notebook. The JupyterLab implementation lives in `src/notebook/`;
  * tests use an in-memory fake. Cells are always addressed by their notebook cell id, never by index.
  */
-import type { INotebookSummary } from '../../protocol';
+import type {
+  INotebookSummary,
+  OutputCheck,
+  OutputContract
+} from '../../protocol';
 import type { INotebookMessage } from './messages';
 
 /** Where a cell came from: written into the cell's metadata under `notebook_bcc`. */
@@ -191,6 +195,15 @@ export interface INotebookDriver {
     request: SummarizeRequest,
     redacted?: readonly string[]
   ): Promise<Record<string, unknown>>;
+  /**
+   * Checks each contract in the kernel, silently and within a time budget (docs/protocol.md#output-contracts):
+   * the checks are fixed code of the extension, the contracts only data. `redacted`: as above; a hidden
+   * name's value is never shown (`value: null`). Resolves with a result for each contract's name.
+   */
+  checkOutputs(
+    contracts: readonly OutputContract[],
+    redacted?: readonly string[]
+  ): Promise<Record<string, OutputCheck>>;
   notebookSummary(): INotebookSummary;
   /** The notebook's title (what `setTitle` sets in its metadata), or null: without scanning the cells. */
   notebookTitle(): string | null;

@@ -15,6 +15,13 @@ import { addEffect, rotateEffects } from './boundaries';
 import type { IBehaviorCounters } from './behavior';
 import { ranCode } from './behavior';
 
+/** What the planner's error asks the user to do, for the run's error. */
+export function plannerAction(error: unknown): Pick<IRunError, 'action'> {
+  return error instanceof PlannerError && error.action
+    ? { action: error.action }
+    : {};
+}
+
 /**
  * A behavior begins: the checkpoint it can be undone to (with the planner service's state, when it
  * keeps one), the state machine, the progress, the open behavior and its timing (at most
@@ -195,7 +202,8 @@ export function generatingFailed(
       endpoint: 'generating',
       ...failed,
       retryable: true,
-      ...(missing?.length ? { missingVariables: [...missing] } : {})
+      ...(missing?.length ? { missingVariables: [...missing] } : {}),
+      ...plannerAction(event.failure)
     }
   };
 }

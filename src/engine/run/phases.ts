@@ -14,6 +14,7 @@ import type {
   PlanningRequestInput,
   PlanningResponse
 } from '../../protocol';
+import { outcomeProblems } from '../state/contracts';
 import { msg, say } from '../messages';
 import type { INotebookSummary } from '../ports/driver';
 import { errorMessage, errorText } from '../actions/registry';
@@ -23,7 +24,8 @@ import type { IPauseReason, IRunFinished } from '../types';
 import {
   BehaviorRun,
   type IBehaviorOutcome,
-  type IBehaviorSink
+  type IBehaviorSink,
+  ranCode
 } from './behavior';
 import {
   actionApplied,
@@ -31,12 +33,14 @@ import {
   behaviorBegun,
   behaviorClosed,
   countersKept,
-  generatingFailed
+  generatingFailed,
+  plannerAction
 } from './behaviorChanges';
 import { rotateEffects, type RunBoundaries } from './boundaries';
 import type { IRunHost } from './host';
 import type { ILocation } from './planUpdate';
 import { PlanApplier } from './planApply';
+import { RunOutputChecks, stepGivenUp } from './outputChecks';
 import { RunRequests } from './runRequests';
 import { plannerMemory } from '../rewind/rollback';
 import { failed, settled, stepCompleted } from './stepChanges';
@@ -56,6 +60,9 @@ export class RunPhases {
   ) {
     this._plans = new PlanApplier(_host, _boundaries);
     this._requests = new RunRequests(_host, _boundaries);
+    this._outputs = new RunOutputChecks(_host, warning =>
+      _boundaries.warn(warning, 'engine')
+    );
   }
 
   /** The behavior whose stream is being read and applied, if any. */
@@ -117,14 +124,14 @@ export class RunPhases {
       const target = achieved ? this._plans.transitionTarget(response) : null;
       // The planner ended the step and says its target was not reached: it gave the step up.
       const givenUp =
-        !achieved && response.transition?.target_achieved === false;
+        !achieved && response.transition?.target_achieved === false
+          ? this._giveUp(response)
+          : [];
       await this._completeStep({ target, stageComplete, givenUp });
     } else if (response.transition?.continue_behaviors === false) {
-      const step = state.progress.currentStepId ?? '(unnamed)';
-      this._boundaries.warn(msg('stepEndedEarly', step), 'planner');
       await this._completeStep({
         note: 'ended without reaching its target',
-        givenUp: true
+        givenUp: this._giveUp(response)
       });
     } else {
       await this._dispatch('phases.generateNext', [
@@ -158,7 +165,8 @@ export class RunPhases {
         ...(blind
           ? say('planningFailed', detail)
           : say('planningFailedInARow', detail, failures)),
-        retryable: true
+        retryable: true,
+        ...plannerAction(error)
       });
     }
     if (host.state.endStepRequested) {
@@ -280,6 +288,9 @@ export class RunPhases {
           'behavior.actionApplied',
           actionApplied(action, result)
         );
+        if (ranCode(action)) {
+          this._outputs.codeRan();
+        }
         const behaviorId = this._behavior?.id ?? null;
         host.signals.actionApplied({ behaviorId, index, action, result });
         if (action.action === 'exec' && this._tracksOutputs()) {
@@ -292,7 +303,8 @@ export class RunPhases {
       endStep: stepId => {
         const current = state.progress.currentStepId;
         if (stepId && current && stepId !== current) {
-          boundaries.warn(msg('endPhaseOtherStep', stepId, current), 'action');
+          const name = state.progress.currentStep?.name ?? current;
+          boundaries.warn(msg('endPhaseOtherStep', stepId, name), 'action');
         }
         void this._dispatch('behavior.endStep', [
           op.set({ endStepRequested: true })
@@ -331,6 +343,7 @@ export class RunPhases {
       ...rotateEffects(state),
       op.fsm('COMPLETE_BEHAVIOR')
     ]);
+    await this._outputs.afterBehavior(state.behavior?.id ?? null);
     await this._boundaries.refreshVariables();
     await this._dispatch(
       'phases.behaviorClosed',
@@ -346,7 +359,7 @@ export class RunPhases {
   // Steps and stages
 
   /**
-   * Completes the current step (`givenUp`: it ends without reaching its target) and goes to `target`,
+   * Completes the current step (`givenUp`: it ended without reaching its target) and goes to `target`,
    * or else to the next step or stage. With `stageComplete` the stage completes too.
    */
   private async _completeStep(
@@ -354,11 +367,12 @@ export class RunPhases {
       note?: string;
       target?: ILocation | null;
       stageComplete?: boolean;
-      givenUp?: boolean;
+      /** The step was given up (`stepGivenUp`): what that records. */
+      givenUp?: RunOp[];
     } = {}
   ): Promise<void> {
     await this._dispatch('phases.completeStep', [
-      ...(step.givenUp ? [op.progress('skipCurrentStep')] : []),
+      ...(step.givenUp ?? []),
       op.fsm('COMPLETE_STEP')
     ]);
     await this._boundaries.refreshVariables();
@@ -372,6 +386,13 @@ export class RunPhases {
       }),
       { save: 'checkpoint', show: true }
     );
+  }
+
+  /** The planner gave the current step up: the user is told why; returns what the step records. */
+  private _giveUp(response: PlanningResponse): RunOp[] {
+    const { warning, ops } = stepGivenUp(this._host.state, response);
+    this._boundaries.warn(warning, 'planner');
+    return ops;
   }
 
   /** `workflow_update.nextStageId`: leave the current step and stage for another stage. */
@@ -431,8 +452,16 @@ export class RunPhases {
 
   async complete(): Promise<IRunFinished> {
     await this._boundaries.closeThinking();
+    const outcome = await this._outputs.atEnd();
     await this._dispatch('phases.completed', [], { save: 'now' });
-    return { reason: 'completed', ...say('workflowComplete') };
+    const problems = outcomeProblems(outcome.givenUp, outcome.deliverables);
+    return {
+      reason: 'completed',
+      ...(problems.length > 0
+        ? say('workflowEndedWithProblems', problems.join('; '))
+        : say('workflowComplete')),
+      outcome
+    };
   }
 
   private _dispatch(
@@ -445,5 +474,6 @@ export class RunPhases {
 
   private readonly _plans: PlanApplier;
   private readonly _requests: RunRequests;
+  private readonly _outputs: RunOutputChecks;
   private _behavior: BehaviorRun | null = null;
 }

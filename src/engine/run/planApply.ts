@@ -27,6 +27,7 @@ import {
   transitionRequest,
   workflowProposal
 } from './planUpdate';
+import { answerContracts } from './outputChecks';
 import { RunStopped } from './runControl';
 
 /** What applying a planning answer uses of the runner. */
@@ -188,7 +189,11 @@ export class PlanApplier {
       this._boundaries.warn(warning, 'planner');
     }
     await host.dispatch(
-      transaction('plan.context', contextApplied(host.state, changes), {
+      transaction('plan.context', contextApplied(host.state, changes))
+    );
+    // The step's contracts join its expected outputs as the answer's context left them.
+    await host.dispatch(
+      transaction('plan.contracts', answerContracts(host.state, response), {
         show: true
       })
     );

@@ -13,7 +13,9 @@ import type { INotebookSummary } from '../ports/driver';
 import { errorMessage } from '../actions/registry';
 import { op, transaction } from '../state/transaction';
 import { redactedPatterns, redactionTest } from '../variables';
+import { checksToSend } from '../state/contracts';
 import type { RunBoundaries } from './boundaries';
+import { contractsLocation } from './outputChecks';
 import type { IRunHost } from './host';
 
 /** What the run's side of the requests uses of the runner. */
@@ -62,7 +64,8 @@ export class RunRequests {
         effects: state.effects.toJSON(),
         notebook,
         fsm: state.fsm.toContext(),
-        legacy: state.legacy
+        legacy: state.legacy,
+        outputChecks: checksToSend(state.contracts, contractsLocation(state))
       },
       variables: {
         context: { ...state.contextVariables },

@@ -59,6 +59,7 @@ import { applyRewind } from './rewindRun';
 import { RunControl, RunStopped } from './runControl';
 import { RunNotebook } from './runNotebook';
 import { retried, runBegun, savedRunResumed } from './stepChanges';
+import { runOutcome } from '../state/contracts';
 
 const USER_PAUSE: IPauseReason = {
   kind: 'user',
@@ -223,7 +224,8 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (saved.phase === 'done' || saved.fsm.state === 'WORKFLOW_COMPLETED') {
       const finished: IRunFinished = {
         reason: 'completed',
-        ...say('savedRunCompleted')
+        ...say('savedRunCompleted'),
+        outcome: runOutcome(saved.progress, this._state.contracts)
       };
       this._finished.emit(finished);
       return finished;

@@ -2,6 +2,7 @@
  * What never reaches the notebook: the values of secret-looking variables (docs/protocol.md#context).
  */
 import { isRecord } from '../../protocol';
+import { savedContracts } from '../state/contracts';
 import type { ISavedRunState } from '../state/runState';
 
 /**
@@ -36,6 +37,17 @@ export function withoutSecrets(
   };
   if (saved.planner !== undefined) {
     result.planner = maps(saved.planner);
+  }
+  if (saved.contracts) {
+    result.contracts = savedContracts(saved.contracts, secret);
+  }
+  if (saved.outcome) {
+    result.outcome = {
+      ...saved.outcome,
+      deliverables: saved.outcome.deliverables.map(d =>
+        secret(d.name) ? { ...d, value: null } : d
+      )
+    };
   }
   if (saved.rewind) {
     result.rewind = {

@@ -40,6 +40,7 @@ import {
   isDone,
   itemGoal,
   MAX_ASSESSMENT_CHARS,
+  MAX_GIVEN_UP_REASON_CHARS,
   union
 } from './progressState';
 import {
@@ -330,13 +331,22 @@ export class WorkflowProgress {
     return clone(item);
   }
 
-  /** The current step ends without reaching its target (the planner gave it up): it shows as skipped. */
-  skipCurrentStep(): void {
+  /**
+   * The current step ends without reaching its target (the planner gave it up, `reason`: what its
+   * answer said): it shows as given up, and the run's end says so.
+   */
+  skipCurrentStep(reason: string | null = null): void {
     const stage = this._state.stages.current;
     const step = this._state.steps.current;
     if (stage === null || step === null) {
       return;
     }
+    const said = reason?.trim().slice(0, MAX_GIVEN_UP_REASON_CHARS);
+    const givenUp = (this._state.givenUp ??= {});
+    givenUp[stage] = {
+      ...givenUp[stage],
+      [step]: said ? { reason: said } : {}
+    };
     const skipped = this._state.skippedSteps?.[stage] ?? [];
     if (!skipped.includes(step)) {
       this._state.skippedSteps = {
@@ -354,6 +364,12 @@ export class WorkflowProgress {
         ...this._state.skippedSteps,
         [stage]: skipped.filter(id => id !== stepId)
       };
+    }
+    const givenUp = stage !== null ? this._state.givenUp?.[stage] : undefined;
+    if (stage !== null && stepId !== null && givenUp?.[stepId]) {
+      const others = { ...givenUp };
+      delete others[stepId];
+      this._state.givenUp = { ...this._state.givenUp, [stage]: others };
     }
   }
 

@@ -47,7 +47,15 @@ export interface IProgressState {
    * id, for the whole run. Absent in older saved runs.
    */
   assessments?: Record<string, IStageAssessments>;
+  /**
+   * Per stage, the steps given up (ended by the planner without reaching their target), each with the
+   * reason the planner gave (the focus text of that answer). Absent in older saved runs.
+   */
+  givenUp?: Record<string, Record<string, { reason?: string }>>;
 }
+
+/** How much of a given-up step's reason is kept. */
+export const MAX_GIVEN_UP_REASON_CHARS = 500;
 
 export interface IStageAssessments {
   stage?: Assessment;

@@ -19,8 +19,12 @@ import {
   itemGoal
 } from './progressState';
 
-/** `skipped`: a step of a completed stage that never ran (the stage ended before it came up). */
-export type ItemStatus = 'completed' | 'current' | 'remaining' | 'skipped';
+/**
+ * `skipped`: a step of a completed stage that never ran (the stage ended before it came up);
+ * `given_up`: a step that ended without reaching its target, and a completed stage that has one.
+ */
+export type ItemStatus =
+  'completed' | 'current' | 'remaining' | 'skipped' | 'given_up';
 
 export interface IStepView {
   id: string;
@@ -150,27 +154,34 @@ function stageViews(state: IProgressState, finished: boolean): IStageView[] {
       : stage.id === currentStageId && !finished
         ? 'current'
         : 'remaining';
-    const skipped = new Set(
-      stageStatus === 'completed' || stage.id === currentStageId
-        ? (state.skippedSteps?.[stage.id] ?? [])
-        : []
+    const ran = stageStatus === 'completed' || stage.id === currentStageId;
+    const skipped = new Set(ran ? (state.skippedSteps?.[stage.id] ?? []) : []);
+    const givenUp = new Set(
+      ran ? Object.keys(state.givenUp?.[stage.id] ?? {}) : []
     );
     return {
       id: stage.id,
       name: stage.name,
-      status: stageStatus,
+      // A stage that completed with a step given up is not ticked either.
+      status:
+        stageStatus === 'completed' &&
+        stage.steps.some(step => givenUp.has(step.id))
+          ? 'given_up'
+          : stageStatus,
       steps: stage.steps.map(step => ({
         id: step.id,
         name: step.name,
-        status: skipped.has(step.id)
-          ? 'skipped'
-          : stageStatus === 'completed' ||
-              (stage.id === currentStageId &&
-                (doneSteps.has(step.id) || isDone(step)))
-            ? 'completed'
-            : stage.id === currentStageId && step.id === currentStepId
-              ? 'current'
-              : 'remaining'
+        status: givenUp.has(step.id)
+          ? 'given_up'
+          : skipped.has(step.id)
+            ? 'skipped'
+            : stageStatus === 'completed' ||
+                (stage.id === currentStageId &&
+                  (doneSteps.has(step.id) || isDone(step)))
+              ? 'completed'
+              : stage.id === currentStageId && step.id === currentStepId
+                ? 'current'
+                : 'remaining'
       }))
     };
   });

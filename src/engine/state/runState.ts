@@ -18,6 +18,13 @@ import {
   type CellsWrite,
   ICellMapState
 } from './cells';
+import {
+  emptyContracts,
+  type IContractsState,
+  type IRunOutcome,
+  readContractsState,
+  runOutcome
+} from './contracts';
 import type { IKernelVariables } from '../ports/driver';
 import {
   type EffectsReader,
@@ -59,6 +66,8 @@ export interface IRunError {
   retryable: boolean;
   /** Variables the planner said it lacks: set them with `retry({ variables })`. */
   missingVariables?: string[];
+  /** What the planner's error asks the user to do (`PlannerError.action`: `open-llm-settings`). */
+  action?: string;
 }
 
 export interface IBehaviorTiming {
@@ -141,6 +150,10 @@ export interface ISavedRunState {
   rewind?: IRewindState;
   /** What an LLM planner said the run spent, as of its latest answer (`PlanningResponse.usage`). */
   usage?: PlanningUsage;
+  /** The run's contract, the current step's contracts and the latest checks in the kernel. */
+  contracts?: IContractsState;
+  /** How the run ended, in words too (`summary`): written once the workflow is complete. */
+  outcome?: IRunOutcome;
 }
 
 export type RetryRequest =
@@ -165,6 +178,7 @@ type ChangedFields =
   | 'plannerDialect'
   | 'templateFromPlanner'
   | 'usage'
+  | 'contracts'
   | 'variablesDirty'
   | 'codeRanSinceCollection'
   | 'behaviorsRun'
@@ -294,6 +308,8 @@ export class RunState {
   templateFromPlanner = false;
   /** The planner's latest `usage`: tokens spent are spent, so a rewind keeps it. */
   usage: PlanningUsage | null = null;
+  /** The run's contract and the checks in the kernel (docs/protocol.md#output-contracts). */
+  contracts: IContractsState = emptyContracts();
 
   // Not saved: they describe this session's loop, not the run.
   variablesDirty = true;
@@ -409,6 +425,7 @@ export class RunState {
     this.plannerDialect = null;
     this.templateFromPlanner = false;
     this.usage = null;
+    this.contracts = emptyContracts();
     this.variablesDirty = true;
     this.codeRanSinceCollection = false;
     this.behaviorsRun = 0;
@@ -454,6 +471,7 @@ export class RunState {
     // Only shown, never needed to resume: a usage that cannot be read is left out, not a problem.
     const usage = PlanningUsageSchema.safeParse(saved.usage);
     this.usage = saved.usage !== undefined && usage.success ? usage.data : null;
+    this.contracts = readContractsState(saved.contracts);
   }
 
   toJSON(): ISavedRunState {
@@ -489,6 +507,13 @@ export class RunState {
     }
     if (this.usage !== null) {
       saved.usage = this.usage;
+    }
+    const { run, step, checks } = this.contracts;
+    if (run !== null || step !== null || Object.keys(checks).length > 0) {
+      saved.contracts = this.contracts;
+    }
+    if (this.fsm.state === 'WORKFLOW_COMPLETED') {
+      saved.outcome = runOutcome(saved.progress, this.contracts);
     }
     return saved;
   }

@@ -21,7 +21,9 @@ import {
   NOTEBOOK_SUMMARY_LIMITS,
   sourceHash
 } from '../ports/driver';
-import { describeVariables } from '../variables';
+import type { OutputCheck, OutputContract } from '../../protocol';
+import { describeVariables, redactionTest } from '../variables';
+import { fakeCheck } from './fakeChecks';
 
 export interface IFakeCell {
   id: string;
@@ -91,6 +93,10 @@ export class FakeNotebookDriver implements INotebookDriver {
   restartRefusal: string | null = null;
   /** Awaited by `restartKernel` before it restarts: a restart that takes its time. */
   onRestart: (() => Promise<void>) | null = null;
+  /** The contracts of each `checkOutputs` call, in order. */
+  checkRequests: OutputContract[][] = [];
+  /** When set, `checkOutputs` fails with this message (a kernel that does not answer). */
+  checkFailure: string | null = null;
 
   async addCell(request: IAddCellRequest): Promise<string> {
     const id = `cell-${++this._nextId}`;
@@ -247,6 +253,26 @@ export class FakeNotebookDriver implements INotebookDriver {
       }
     }
     return result;
+  }
+
+  async checkOutputs(
+    contracts: readonly OutputContract[],
+    redacted: readonly string[] = []
+  ): Promise<Record<string, OutputCheck>> {
+    this.checkRequests.push(contracts.map(contract => ({ ...contract })));
+    if (this.checkFailure !== null) {
+      throw new Error(this.checkFailure);
+    }
+    const hidden = redactionTest({
+      redactVariables: redacted.length > 0,
+      redactVariablePatterns: [...redacted]
+    });
+    return Object.fromEntries(
+      contracts.map(contract => [
+        contract.name,
+        fakeCheck(contract, this.variables, hidden)
+      ])
+    );
   }
 
   notebookSummary(): INotebookSummary {

@@ -34,6 +34,20 @@ describe('httpError', () => {
     expect(error.bodyExcerpt).toBe(body);
   });
 
+  it('keeps what the body asks the user to do (`action`), and nothing when it asks nothing', () => {
+    const body = JSON.stringify({
+      message: 'The model endpoint refused the API key.',
+      action: 'open-llm-settings'
+    });
+    const error = failed(424, body);
+    expect(error.action).toBe('open-llm-settings');
+    expect(error.message).toBe(
+      `POST ${URL} failed: HTTP 424: The model endpoint refused the API key.`
+    );
+    expect(failed(500, '{"message":"boom"}').action).toBeUndefined();
+    expect(failed(500, '{"action": 3}').action).toBeUndefined();
+  });
+
   it('shows a long message whole, past the excerpt of a body', () => {
     const message = `The model endpoint ${'http://'.padEnd(240, 'x')} cannot be reached: connection refused`;
     const error = failed(502, JSON.stringify({ message }));

@@ -4,7 +4,7 @@ import * as path from 'path';
 import { WORKFLOW_STATES } from '../../engine/state/fsm';
 import { msg, say } from '../../engine/messages';
 import * as protocol from '../../protocol/messages';
-import type { IPauseReason } from '../../engine/types';
+import type { IPauseReason, IRunError, IRunSnapshot } from '../../engine/types';
 import { describePlanner } from '../plannerText';
 import {
   commandAvailability,
@@ -126,7 +126,82 @@ describe('describeRun: the state in plain words', () => {
         }),
         trans
       )
-    ).toBe('Error: the planner could not generate the next actions');
+    ).toBe('Stopped by an error: the planner could not write the next cells');
+  });
+
+  it('says what happened when the run stopped on an error, not which request failed', () => {
+    const failed = (error: Partial<IRunError>) =>
+      describeRun(
+        runningSnapshot({
+          state: 'ERROR',
+          running: false,
+          error: {
+            message: 'x',
+            endpoint: 'generating',
+            retryable: true,
+            ...error
+          }
+        }),
+        trans
+      );
+    expect(failed({ endpoint: 'planning' })).toBe(
+      'Stopped by an error: the planner could not plan the next step'
+    );
+    expect(failed({ endpoint: 'engine' })).toBe(
+      'Stopped by an error in the run'
+    );
+    // The LLM planner says its model settings are wrong.
+    expect(failed({ action: 'open-llm-settings' })).toBe(
+      'Stopped: the language model could not be used'
+    );
+    for (const text of [
+      failed({}),
+      failed({ endpoint: 'planning' }),
+      failed({ action: 'open-llm-settings' })
+    ]) {
+      expect(text).not.toMatch(/generat|action|HTTP|\/planning/);
+    }
+  });
+
+  it('does not say a plain "Completed" over a step given up or a deliverable not delivered', () => {
+    const ended = (outcome: IRunSnapshot['outcome']) =>
+      describeRun(
+        runningSnapshot({
+          state: 'WORKFLOW_COMPLETED',
+          running: false,
+          outcome
+        }),
+        trans
+      );
+    const deliverable = {
+      name: 'answer',
+      kind: 'label' as const,
+      describe: 'a region name',
+      value: null,
+      type: null,
+      reason: '`answer` is missing'
+    };
+    expect(
+      ended({
+        ok: false,
+        givenUp: [{ stageId: 's', stepId: 'load', name: 'Load', reason: null }],
+        deliverables: [{ ...deliverable, status: 'failed' }],
+        contractSummary: null,
+        summary:
+          'Finished with problems: 1 step given up; `answer` not delivered'
+      })
+    ).toBe('Finished with problems: 1 step given up; `answer` not delivered');
+    expect(
+      ended({
+        ok: true,
+        givenUp: [],
+        deliverables: [
+          { ...deliverable, status: 'delivered', value: 'North', reason: null }
+        ],
+        contractSummary: null,
+        summary: 'Completed'
+      })
+    ).toBe('Completed');
   });
 
   it('says where a stopped run stands, and why it stopped at the step limit', () => {

@@ -104,11 +104,20 @@ describe('describePlannerProblem', () => {
       'generatingFailed',
       msg('requestFailed', `POST ${RELAY}/generating`, 'HTTP 500: boom')
     );
+    // The planner's words come first; the status stays in the details.
     expect(describePlannerProblem(failed, trans)).toMatchObject({
       kind: 'error',
-      summary: 'The planner answered with an error (HTTP 500): boom.',
+      summary: 'The planner reports: boom.',
+      details: `/generating failed: POST ${RELAY}/generating failed: HTTP 500: boom`,
       actions: ['retry', 'settings']
     });
+    const silent = say(
+      'generatingFailed',
+      msg('requestFailed', `POST ${RELAY}/generating`, 'HTTP 502 Bad Gateway')
+    );
+    expect(describePlannerProblem(silent, trans).summary).toBe(
+      'The planner answered with an error (HTTP 502).'
+    );
   });
 
   it('shows a message it does not know as it is', () => {

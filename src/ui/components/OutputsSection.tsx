@@ -2,7 +2,32 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { Artifact } from '../../protocol';
 import type { IOutputItem } from '../../tokens';
+import { checkText } from '../outcome';
 import { Section } from './Section';
+
+/** ✓ or ✗: an output's latest check in the kernel, its reason in words below a ✗. */
+function Check(props: {
+  output: IOutputItem;
+  trans: TranslationBundle;
+}): JSX.Element | null {
+  const { output, trans } = props;
+  const check = output.check;
+  if (!check) {
+    return null;
+  }
+  const text = checkText(output.name, check, trans);
+  return (
+    <span
+      className={`jp-bcc-check jp-bcc-mod-${check.ok ? 'ok' : 'failed'}`}
+      data-ok={check.ok}
+      role="img"
+      aria-label={text}
+      title={text}
+    >
+      {check.ok ? '✓' : '✗'}
+    </span>
+  );
+}
 
 export interface IOutputsSectionProps {
   /** The expected outputs of the current step and whether each exists. */
@@ -12,7 +37,10 @@ export interface IOutputsSectionProps {
   trans: TranslationBundle;
 }
 
-/** The expected outputs and the run's artifacts; nothing when there are neither. */
+/**
+ * The expected outputs (each with its latest check in the kernel when it has a contract) and the
+ * run's artifacts; nothing when there are neither.
+ */
 export function OutputsSection(
   props: IOutputsSectionProps
 ): JSX.Element | null {
@@ -30,6 +58,7 @@ export function OutputsSection(
             data-status={output.status}
           >
             <code className="jp-bcc-variable">{output.name}</code>
+            <Check output={output} trans={trans} />
             <span className="jp-bcc-output-status">
               {output.status === 'produced'
                 ? trans.__('produced')
@@ -37,6 +66,11 @@ export function OutputsSection(
                   ? trans.__('in progress')
                   : trans.__('missing')}
             </span>
+            {output.check && !output.check.ok ? (
+              <div className="jp-bcc-check-reason">
+                {checkText(output.name, output.check, trans)}
+              </div>
+            ) : null}
           </li>
         ))}
       </ul>

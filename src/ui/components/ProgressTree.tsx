@@ -105,8 +105,11 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
     const redo = props.redo;
     const canRedo =
       !!redo &&
-      // A step given up (skipped) is run again from here too, once its cause is fixed.
-      (step.status === 'completed' || step.status === 'skipped') &&
+      // A step given up (`skipped` in a run saved before steps were marked given up) is run again
+      // from here too, once its cause is fixed.
+      (step.status === 'completed' ||
+        step.status === 'given_up' ||
+        step.status === 'skipped') &&
       redo.steps.includes(stepKey(stage.id, step.id));
     return (
       <TreeItem

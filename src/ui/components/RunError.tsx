@@ -1,10 +1,11 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { refreshIcon } from '@jupyterlab/ui-components';
+import { refreshIcon, settingsIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import type { IMessageText } from '../../engine/messages';
 import type { IRunError } from '../../engine/types';
 import { CommandIDs } from '../../tokens';
+import { OPEN_LLM_SETTINGS } from '../present';
 import { describePlannerProblem } from '../problem';
 import { CommandButton } from './CommandButton';
 
@@ -27,7 +28,10 @@ function ErrorText(props: {
   );
 }
 
-/** The run's error, with Retry (or Set Variables… when the planner lacks some) when it may be retried. */
+/**
+ * The run's error, with Retry (or Set Variables… when the planner lacks some) when it may be retried,
+ * and LLM Planner Settings… when the planner says its model settings are wrong.
+ */
 export function RunError(props: {
   error: IRunError;
   canRetry: boolean;
@@ -36,9 +40,22 @@ export function RunError(props: {
 }): JSX.Element {
   const { error, commands, trans } = props;
   const lacksVariables = (error.missingVariables?.length ?? 0) > 0;
+  const settings =
+    error.action === OPEN_LLM_SETTINGS &&
+    commands.hasCommand(CommandIDs.llmSettings);
   return (
     <div className="jp-bcc-error" role="alert">
       <ErrorText error={error} trans={trans} />
+      {settings ? (
+        <CommandButton
+          commands={commands}
+          id={CommandIDs.llmSettings}
+          label={trans.__('LLM Planner Settings…')}
+          icon={settingsIcon}
+          enabled={commands.isEnabled(CommandIDs.llmSettings)}
+          primary
+        />
+      ) : null}
       {props.canRetry ? (
         <CommandButton
           commands={commands}
@@ -49,7 +66,8 @@ export function RunError(props: {
           }
           icon={refreshIcon}
           enabled
-          primary
+          // Retrying before the settings are fixed would fail the same way.
+          primary={!settings}
         />
       ) : null}
     </div>

@@ -4,7 +4,9 @@ import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import { CommandIDs, IRunModel } from '../../tokens';
 import { describeRun, stepNameOf } from '../present';
+import { shownOutcome } from '../outcome';
 import { ControlBar } from './ControlBar';
+import { RunDeliverables } from './Deliverables';
 import { EffectsSection } from './EffectsSection';
 import { OutputsSection } from './OutputsSection';
 import { PlannerLine } from './PlannerLine';
@@ -26,6 +28,16 @@ export interface IRunViewProps {
   commands: CommandRegistry;
   rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
+}
+
+/** How a completed run with a contract or steps given up ended, for the state line's colour. */
+function endedWith(snapshot: IRunModel['snapshot']): string | undefined {
+  const outcome = shownOutcome(snapshot);
+  return snapshot.state === 'WORKFLOW_COMPLETED' && outcome
+    ? outcome.ok
+      ? 'ok'
+      : 'problems'
+    : undefined;
 }
 
 /** One notebook's run: its state, task, controls, error, progress, outputs, warnings and effects. */
@@ -62,6 +74,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
         data-state={snapshot.state}
         data-running={snapshot.running}
         data-paused={snapshot.paused}
+        data-outcome={endedWith(snapshot)}
       >
         {state}
       </div>
@@ -96,6 +109,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
           {snapshot.task}
         </div>
       ) : null}
+      {elsewhere ? null : <RunDeliverables snapshot={snapshot} trans={trans} />}
       <ControlBar
         commands={commands}
         trans={trans}

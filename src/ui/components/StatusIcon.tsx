@@ -3,6 +3,7 @@ import {
   checkIcon,
   circleEmptyIcon,
   circleIcon,
+  closeIcon,
   fastForwardIcon,
   LabIcon
 } from '@jupyterlab/ui-components';
@@ -10,8 +11,10 @@ import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
 
 export interface IStatusIconProps {
-  /** Completed, current, remaining or skipped: picks the icon and its spoken label. */
+  /** Completed, current, remaining, skipped or given up: picks the icon and its spoken label. */
   status: ItemStatus;
+  /** A stage `given_up` has a step given up; a step is given up itself. */
+  kind?: 'stage' | 'step';
   trans: TranslationBundle;
 }
 
@@ -25,7 +28,14 @@ export function StatusIcon(props: IStatusIconProps): JSX.Element {
         ? [circleIcon, trans.__('current')]
         : status === 'skipped'
           ? [fastForwardIcon, trans.__('skipped')]
-          : [circleEmptyIcon, trans.__('remaining')];
+          : status === 'given_up'
+            ? [
+                closeIcon,
+                props.kind === 'stage'
+                  ? trans.__('ended with a step given up')
+                  : trans.__('given up')
+              ]
+            : [circleEmptyIcon, trans.__('remaining')];
   return (
     <span
       className={`jp-bcc-status-icon jp-bcc-mod-${status}`}

@@ -61,7 +61,7 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
         ) : (
           <span className="jp-bcc-toggle" />
         )}
-        <StatusIcon status={status} trans={trans} />
+        <StatusIcon status={status} kind={props.kind} trans={trans} />
         <span className="jp-bcc-tree-name">{name}</span>
         {props.assessment?.percent !== undefined ? (
           <span
