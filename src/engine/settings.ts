@@ -25,6 +25,11 @@ export interface IRunSettings {
   maxExecutionSteps: number;
   /** Confirm before each behavior's code runs. */
   interactive: boolean;
+  /**
+   * The LLM planner's code: `ask` waits for approval of each behavior (interactive mode for its runs),
+   * `run` does not; `ask-first` is not answered yet: the Run dialog asks, and until then it is `ask`.
+   */
+  llmCodeApproval: 'ask-first' | 'ask' | 'run';
   /** `reflection` = planning first (default); `generation` = generating first. */
   startMode: 'reflection' | 'generation';
   /** Per exec, in seconds; 0 = none. */
@@ -74,6 +79,7 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   transport: 'server',
   maxExecutionSteps: 0,
   interactive: false,
+  llmCodeApproval: 'ask-first',
   startMode: 'reflection',
   executionTimeout: 0,
   maxContextLength: 18600,
@@ -152,6 +158,11 @@ export function toRunSettings(
     transport: oneOf(composite.transport, ['server', 'browser'], d.transport),
     maxExecutionSteps: Math.floor(count('maxExecutionSteps')),
     interactive: flag(composite.interactive, d.interactive),
+    llmCodeApproval: oneOf(
+      composite.llmCodeApproval,
+      ['ask-first', 'ask', 'run'],
+      d.llmCodeApproval
+    ),
     startMode: oneOf(
       composite.startMode,
       ['reflection', 'generation'],

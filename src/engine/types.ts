@@ -14,6 +14,8 @@ import type {
   UnknownAction,
   WorkflowTemplate
 } from '../protocol';
+import type { ApprovalReason } from './approval';
+import type { ICodeFlag } from './codeRisk';
 import type { CellRole, ICellProvenance } from './ports/driver';
 import type { IOutputCheckRecord, IRunOutcome } from './state/contracts';
 import type { IEffectsState } from './state/effects';
@@ -123,15 +125,24 @@ export interface IStopOptions {
 export interface IExistingCellRun {
   cellId: string;
   source: string;
+  /** What that code reaches outside the notebook (`codeRisk.ts`). */
+  flags?: ICodeFlag[];
 }
 
-/** What the user is asked before a behavior's code runs (interactive mode). */
+/**
+ * What the user is asked before a behavior's code runs: in interactive mode, or because its code is
+ * flagged (`reason`; docs/protocol.md#decisions, item 17).
+ */
 export interface IBehaviorApproval {
   behaviorId: string;
   stageId: string | null;
   stepId: string | null;
+  /** `flagged`: interactive mode is off, and the code reaches outside the notebook. */
+  reason?: ApprovalReason;
   /** The code of every code cell the behavior adds, in order. */
   codeCells: string[];
+  /** What each of `codeCells` reaches outside the notebook, in the same order. */
+  codeFlags?: ICodeFlag[][];
   /** The cells already in the notebook that the behavior runs (`exec` by id), once each, in order. */
   existingCells: IExistingCellRun[];
   /** Every action of the behavior, in order. */
@@ -153,8 +164,10 @@ export interface IRunnerHooks {
   ): Promise<boolean>;
   /**
    * Interactive mode: called once a behavior's actions are all received, before any is applied, when it
-   * adds or runs code. `skip` drops the behavior (nothing applied), `stop` stops the run. `signal` is
-   * aborted when the run stops meanwhile: the question is then void (close its dialog).
+   * adds or runs code. Without it: when its code is flagged, once the rest of it is received, before the
+   * flagged code is added or run (`reason: 'flagged'`). `skip` drops what is not applied yet, `stop`
+   * stops the run. `signal` is aborted when the run stops meanwhile: the question is then void (close
+   * its dialog).
    */
   approveBehavior?(
     request: IBehaviorApproval,

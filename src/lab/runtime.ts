@@ -28,8 +28,8 @@ export { checkSavedRunState } from '../engine/saved/savedRun';
 export { snapshotFromSaved } from '../engine/snapshot';
 export { showLlmSettingsDialog } from '../ui/llmSettingsDialog';
 export { usesBuiltinPlanner } from './plannerChoice';
+export { showApprovalDialog } from '../ui/approvalDialog';
 export {
-  showApprovalDialog,
   showStopDialog,
   showVariablesDialog,
   showWorkflowUpdateDialog

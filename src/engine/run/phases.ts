@@ -257,6 +257,7 @@ export class RunPhases {
       control: host.control,
       settings: () => host.settings(),
       hooks: host.hooks,
+      dataFiles: () => host.state.dataFiles,
       now: () => host.now(),
       sink: this._sink()
     });
