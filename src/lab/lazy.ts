@@ -13,8 +13,8 @@ import type { ServerConnection } from '@jupyterlab/services';
 import type { ITranslator } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import type { IConnectionCheck } from '../protocol';
-import type { IEffectsState } from '../engine/effects';
-import type { IFsmTransition } from '../engine/fsm';
+import type { IEffectsState } from '../engine/state/effects';
+import type { IFsmTransition } from '../engine/state/fsm';
 import type { ActionRegistry } from '../engine/actions/registry';
 import type { IRunSettings } from '../engine/settings';
 import { RunTrace } from '../engine/trace';
@@ -35,7 +35,7 @@ import type {
   IRewindPlan,
   IRewindRecord,
   RewindTarget
-} from '../engine/rewind';
+} from '../engine/state/rewind';
 import type { IPlannerLocation, IPlannerStatus, IRunHooks } from '../tokens';
 import type { ISavedRun } from '../ui/saved';
 import { TraceClock } from './traceClock';

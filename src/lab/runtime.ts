@@ -23,8 +23,8 @@ import {
   isDemoConfig
 } from './relayTransport';
 
-export { isSavedRunState } from '../engine/savedRun';
-export { checkSavedRunState } from '../engine/savedRun';
+export { isSavedRunState } from '../engine/saved/savedRun';
+export { checkSavedRunState } from '../engine/saved/savedRun';
 export { snapshotFromSaved } from '../engine/snapshot';
 export { showLlmSettingsDialog } from '../ui/llmSettingsDialog';
 export { usesBuiltinPlanner } from './plannerChoice';

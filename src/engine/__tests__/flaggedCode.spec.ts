@@ -32,11 +32,13 @@ function run(
       ],
       generating: behaviors
     },
-    { interactive },
     {
-      approveBehavior: async request => {
-        asked.push(request);
-        return answers.shift() ?? 'run';
+      settings: { interactive },
+      hooks: {
+        approveBehavior: async request => {
+          asked.push(request);
+          return answers.shift() ?? 'run';
+        }
       }
     }
   );
@@ -147,8 +149,7 @@ describe('flagged code without interactive mode', () => {
         planning: [withTemplate(false, ONE_STEP), plan(true)],
         generating: [[code('!pip install x'), exec()]]
       },
-      {},
-      {}
+      { hooks: {} }
     );
     await s.runner.start({ task: 't' });
     expect(s.driver.executed).toEqual([]);

@@ -8,9 +8,9 @@ import {
   BehaviorFeedbackSchema,
   ContextFilterSchema,
   WorkflowTemplateSchema
-} from '../protocol';
-import { WORKFLOW_STATES } from './fsm';
-import type { ISavedRunState } from './run/runState';
+} from '../../protocol';
+import { WORKFLOW_STATES } from '../state/fsm';
+import type { ISavedRunState } from '../state/runState';
 
 const Names = z.array(z.string());
 const Outputs = z.looseObject({

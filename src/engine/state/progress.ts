@@ -21,7 +21,7 @@ import type {
   WorkflowStage,
   WorkflowStep,
   WorkflowTemplate
-} from '../protocol';
+} from '../../protocol';
 import {
   artifactId,
   behaviorIdFor,
@@ -44,14 +44,42 @@ import {
   union
 } from './progressState';
 import {
+  type IProgressSnapshot,
   observationProgress,
   progressGoals,
   progressSnapshot
 } from './progressViews';
-import type { IProgressSnapshot } from './types';
 
 /** How many action summaries one behavior keeps for `actions_taken`. */
 const MAX_ACTIONS_TAKEN = 30;
+
+/** The methods that change the progress: only the run state's transactions call them (state/transaction.ts). */
+export type ProgressWrite =
+  | 'setTemplate'
+  | 'replaceStageSteps'
+  | 'setFocus'
+  | 'setAssessment'
+  | 'setExpected'
+  | 'replaceOutputs'
+  | 'planBehaviorOutputs'
+  | 'addPlannedBehaviorOutputs'
+  | 'planBehaviorId'
+  | 'setBehaviorGoal'
+  | 'recordAction'
+  | 'startStage'
+  | 'startStep'
+  | 'adoptLocation'
+  | 'startBehavior'
+  | 'observeVariables'
+  | 'completeBehavior'
+  | 'skipCurrentStep'
+  | 'completeStep'
+  | 'completeStage'
+  | 'restore'
+  | 'reset';
+
+/** The progress as the parts of the loop see it: read only. */
+export type ProgressReader = Omit<WorkflowProgress, ProgressWrite>;
 
 export class WorkflowProgress {
   constructor(private _now: () => Date = () => new Date()) {}
@@ -236,14 +264,20 @@ export class WorkflowProgress {
     this._refreshExpectedFromTemplate();
   }
 
+  /** The id `startBehavior` gives the next behavior: the one the last plan gave it, else `behavior_00N`. */
+  nextBehaviorId(): string {
+    const behaviors = this._state.behaviors;
+    return behaviors.nextId || behaviorIdFor(behaviors.iteration + 1);
+  }
+
   /**
-   * A new behavior of the current step; returns its id: the one the last plan gave it, else
-   * `behavior_001`, ... The iteration counts behaviors of the step either way.
+   * A new behavior of the current step; returns its id (`nextBehaviorId`). The iteration counts
+   * behaviors of the step either way.
    */
   startBehavior(): string {
     const behaviors = this._state.behaviors;
+    behaviors.current = this.nextBehaviorId();
     behaviors.iteration += 1;
-    behaviors.current = behaviors.nextId || behaviorIdFor(behaviors.iteration);
     behaviors.nextId = null;
     behaviors.outputs = {
       expected: [...behaviors.nextExpected],
@@ -258,19 +292,16 @@ export class WorkflowProgress {
 
   /** Kernel variable names now present: expected ones not yet produced are `in_progress`. */
   observeVariables(present: Iterable<string>): boolean {
-    const names = new Set(present);
-    let changed = false;
-    for (const level of ['stages', 'steps', 'behaviors'] as const) {
-      const outputs = this._level(level).outputs;
-      const inProgress = outputs.expected.filter(
-        n => names.has(n) && !outputs.produced.includes(n)
-      );
-      if (inProgress.join('\n') !== outputs.in_progress.join('\n')) {
-        outputs.in_progress = inProgress;
-        changed = true;
-      }
+    const changes = this._inProgress(present);
+    for (const [level, inProgress] of changes) {
+      this._level(level).outputs.in_progress = inProgress;
     }
-    return changed;
+    return changes.length > 0;
+  }
+
+  /** Whether `observeVariables(present)` would change anything. */
+  observes(present: Iterable<string>): boolean {
+    return this._inProgress(present).length > 0;
   }
 
   completeBehavior(present: Iterable<string>, note?: string): CompletedItem {
@@ -476,6 +507,24 @@ export class WorkflowProgress {
 
   static emptyState(): IProgressState {
     return emptyProgressState();
+  }
+
+  /** The levels whose `in_progress` list `present` changes, with the list it becomes. */
+  private _inProgress(
+    present: Iterable<string>
+  ): [ProgressLevelName, string[]][] {
+    const names = new Set(present);
+    const changes: [ProgressLevelName, string[]][] = [];
+    for (const level of ['stages', 'steps', 'behaviors'] as const) {
+      const outputs = this._level(level).outputs;
+      const inProgress = outputs.expected.filter(
+        n => names.has(n) && !outputs.produced.includes(n)
+      );
+      if (inProgress.join('\n') !== outputs.in_progress.join('\n')) {
+        changes.push([level, inProgress]);
+      }
+    }
+    return changes;
   }
 
   private _finishLevel(

@@ -5,12 +5,12 @@
  * done. Taking and rolling back checkpoints on a live run is `rewindRun.ts`.
  */
 import { z } from 'zod';
-import type { ContextFilter, WorkflowTemplate } from '../protocol';
-import type { ICellMapMark } from './run/cells';
-import { type ICellRecord, sourceHash } from './ports/driver';
+import type { ContextFilter, WorkflowTemplate } from '../../protocol';
+import type { ICellMapMark } from './cells';
+import { type ICellRecord, sourceHash } from '../ports/driver';
 import type { IEffectsMark, IEffectsPosition } from './effects';
 import type { IProgressState } from './progressState';
-import { stepKey } from './rewindView';
+import { stepKey } from '../rewindView';
 
 /** Checkpoints kept; older ones are dropped, and their steps can no longer be redone. */
 export const MAX_CHECKPOINTS = 100;
@@ -196,6 +196,20 @@ export function readRewindState(value: unknown): IRewindState | null {
     ? (value as IRewindState)
     : null;
 }
+
+/** The methods that change the rewind log: only the run state's transactions call them. */
+export type RewindWrite =
+  | 'add'
+  | 'rewriting'
+  | 'retitling'
+  | 'truncate'
+  | 'record'
+  | 'amend'
+  | 'restore'
+  | 'clear';
+
+/** The rewind log as the parts of the loop see it: read only. */
+export type RewindReader = Omit<RewindLog, RewindWrite>;
 
 export class RewindLog {
   get checkpoints(): readonly IRunCheckpoint[] {

@@ -10,7 +10,7 @@ import type {
   WorkflowStage,
   WorkflowStep,
   WorkflowTemplate
-} from '../protocol';
+} from '../../protocol';
 
 export interface ILevelState {
   current: string | null;

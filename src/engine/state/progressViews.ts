@@ -3,7 +3,12 @@
  * completed / current / skipped / remaining) and the observation's `location.progress`. Functions of
  * the serialized progress (progressState.ts); they change nothing.
  */
-import type { Goals, Progress, ProgressLevel } from '../protocol';
+import type {
+  CurrentOutputs,
+  Goals,
+  Progress,
+  ProgressLevel
+} from '../../protocol';
 import {
   clone,
   currentStage,
@@ -13,7 +18,46 @@ import {
   isDone,
   itemGoal
 } from './progressState';
-import type { IProgressSnapshot, IStageView, ItemStatus } from './types';
+
+/**
+ * `skipped`: a step of a completed stage that never ran (the stage ended before it came up);
+ * `given_up`: a step that ended without reaching its target, and a completed stage that has one.
+ */
+export type ItemStatus =
+  'completed' | 'current' | 'remaining' | 'skipped' | 'given_up';
+
+export interface IStepView {
+  id: string;
+  name: string;
+  status: ItemStatus;
+}
+
+export interface IStageView extends IStepView {
+  steps: IStepView[];
+}
+
+/** Where the current stage or step is: its name, goal and the planner's latest focus text. */
+export interface ILocationView {
+  id: string | null;
+  name: string | null;
+  goal: string | null;
+  focus: string | null;
+}
+
+/** The part of a snapshot that the progress model alone decides (a live or a saved run). */
+export interface IProgressSnapshot {
+  workflowName: string | null;
+  stage: ILocationView;
+  step: ILocationView;
+  behavior: { id: string | null; iteration: number };
+  /** The template with each stage and step marked completed, current, remaining or skipped. */
+  stages: IStageView[];
+  outputs: {
+    stages: CurrentOutputs;
+    steps: CurrentOutputs;
+    behaviors: CurrentOutputs;
+  };
+}
 
 export function progressGoals(state: IProgressState): Goals {
   return {

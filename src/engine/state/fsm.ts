@@ -170,6 +170,40 @@ export function describeTransition(transition: IFsmTransition): string {
   return `${transition.event} -> ${transition.to}`;
 }
 
+/** The state machine as the parts of the loop see it: events go through the run state's transactions. */
+export type FsmReader = Pick<
+  WorkflowStateMachine,
+  | 'state'
+  | 'returnTo'
+  | 'lastTransition'
+  | 'history'
+  | 'can'
+  | 'toContext'
+  | 'toJSON'
+>;
+
+/**
+ * Where `event` leads from `state` (with `returnTo` remembered), without a machine: null when the
+ * table does not allow it. `dispatch` and a transaction's check before it is applied both use it.
+ */
+export function nextState(
+  state: WorkflowState,
+  returnTo: WorkflowState | null,
+  event: WorkflowEvent
+): { to: WorkflowState; returnTo: WorkflowState | null } | null {
+  const target = TRANSITIONS[event][state];
+  if (target === undefined) {
+    return null;
+  }
+  if (target === RETURN) {
+    return { to: returnTo ?? 'IDLE', returnTo: null };
+  }
+  if (INTERRUPTING.includes(target) && !INTERRUPTING.includes(state)) {
+    return { to: target, returnTo: state };
+  }
+  return { to: target, returnTo: target === 'IDLE' ? null : returnTo };
+}
+
 export class WorkflowStateMachine {
   constructor(options: IFsmOptions = {}) {
     this._historyLimit = Math.max(1, options.historyLimit ?? 100);
@@ -205,22 +239,12 @@ export class WorkflowStateMachine {
   /** Applies `event`; throws `FsmTransitionError` when the table does not allow it here. */
   dispatch(event: WorkflowEvent): IFsmTransition {
     const from = this._state;
-    const target = TRANSITIONS[event][from];
-    if (target === undefined) {
+    const next = nextState(from, this._returnTo, event);
+    if (next === null) {
       throw new FsmTransitionError(from, event);
     }
-    let to: WorkflowState;
-    if (target === RETURN) {
-      to = this._returnTo ?? 'IDLE';
-      this._returnTo = null;
-    } else {
-      to = target;
-      if (INTERRUPTING.includes(to) && !INTERRUPTING.includes(from)) {
-        this._returnTo = from;
-      } else if (to === 'IDLE') {
-        this._returnTo = null;
-      }
-    }
+    const to = next.to;
+    this._returnTo = next.returnTo;
     this._state = to;
     const transition: IFsmTransition = {
       event,

@@ -14,7 +14,7 @@ import {
   type RunContract,
   RunContractSchema,
   type WorkflowStep
-} from '../protocol';
+} from '../../protocol';
 import type { IProgressState } from './progressState';
 
 /** Where the run is, as the contracts see it. */

@@ -1,35 +1,86 @@
 /**
  * The run loop's serialisable state: everything `saveRunState` writes to the notebook and a resumed run
- * reads back. One place writes each field, like `WorkflowProgress` and `EffectsStore`.
+ * reads back; the operations of a transaction; and `RunState.apply`, the one writer of the run, which
+ * changes the fields and calls the models' writing methods (each model still writes its own data).
  */
 import {
-  isRecord,
   type BehaviorFeedback,
   type ContextFilter,
   type GeneratingRequestInput,
   type PlanningRequestInput,
   type PlanningUsage,
   PlanningUsageSchema,
-  type SectionProgress,
-  type WorkflowTemplate
+  type SectionProgress
 } from '../../protocol';
-import { CellMap, ICellMapState } from './cells';
+import {
+  CellMap,
+  type CellMapReader,
+  type CellsWrite,
+  ICellMapState
+} from './cells';
 import {
   emptyContracts,
   type IContractsState,
   type IRunOutcome,
   readContractsState,
-  runOutcome,
-  savedContracts
-} from '../contracts';
+  runOutcome
+} from './contracts';
 import type { IKernelVariables } from '../ports/driver';
-import { EffectsStore, IEffectsState } from '../effects';
-import { IFsmState, WorkflowStateMachine } from '../fsm';
-import { WorkflowProgress } from '../progress';
-import type { IProgressState } from '../progressState';
-import { IRewindState, readRewindState, RewindLog } from '../rewind';
-import type { IBehaviorTiming, IRunError, IStartOptions } from '../types';
+import {
+  type EffectsReader,
+  EffectsStore,
+  type EffectsWrite,
+  IEffectsState
+} from './effects';
+import {
+  type FsmReader,
+  FsmTransitionError,
+  type IFsmState,
+  type IFsmTransition,
+  nextState,
+  type WorkflowEvent,
+  WorkflowStateMachine
+} from './fsm';
+import {
+  type ProgressReader,
+  type ProgressWrite,
+  WorkflowProgress
+} from './progress';
+import type { IProgressState } from './progressState';
+import {
+  IRewindState,
+  readRewindState,
+  RewindLog,
+  type RewindReader,
+  type RewindWrite
+} from './rewind';
+import type { IMessage } from '../messages';
 import { describeVariables } from '../variables';
+
+export interface IRunError {
+  message: string;
+  text?: IMessage;
+  /** The request that failed, or `engine` for a failure of the loop itself. */
+  endpoint: 'planning' | 'generating' | 'engine';
+  /** `retry()` re-sends the failed request (or re-runs the failed part of the loop). */
+  retryable: boolean;
+  /** Variables the planner said it lacks: set them with `retry({ variables })`. */
+  missingVariables?: string[];
+  /** What the planner's error asks the user to do (`PlannerError.action`: `open-llm-settings`). */
+  action?: string;
+}
+
+export interface IBehaviorTiming {
+  behaviorId: string;
+  /** The behavior's number within its step, from 1. */
+  iteration: number;
+  stageId: string | null;
+  stepId: string | null;
+  /** ISO 8601. */
+  startedAt: string;
+  endedAt: string | null;
+  durationMs: number | null;
+}
 
 export type Phase = 'plan' | 'generate' | 'done';
 
@@ -109,8 +160,11 @@ export type RetryRequest =
   | { endpoint: 'planning'; body: PlanningRequestInput }
   | { endpoint: 'generating'; body: GeneratingRequestInput };
 
-/** The fields of the run state the loop changes; `WorkflowRunner` writes them (`RunChanges`). */
+/** The fields of the run state a transaction sets (`op.set`). */
 type ChangedFields =
+  | 'task'
+  | 'dataFiles'
+  | 'stepMode'
   | 'contextVariables'
   | 'userVariables'
   | 'legacy'
@@ -131,17 +185,93 @@ type ChangedFields =
   | 'planningFailures'
   | 'retry'
   | 'error'
-  | 'buffer'
   | 'variablesBeforePause'
   | 'kernelVariables'
   | 'kernelVariableTypes';
 
-/** What a part of the loop changes in the run state's fields, for the runner to write. */
+/** What a transaction sets of the run state's fields. */
 export type RunChanges = Partial<Pick<RunState, ChangedFields>>;
 
+// Transactions (built with `op` in transaction.ts): the operations `apply` knows, as a discriminated union.
+
+/** The arguments of method `K` of `T`. */
+export type Args<T, K extends keyof T> = T[K] extends (
+  ...args: infer A
+) => unknown
+  ? A
+  : never;
+
+/** The arguments of each of a model's writing methods, by name. */
+type ArgsOf<T, K extends keyof T> = { [P in K]: Args<T, P> };
+
+/** A call of one of writing methods `K` (a union of names) with its arguments (`A`), as data. */
+export type Call<Model extends string, A, K extends keyof A> = {
+  [P in K]: { readonly model: Model; readonly op: P; readonly args: A[P] };
+}[K];
+
+export type ProgressArgs = ArgsOf<WorkflowProgress, ProgressWrite>;
+export type EffectsArgs = ArgsOf<EffectsStore, EffectsWrite>;
+export type CellsArgs = ArgsOf<CellMap, CellsWrite>;
+export type JournalArgs = ArgsOf<RewindLog, RewindWrite>;
+
+/** Unions discriminated by `model` and `op`. */
+export type ProgressOp = Call<'progress', ProgressArgs, ProgressWrite>;
+export type EffectsOp = Call<'effects', EffectsArgs, EffectsWrite>;
+export type CellsOp = Call<'cells', CellsArgs, CellsWrite>;
+export type JournalOp = Call<'journal', JournalArgs, RewindWrite>;
+
+/** An event of the state machine; with `ifAllowed`, skipped when the machine does not allow it then. */
+export interface IFsmOp {
+  readonly model: 'fsm';
+  readonly event: WorkflowEvent;
+  readonly ifAllowed?: boolean;
+}
+
+/** The run's own fields, the whole state emptied, or the whole state as a saved run has it. */
+export type RunFieldsOp =
+  | { readonly model: 'run'; readonly op: 'set'; readonly fields: RunChanges }
+  | { readonly model: 'run'; readonly op: 'reset' }
+  | {
+      readonly model: 'run';
+      readonly op: 'restore';
+      readonly saved: ISavedRunState;
+    };
+
+export type RunOp =
+  RunFieldsOp | IFsmOp | ProgressOp | EffectsOp | CellsOp | JournalOp;
+
+export interface IRunTransaction {
+  /** The part of the loop and the event that made it (`phases.closeBehavior`), as the record shows it. */
+  readonly origin: string;
+  /** Applied in order; a state-machine event the machine would refuse rejects the whole transaction first. */
+  readonly ops: readonly RunOp[];
+  /** What the run shows changed: `progressChanged` is emitted once, after the transaction and its save. */
+  readonly show?: boolean;
+  /** Save the run after it: `checkpoint` (the run goes on: may be written later) or `now`. */
+  readonly save?: 'checkpoint' | 'now';
+}
+
+/** The run state as the parts of the loop see it: its fields and models, read only. */
+export type RunStateView = Readonly<
+  Omit<RunState, 'apply' | 'fsm' | 'progress' | 'effects' | 'cells' | 'rewind'>
+> & {
+  readonly fsm: FsmReader;
+  readonly progress: ProgressReader;
+  readonly effects: EffectsReader;
+  readonly cells: CellMapReader;
+  readonly rewind: RewindReader;
+};
+
+/** What applying a transaction did that the runner tells: the transitions, and whether effects changed. */
+export interface IAppliedTransaction {
+  transitions: IFsmTransition[];
+  effectsChanged: boolean;
+}
+
 /**
- * The state of one notebook's run. The models are long-lived; `reset()` empties them in place. Only
- * `WorkflowRunner` writes its fields; the rest of the loop reads them as `Readonly<RunState>`.
+ * The state of one notebook's run. The models are long-lived; a `reset` empties them in place. Only
+ * `apply` changes it, one transaction at a time (state/transaction.ts); the parts of the loop read it
+ * as a `RunStateView`.
  */
 export class RunState {
   constructor(options: { now: () => Date; maxHistoryItems: () => number }) {
@@ -189,12 +319,89 @@ export class RunState {
   planningFailures = 0;
   retry: RetryRequest | null = null;
   error: IRunError | null = null;
-  /** Actions received and not yet applied. */
-  buffer: unknown[] = [];
   /** The kernel's variables as last seen before a pause, until the first collection after it. */
   variablesBeforePause: string[] | null = null;
 
-  reset(): void {
+  /** A run state as `saved` has it: a saved run shown, not resumed. */
+  static fromSaved(saved: ISavedRunState): RunState {
+    const state = new RunState({
+      now: () => new Date(),
+      maxHistoryItems: () => saved.effects.history.length
+    });
+    state._restore(saved);
+    return state;
+  }
+
+  /**
+   * Applies `transaction`, its operations in order. A state-machine event the machine would refuse
+   * (and is not `ifAllowed`) rejects the transaction before anything changes.
+   */
+  apply(transaction: IRunTransaction): IAppliedTransaction {
+    this._check(transaction.ops);
+    const applied: IAppliedTransaction = {
+      transitions: [],
+      effectsChanged: false
+    };
+    for (const change of transaction.ops) {
+      switch (change.model) {
+        case 'run':
+          if (change.op === 'set') {
+            Object.assign(this, change.fields);
+          } else if (change.op === 'reset') {
+            this._reset();
+          } else {
+            this._restore(change.saved);
+          }
+          break;
+        case 'fsm':
+          if (!change.ifAllowed || this.fsm.can(change.event)) {
+            applied.transitions.push(this.fsm.dispatch(change.event));
+          }
+          break;
+        case 'progress':
+          call(this.progress, change);
+          break;
+        case 'effects':
+          call(this.effects, change);
+          applied.effectsChanged = true;
+          break;
+        case 'cells':
+          call(this.cells, change);
+          break;
+        case 'journal':
+          call(this.rewind, change);
+          break;
+      }
+    }
+    return applied;
+  }
+
+  /** Throws `FsmTransitionError` when an event of `ops` would be refused where it comes. */
+  private _check(ops: readonly RunOp[]): void {
+    let state = this.fsm.state;
+    let returnTo = this.fsm.returnTo;
+    for (const change of ops) {
+      if (change.model === 'run' && change.op !== 'set') {
+        const fsm =
+          change.op === 'reset'
+            ? { state: 'IDLE' as const, returnTo: null }
+            : change.saved.fsm;
+        state = fsm.state;
+        returnTo = fsm.returnTo;
+      } else if (change.model === 'fsm') {
+        const next = nextState(state, returnTo, change.event);
+        if (next === null && !change.ifAllowed) {
+          throw new FsmTransitionError(state, change.event);
+        }
+        if (next !== null) {
+          state = next.to;
+          returnTo = next.returnTo;
+        }
+      }
+    }
+  }
+
+  private _reset(): void {
     this.fsm.restore({ state: 'IDLE', returnTo: null, history: [] });
     this.progress.reset();
     this.effects.restore({ current: [], history: [] });
@@ -228,38 +435,7 @@ export class RunState {
     this.variablesBeforePause = null;
   }
 
-  /**
-   * A new run: the task and data files as context variables, at the first step of `template` (one
-   * saved by an earlier run) or nowhere until the planner sends one. Follows `reset()`.
-   */
-  begin(options: IStartOptions, template: WorkflowTemplate | null): void {
-    const dataFiles = options.dataFiles ?? [];
-    this.task = options.task;
-    this.dataFiles = [...dataFiles];
-    this.stepMode = options.stepMode ?? false;
-    this.contextVariables = { problem_description: options.task };
-    this.userVariables = [];
-    if (dataFiles.length > 0) {
-      this.contextVariables.csv_file_path = dataFiles[0];
-      this.contextVariables.data_files = [...dataFiles];
-    }
-    if (options.llmModel) {
-      this.contextVariables.llm_model = options.llmModel;
-    }
-    if (options.targetColumn) {
-      this.contextVariables.target_column = options.targetColumn;
-    }
-    this.fsm.dispatch('START_WORKFLOW');
-    const firstStage = template?.stages[0] ?? null;
-    if (template) {
-      this.progress.setTemplate(template);
-    }
-    this.progress.startStage(firstStage?.id ?? null);
-    this.fsm.dispatch('START_STEP');
-    this.progress.startStep(firstStage?.steps[0]?.id ?? null);
-  }
-
-  restore(saved: ISavedRunState): void {
+  private _restore(saved: ISavedRunState): void {
     this.task = saved.task;
     this.dataFiles = [...saved.dataFiles];
     this.phase = saved.phase;
@@ -280,7 +456,7 @@ export class RunState {
     const rewind = readRewindState(saved.rewind);
     if (rewind) {
       this.rewind.restore(rewind);
-      this.effects.position = rewind.effects;
+      this.effects.setPosition(rewind.effects);
     } else {
       this.rewind.clear();
     }
@@ -361,65 +537,6 @@ export class RunState {
   private readonly _now: () => Date;
 }
 
-/**
- * A saved run without the values of secret-looking variables: not in the context variables, nor in
- * the planner service's state (a dialect may keep the server's echo of the variables there: v1 echoes
- * its whole `state`), nor in any copy a rewind checkpoint keeps. On resume the planner asks again.
- */
-export function withoutSecrets(
-  saved: ISavedRunState,
-  secret: (name: string) => boolean
-): ISavedRunState {
-  const variables = (values: Record<string, unknown>) =>
-    Object.fromEntries(
-      Object.entries(values).filter(([name]) => !secret(name))
-    );
-  const maps = (value: unknown): unknown =>
-    Array.isArray(value)
-      ? value.map(maps)
-      : isRecord(value)
-        ? Object.fromEntries(
-            Object.entries(value).map(([key, item]) => [
-              key,
-              key === 'variables' && isRecord(item)
-                ? variables(item)
-                : maps(item)
-            ])
-          )
-        : value;
-  const result: ISavedRunState = {
-    ...saved,
-    contextVariables: variables(saved.contextVariables)
-  };
-  if (saved.planner !== undefined) {
-    result.planner = maps(saved.planner);
-  }
-  if (saved.contracts) {
-    result.contracts = savedContracts(saved.contracts, secret);
-  }
-  if (saved.outcome) {
-    result.outcome = {
-      ...saved.outcome,
-      deliverables: saved.outcome.deliverables.map(d =>
-        secret(d.name) ? { ...d, value: null } : d
-      )
-    };
-  }
-  if (saved.rewind) {
-    result.rewind = {
-      ...saved.rewind,
-      checkpoints: saved.rewind.checkpoints.map(checkpoint => ({
-        ...checkpoint,
-        contextVariables: variables(checkpoint.contextVariables),
-        ...(checkpoint.planner !== undefined
-          ? { planner: maps(checkpoint.planner) }
-          : {})
-      }))
-    };
-  }
-  return result;
-}
-
 /** New values from the kernel, as the run keeps them: the values in memory, their types saved. */
 export function kernelVariableChanges(
   collected: IKernelVariables
@@ -431,4 +548,12 @@ export function kernelVariableChanges(
       ...collected.types
     }
   };
+}
+
+/** One of a model's writing methods called with its arguments, as `op` describes it. */
+function call<T, O extends { op: keyof T; args: readonly unknown[] }>(
+  model: T,
+  change: O
+): void {
+  Reflect.apply(model[change.op] as () => unknown, model, change.args);
 }

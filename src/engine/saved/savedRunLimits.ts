@@ -3,8 +3,8 @@
  * completed behaviors and effects, each effect and context value cut to a head and a tail, and a
  * marker wherever something older was left out. Only the copy written to the notebook is cut.
  */
-import { truncateOutput } from './effects';
-import type { ISavedRunState } from './run/runState';
+import { truncateOutput } from '../state/effects';
+import type { ISavedRunState } from '../state/runState';
 
 /** Completed behaviors kept; the oldest go first. */
 export const MAX_SAVED_BEHAVIORS = 200;

@@ -47,6 +47,18 @@ export type CellResolution =
     }
   | { ok: false; reason: string };
 
+/** The methods that change the cell map: only the run state's transactions call them. */
+export type CellsWrite =
+  | 'cellAdded'
+  | 'setOpenThinking'
+  | 'setTitleCell'
+  | 'restore'
+  | 'rollback'
+  | 'clear';
+
+/** The cell map as the parts of the loop and the action handlers see it: read only. */
+export type CellMapReader = Omit<CellMap, CellsWrite>;
+
 export class CellMap {
   /** The most recently added code cell. */
   get lastAddedCellId(): string | null {
@@ -67,7 +79,7 @@ export class CellMap {
     return this._openThinking ? { ...this._openThinking } : null;
   }
 
-  set openThinking(thinking: IOpenThinking | null) {
+  setOpenThinking(thinking: IOpenThinking | null): void {
     this._openThinking = thinking ? { ...thinking } : null;
   }
 
@@ -76,7 +88,7 @@ export class CellMap {
     return this._titleCellId;
   }
 
-  set titleCellId(cellId: string | null) {
+  setTitleCell(cellId: string | null): void {
     this._titleCellId = cellId;
     if (cellId) {
       this._created.add(cellId);
@@ -147,7 +159,7 @@ export class CellMap {
           body: ''
         }
       : null;
-    this.openThinking = state.openThinking ?? legacy;
+    this.setOpenThinking(state.openThinking ?? legacy);
     this._titleCellId = state.titleCellId ?? null;
     // An older save did not list them: the cells it named are the run's.
     const named = [

@@ -109,6 +109,13 @@ export interface IEffectsPosition {
   epoch: number;
 }
 
+/** The methods that change the effects: only the run state's transactions call them. */
+export type EffectsWrite =
+  'add' | 'rotate' | 'replace' | 'restore' | 'rollback' | 'setPosition';
+
+/** The effects as the parts of the loop see them: read only. */
+export type EffectsReader = Omit<EffectsStore, EffectsWrite>;
+
 export class EffectsStore {
   constructor(private _historyLimit: () => number) {}
 
@@ -184,7 +191,8 @@ export class EffectsStore {
     return { dropped: this._dropped, epoch: this._epoch };
   }
 
-  set position(position: IEffectsPosition) {
+  /** Measures marks against `position` (saved beside them): a resumed run's marks line up again. */
+  setPosition(position: IEffectsPosition): void {
     this._dropped = Math.max(0, position.dropped);
     this._epoch = position.epoch;
   }
