@@ -199,6 +199,22 @@ class TestConcurrentStreams:
             with_planner(service, hub, test)
 
 
+class TestPromptText:
+    def test_task_focus_and_goal_enter_a_prompt_bounded_and_marked(self) -> None:
+        with FakeOpenAI(lambda body: Reply(text=cell("Sum it.", "by_region = 1"))) as fake:
+            service = service_for(fake)
+            huge = "Which region has the highest revenue? " + "x" * 200_000
+            body = cell_request("unknown_step", task=huge, iteration=2)
+            location = body["observation"]["location"]
+            location["goals"]["step"] = "Compute it. " + "g" * 100_000
+            location["progress"] = {"behaviors": {"focus": "Look again. " + "f" * 100_000}}
+            assert asyncio.run(ask(service, "generating", body)).status == 200
+            prompt = "\n".join(m["content"] for m in fake.requests[0]["messages"])
+            assert len(prompt) < 20_000
+            assert prompt.count("[… cut]") >= 3
+            assert "Which region has the highest revenue?" in prompt and "Look again." in prompt
+
+
 # --- through the relay of a real Jupyter server ------------------------------------------------------
 
 
