@@ -16,12 +16,13 @@ import pytest
 from tornado import httputil
 
 from jupyterlab_notebook_bcc.llm_planner import LLMPlanner, LLMPlannerService
+from jupyterlab_notebook_bcc.llm_planner.__main__ import make_app
 from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP
 from jupyterlab_notebook_bcc.llm_planner.service import LocalPlannerRequest
 
 from .fake_hub import FakeHub
 from .fake_openai import FakeOpenAI, Reply, cell
-from .helpers import open_relay_request, read_until
+from .helpers import free_port, open_relay_request, read_until
 from .test_hub_planner import TOKENS, Answer, with_planner
 from .test_llm_planner import (
     KEY,
@@ -123,6 +124,32 @@ class TestCutCallsAreCharged:
             service = service_for(fake, response_format="json_schema")
             assert asyncio.run(ask(service, "generating", cell_request())).status == 424
             assert day_used(service) == 0
+
+
+    def test_the_service_on_its_own_charges_a_client_that_leaves_at_the_code_line(self) -> None:
+        with FakeOpenAI(lambda body: Reply(text=LONG_CELL, pieces=60, delay=0.03)) as fake:
+            service = service_for(fake)
+
+            async def leave_at_the_code() -> None:
+                port = free_port()
+                server = make_app(service).listen(port, "127.0.0.1")
+                try:
+                    reader, writer = await open_relay_request(
+                        f"http://127.0.0.1:{port}/generating", "POST",
+                        {"Content-Type": "application/json", "X-Notebook-Id": "a.ipynb"},
+                        json.dumps(cell_request()).encode())
+                    await read_until(reader, b'"shot_type": "action"')
+                    writer.close()
+                    deadline = time.monotonic() + 10
+                    while not day_used(service) and time.monotonic() < deadline:
+                        await asyncio.sleep(0.05)
+                finally:
+                    server.stop()
+
+            asyncio.run(leave_at_the_code())
+            prompt_tokens = sum(len(m["content"]) for m in fake.requests[0]["messages"]) // 4
+            assert day_used(service) > prompt_tokens
+            assert service.accounting.reserved == {} and service.core.calls.streams == {}
 
 
 class TestReservations:
