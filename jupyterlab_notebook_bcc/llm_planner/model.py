@@ -49,6 +49,26 @@ class Completion:
     model: str = ""
 
 
+@dataclass
+class Received:
+    """What one request got before it ended, well or not: whether its stream opened (the endpoint took it), the
+    text streamed so far and the token counts the endpoint reported (None before its usage chunk). The calls
+    (calls.py) charge a request cut by its client, Stop or a failure from it."""
+
+    opened: bool = False
+    text: str = ""
+    usage: tuple[int, int] | None = None
+
+
+def prompt_estimate(messages: list[dict[str, str]]) -> int:
+    """A prompt's tokens from its characters, about four a token, for an endpoint that sends no counts."""
+    return sum(len(message.get("content", "")) for message in messages) // 4
+
+
+def text_estimate(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
 # Called with the text received so far, each time the stream brings more.
 OnText = Callable[[str], Awaitable[None] | None]
 
@@ -102,6 +122,7 @@ class OpenAIModel:
         self.temperature = temperature
         self.on_start = on_start
         self.on_end = on_end
+        self.received = Received()
 
     def _silence_error(self, started: bool) -> ModelError:
         if started:
@@ -229,8 +250,10 @@ class OpenAIModel:
         finished = False
         answered_by = ""
         prompt_tokens = completion_tokens = 0
+        received = self.received = Received()
         try:
             stream = await client.chat.completions.create(**arguments)
+            received.opened = True
             iterator = stream.__aiter__()
             try:
                 started = False
@@ -252,11 +275,13 @@ class OpenAIModel:
                     if usage is not None:
                         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
                         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+                        received.usage = (prompt_tokens, completion_tokens)
                     for choice in getattr(chunk, "choices", None) or []:
                         finished = finished or bool(getattr(choice, "finish_reason", None))
                         piece = getattr(getattr(choice, "delta", None), "content", None)
                         if piece:
                             text += piece
+                            received.text = text
                             if on_text is not None:
                                 result = on_text(text)
                                 if result is not None:
@@ -293,8 +318,8 @@ class OpenAIModel:
             # An endpoint that sends no usage while streaming (llama.cpp's Python server): about four
             # characters a token, and the usage says it is an estimate.
             estimated = True
-            prompt_tokens = sum(len(message.get("content", "")) for message in arguments["messages"]) // 4
-            completion_tokens = (len(text) + 3) // 4
+            prompt_tokens = prompt_estimate(arguments["messages"])
+            completion_tokens = text_estimate(text)
         return Completion(text, prompt_tokens, completion_tokens, time.monotonic() - start, kind, estimated,
                           answered_by)
 

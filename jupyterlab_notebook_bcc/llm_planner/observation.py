@@ -11,6 +11,12 @@ TASK_VARIABLES = ("problem_description", "task", "task_description")
 DATA_VARIABLES = ("csv_file_path", "data_files", "data_path", "data_file")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning)):\s*(.*)$")
+# The most characters of a request's own text a prompt takes: the task, and a step's goal or the focus (a
+# note); the data's preview as the load step printed it. More is cut, and the cut says so.
+MAX_TASK_CHARS = 4000
+MAX_NOTE_CHARS = 1000
+MAX_PREVIEW_CHARS = 2500
+CUT = " [… cut]"
 
 
 def record(value: Any) -> dict[str, Any]:
@@ -19,6 +25,11 @@ def record(value: Any) -> dict[str, Any]:
 
 def text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
+
+
+def bounded(value: str, limit: int) -> str:
+    """`value`, or its first `limit` characters and a visible mark that the rest was cut."""
+    return value if len(value) <= limit else value[:limit].rstrip() + CUT
 
 
 def words(value: Any) -> str:
@@ -62,7 +73,7 @@ class Request:
         for name in TASK_VARIABLES:
             value = self.variables.get(name)
             if isinstance(value, str) and value.strip():
-                return value.strip()
+                return bounded(value.strip(), MAX_TASK_CHARS)
         return ""
 
     @property
@@ -106,8 +117,8 @@ def read_request(body: dict[str, Any]) -> Request:
         step_id=text(current.get("step_id")),
         behavior_id=text(current.get("behavior_id")),
         iteration=iteration,
-        step_goal=text(record(location.get("goals")).get("step")),
-        focus=text(record(progress.get("behaviors")).get("focus")),
+        step_goal=bounded(text(record(location.get("goals")).get("step")), MAX_NOTE_CHARS),
+        focus=bounded(text(record(progress.get("behaviors")).get("focus")), MAX_NOTE_CHARS),
         expected=expected,
         variables=record(context.get("variables")),
         current_effects=[e if isinstance(e, str) else str(e) for e in effects.get("current") or []],

@@ -132,7 +132,18 @@ class LLMPlanner(Configurable):
               "from what each request carries, its token count started again."),
     ).tag(config=True)
 
-    max_completion_tokens = Int(1200, help="The most tokens one model answer may have.").tag(config=True)
+    max_completion_tokens = Int(
+        1200,
+        help=("The most tokens one model answer may have. With a prompt's estimate, what a model call reserves "
+              "against the budgets before it starts."),
+    ).tag(config=True)
+
+    max_streams_per_user = Int(
+        2,
+        help=("Model requests one user may have in flight at once, over all their runs (a JupyterHub user on a "
+              "shared planner; everyone together where the planner has one user); more are answered 429 with a "
+              "message. 0 for no limit."),
+    ).tag(config=True)
 
     temperature = Float(0.2, help="Sampling temperature of the model.").tag(config=True)
 
