@@ -90,9 +90,9 @@ class Destinations:
         if source == ADMINISTRATOR:
             return ""
         matching = self._matching(url)
-        if matching and _is_literal(host) and all(p.host == "*" for p in matching):
-            if not _public_or_loopback(host):
-                return self._private_message(url, f"{host} is")
+        public_only = all(pattern.host == "*" for pattern in matching)
+        if matching and public_only and _is_literal(host) and not _public_or_loopback(host):
+            return self._private_message(url, f"{host} is")
         if matching:
             return ""
         listed = ", ".join(repr(text) for text in self.allowed) or "nothing"

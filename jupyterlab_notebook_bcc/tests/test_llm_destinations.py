@@ -167,7 +167,7 @@ class TestNeverLinkLocal:
         service = jp_serverapp.web_app.settings["notebook_bcc_llm"]
         service.config.base_url = "http://metadata.example.test/v1"
         service.config.models = ["small"]
-        status, tested = await try_model(jp_fetch, "ignored")
+        _status, tested = await try_model(jp_fetch, "ignored")
         assert network.connects == []
         assert tested["ok"] is False and "resolves to 169.254.169.254" in tested["message"]
 
@@ -240,7 +240,7 @@ class TestDnsRebinding:
         with FakeOpenAI(lambda body: Reply(text="OK"), models=["small"]) as fake:
             # Test's first request (its model list) finds loopback, its second the metadata address.
             network.answer("rebind.example.test", ["127.0.0.1"], [METADATA])
-            status, tested = await try_model(jp_fetch, f"http://rebind.example.test:{port_of(fake)}/v1")
+            _status, tested = await try_model(jp_fetch, f"http://rebind.example.test:{port_of(fake)}/v1")
         assert tested["ok"] is False and "resolves to 169.254.169.254" in tested["message"]
         assert tested["models"] == ["small"]
         assert network.connects == ["127.0.0.1"]
@@ -265,7 +265,7 @@ class TestNoRedirectNoProxy:
         network.answer("metadata.example.test", [METADATA])
         redirect = Reply(status=307, headers={"Location": "http://metadata.example.test/latest/meta-data"})
         with FakeOpenAI(lambda body: redirect) as fake:
-            status, tested = await try_model(jp_fetch, fake.base_url)
+            _status, tested = await try_model(jp_fetch, fake.base_url)
         assert tested["ok"] is False
         assert network.lookups == [] and set(network.connects) == {"127.0.0.1"}
         assert "redirect" in tested["message"] and "HTTP 307" in tested["message"]
@@ -275,7 +275,7 @@ class TestNoRedirectNoProxy:
         network.answer("proxy.example.test", ["10.9.9.9"])
         for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
             monkeypatch.setenv(name, "http://proxy.example.test:3128")
-        status, tested = await try_model(jp_fetch, fake.base_url)
+        _status, tested = await try_model(jp_fetch, fake.base_url)
         assert tested["ok"] is True, tested
         assert network.lookups == [] and set(network.connects) == {"127.0.0.1"}
 
@@ -314,7 +314,7 @@ class TestAdministratorsPlanner:
     async def test_a_users_llm_settings_and_test_send_nothing(self, jp_fetch: Fetch, fake: FakeOpenAI) -> None:
         status, tested = await try_model(jp_fetch, fake.base_url)
         assert status == 403 and "c.NotebookBCC.planner_url" in tested["message"]
-        status, saved = await save(jp_fetch, fake.base_url)
+        status, _saved = await save(jp_fetch, fake.base_url)
         assert status == 403
         assert fake.requests == [] and fake.headers == []
 
@@ -328,7 +328,7 @@ class TestWhatComesBack:
         text = (f"Incorrect API key provided: {KEY}. See https://user:hunter2@docs.example.test/keys?token=s3cret "
                 + "x" * 600)
         with FakeOpenAI(lambda body: Reply(status=401, error=text)) as fake:
-            status, tested = await try_model(jp_fetch, fake.base_url)
+            _status, tested = await try_model(jp_fetch, fake.base_url)
         message = tested["message"]
         assert "Incorrect API key provided" in message
         for secret in (KEY, "hunter2", "s3cret", "token="):
@@ -344,7 +344,7 @@ class TestWhatComesBack:
             exchange.end()
 
         endpoint = scripted_planner(html)
-        status, tested = await try_model(jp_fetch, f"{endpoint.url}/v1")
+        _status, tested = await try_model(jp_fetch, f"{endpoint.url}/v1")
         assert tested["ok"] is False and "HTTP 502" in tested["message"]
         assert "secret-internal-host" not in tested["message"] and "<html>" not in tested["message"]
 
@@ -352,7 +352,7 @@ class TestWhatComesBack:
                                                                             network: Network) -> None:
         with FakeOpenAI(lambda body: Reply(status=500, error="boom")) as fake:
             url = fake.base_url.replace("http://", "http://ada:pa55word@") + "?api-key=s3cret"
-            status, tested = await try_model(jp_fetch, url)
+            _status, tested = await try_model(jp_fetch, url)
         assert tested["ok"] is False
         for secret in ("pa55word", "s3cret", "ada:"):
             assert secret not in tested["message"]
