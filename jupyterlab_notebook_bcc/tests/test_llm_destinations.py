@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from jupyterlab_notebook_bcc.llm_planner.destinations import Destinations
-from jupyterlab_notebook_bcc.llm_planner.model import OpenAIModel
+from jupyterlab_notebook_bcc.llm_planner import LLMPlanner, LLMPlannerService
+from jupyterlab_notebook_bcc.llm_planner.destinations import DEFAULT_ALLOWED_BASE_URLS, Destinations
+from jupyterlab_notebook_bcc.llm_planner.model import ModelError, OpenAIModel
 from jupyterlab_notebook_bcc.llm_planner.settings import ModelSettings
 
 from .fake_openai import FakeOpenAI, Reply
@@ -356,3 +357,24 @@ class TestWhatComesBack:
         assert tested["ok"] is False
         for secret in ("pa55word", "s3cret", "ada:"):
             assert secret not in tested["message"]
+
+
+class TestARunsRequests:
+    """A run's model requests come from the service's model factory (calls.py's door): the same policy."""
+
+    @pytest.mark.parametrize(("allowed", "base_url", "shown"), [
+        (["*"], "http://metadata.example.test/v1", "resolves to 169.254.169.254, a link-local address"),
+        (list(DEFAULT_ALLOWED_BASE_URLS), "http://10.0.0.5:8000/v1", "matches none of c.LLMPlanner.allowed_base_urls"),
+    ])
+    async def test_a_refused_endpoint_is_a_403_in_words_before_any_connection(
+        self, network: Network, allowed: list[str], base_url: str, shown: str
+    ) -> None:
+        network.answer("metadata.example.test", [METADATA])
+        service = LLMPlannerService(LLMPlanner(allowed_base_urls=allowed))
+        client = service._model(ModelSettings(base_url, ("small",), "user", api_key=KEY), "small")
+        with pytest.raises(ModelError) as raised:
+            await client.complete([{"role": "user", "content": "Plan."}], None)
+        assert (raised.value.kind, raised.value.status, raised.value.action) == ("refused", 403, "open-llm-settings")
+        assert shown in raised.value.message and KEY not in raised.value.message
+        assert network.connects == []
+        assert service.active_model_requests == 0
