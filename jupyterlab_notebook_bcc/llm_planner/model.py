@@ -12,12 +12,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .destinations import Destinations, EndpointRefused, http_client, refusal_in
 from .failures import OPEN_SETTINGS
 from .settings import ModelSettings, ResponseFormat
-from .urls import display_url
+from .urls import display_url, without_secrets
 
 # What a request is sent with when the endpoint needs no key (llama.cpp, vLLM, Ollama): the SDK wants one.
 NO_KEY = "no-key"
+# The most of an endpoint's own error message a user is shown (after its HTTP status).
+DETAIL_CHARS = 160
 # A response_format the endpoint refused is not asked again for that endpoint and model.
 FORMAT_ORDER: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none")
 
@@ -112,8 +115,11 @@ class OpenAIModel:
         temperature: float = 0.2,
         on_start: Callable[[], None] | None = None,
         on_end: Callable[[], None] | None = None,
+        destinations: Destinations | None = None,
     ) -> None:
         self.settings = settings
+        # Where requests may go (c.LLMPlanner.allowed_base_urls); the default list when not given.
+        self.destinations = destinations or Destinations()
         self.model = model
         self.request_timeout = request_timeout
         self.stall_timeout = stall_timeout
@@ -149,6 +155,8 @@ class OpenAIModel:
             # Retries are the planner's decision (a user's Retry), never hidden in the SDK.
             max_retries=0,
             timeout=None,
+            # Every request through the destination policy: to a checked address, no redirect, no proxy variable.
+            http_client=http_client(self.destinations, self.settings.source),
         )
 
     def _formats(self) -> tuple[ResponseFormat, ...]:
@@ -295,16 +303,8 @@ class OpenAIModel:
             raise self._status_error(error, kind) from error
         except openai.APITimeoutError as error:
             raise ModelError("timeout", f"The model endpoint {self._where()} timed out; Retry.", 504) from error
-        except openai.APIConnectionError as error:
-            cause = error.__cause__ or error.__context__
-            reason = _connection_reason(cause) if cause else "connection failed"
-            raise ModelError(
-                "unreachable",
-                f"The model endpoint {self._where()} cannot be reached ({reason}): check that it is running, and "
-                "its base URL in LLM Planner Settings (or c.LLMPlanner.base_url).",
-                502,
-                action=OPEN_SETTINGS,
-            ) from error
+        except (openai.APIConnectionError, EndpointRefused) as error:
+            raise self._connection_error(error) from error
         if not finished and not text.strip():
             # llama.cpp's Python server ends a stream without a word when another request interrupts it.
             raise ModelError(
@@ -326,11 +326,37 @@ class OpenAIModel:
     def _where(self) -> str:
         return display_url(self.settings.base_url)
 
+    def _connection_error(self, error: Exception) -> ModelError:
+        refused = refusal_in(error)
+        if refused is not None:
+            # The destination policy refused it before any connection: a setting's fix, never retried.
+            return ModelError("refused", refused.message, 403, action=OPEN_SETTINGS)
+        cause = error.__cause__ or error.__context__
+        reason = _connection_reason(cause) if cause else "connection failed"
+        return ModelError(
+            "unreachable",
+            f"The model endpoint {self._where()} cannot be reached ({without_secrets(reason, self._secrets())}): "
+            "check that it is running, and its base URL in LLM Planner Settings (or c.LLMPlanner.base_url).",
+            502,
+            action=OPEN_SETTINGS,
+        )
+
+    def _secrets(self) -> tuple[str, ...]:
+        return (self.settings.api_key,) if self.settings.api_key else ()
+
     def _status_error(self, error: Any, kind: ResponseFormat) -> ModelError:
         status = int(getattr(error, "status_code", 0) or 0)
-        detail = _detail(error)
+        detail = _detail(error, self._secrets())
         where = self._where()
         answered = f"The endpoint answered HTTP {status}{detail}."
+        if 300 <= status < 400:
+            return ModelError(
+                "redirect",
+                f"The model endpoint {where} answered with a redirect, which the planner does not follow: set the "
+                f"base URL it moved to in LLM Planner Settings (or c.LLMPlanner.base_url). {answered}",
+                424,
+                action=OPEN_SETTINGS,
+            )
         if status in (401, 403):
             return ModelError(
                 "auth",
@@ -385,8 +411,11 @@ class OpenAIModel:
         )
 
 
-def _detail(error: Any) -> str:
-    message = getattr(error, "message", "") or ""
+def _detail(error: Any, secrets: tuple[str, ...] = ()) -> str:
+    """The endpoint's own error message, when its answer is an error object (`{"error": {"message"}}`,
+    `{"detail"}`): one line, at most DETAIL_CHARS, never the key, a URL's userinfo or its query string. Any
+    other body (an HTML page, a proxy's text) is not shown: the HTTP status says enough."""
+    message = ""
     body = getattr(error, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -394,8 +423,14 @@ def _detail(error: Any) -> str:
             message = inner["message"]
         elif isinstance(body.get("detail"), str):
             message = body["detail"]
-    message = " ".join(str(message).split())
-    return f": {message[:300]}" if message else ""
+    elif isinstance(body, str) and "json" in str(getattr(getattr(error, "response", None), "headers", {}).get(
+        "content-type", "")):
+        # `{"error": "…"}`: the SDK hands over the string.
+        message = body
+    message = without_secrets(" ".join(message.split()), secrets)
+    if len(message) > DETAIL_CHARS:
+        message = message[: DETAIL_CHARS - 1].rstrip() + "…"
+    return f": {message}" if message else ""
 
 
 def _retry_after(error: Any) -> float | None:

@@ -17,9 +17,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from jupyter_core.paths import jupyter_data_dir
-from traitlets import Dict, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
+from .destinations import DEFAULT_ALLOWED_BASE_URLS, Destinations, parse_allowed
 from .urls import display_url
 
 BASE_URL_VARIABLE = "NOTEBOOK_BCC_LLM_BASE_URL"
@@ -57,6 +58,29 @@ class LLMPlanner(Configurable):
         help=(
             f"The models users may pick in the Run dialog (or {MODELS_VARIABLE}, comma-separated); the first is "
             "the default."
+        ),
+    ).tag(config=True)
+
+    user_settings = Bool(
+        True,
+        help=(
+            "Whether users may keep LLM settings of their own (the LLM Planner Settings dialog) and test endpoints "
+            "with it. False: the settings routes and Test answer 403, a stored settings file is not used, and only "
+            "base_url (if set) is served. Users' settings are not used either where c.NotebookBCC.planner_url, "
+            "planner_token or planner_auth = 'hub' pin the planner."
+        ),
+    ).tag(config=True)
+
+    allowed_base_urls = List(
+        Unicode(),
+        default_value=list(DEFAULT_ALLOWED_BASE_URLS),
+        help=(
+            "Where a user's own LLM settings (and Test) may send model requests: patterns SCHEME://HOST[:PORT] as "
+            "in c.NotebookBCC.allowed_planner_urls, e.g. 'https://*.corp.example', 'http://10.0.0.0/8:8000'. "
+            "A pattern whose host is '*' allows public addresses only (checked on the resolved address). Default: "
+            "loopback (localhost, 127.0.0.0/8, ::1) on any port, and public https hosts on port 443. base_url is "
+            "the administrator's and always allowed. Link-local and cloud-metadata addresses are refused whatever "
+            "this says."
         ),
     ).tag(config=True)
 
@@ -153,6 +177,18 @@ class LLMPlanner(Configurable):
             "optionally with 'currency' (default USD). With a price, the panel shows each run's cost."
         ),
     ).tag(config=True)
+
+    @validate("allowed_base_urls")
+    def _valid_patterns(self, proposal: Any) -> list[str]:
+        try:
+            return parse_allowed(proposal["value"])
+        except ValueError as error:
+            raise TraitError(f"c.LLMPlanner.allowed_base_urls: {error}") from error
+
+    @property
+    def destinations(self) -> Destinations:
+        """Where model requests may go, as configured now."""
+        return Destinations(tuple(self.allowed_base_urls))
 
     @default("base_url")
     def _base_url_from_env(self) -> str:
