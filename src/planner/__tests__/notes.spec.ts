@@ -1,0 +1,137 @@
+/**
+ * The reference planner shows that it received the user's notes (`context.user_notes`): it quotes each
+ * in a Markdown cell, once, and again when the step the note is on starts over.
+ */
+import {
+  type GeneratingRequest,
+  normalizeGeneratingRequest,
+  normalizePlanningRequest,
+  type PlanningRequest,
+  type UserNote
+} from '../../protocol';
+import { type ActionInput, ReferencePlanner } from '../referencePlanner';
+import { type IObservationOptions, requestBody } from './requests';
+
+const LOAD = { stageId: 'data_loading', stepId: 'load_data' };
+const MEDIAN: UserNote = {
+  text: 'use the median, not the mean',
+  stage_id: 'data_loading',
+  step_id: 'load_data',
+  created_at: '2025-05-02T09:14:03.120Z'
+};
+const ROWS: UserNote = {
+  text: 'ignore the 2019 rows\nand the 2020 ones',
+  cell_id: 'c7'
+};
+
+function withNotes(
+  options: IObservationOptions,
+  notes: UserNote[]
+): ReturnType<typeof requestBody> {
+  const body = requestBody(options);
+  body.observation.context = { ...body.observation.context, user_notes: notes };
+  return body;
+}
+
+function planning(
+  options: IObservationOptions,
+  notes: UserNote[]
+): PlanningRequest {
+  const parsed = normalizePlanningRequest(withNotes(options, notes));
+  if (!parsed.ok) {
+    throw new Error(parsed.error);
+  }
+  return parsed.request;
+}
+
+function generating(
+  options: IObservationOptions,
+  notes: UserNote[]
+): GeneratingRequest {
+  const parsed = normalizeGeneratingRequest(
+    withNotes({ ...options, stream: true }, notes)
+  );
+  if (!parsed.ok) {
+    throw new Error(parsed.error);
+  }
+  return parsed.request;
+}
+
+function quotes(actions: ActionInput[]): string[] {
+  return actions.flatMap(a =>
+    a.action === 'add' && a.content.includes('Your note for the planner')
+      ? [a.content]
+      : []
+  );
+}
+
+describe('ReferencePlanner and the user’s notes', () => {
+  it('quotes each note in a Markdown cell before the step’s code, once', () => {
+    const planner = new ReferencePlanner();
+    planner.plan(planning(LOAD, [MEDIAN, ROWS]), 'nb');
+    const actions = planner.generate(generating(LOAD, [MEDIAN, ROWS]), 'nb');
+    expect(actions[0]).toMatchObject({ action: 'add', shot_type: 'dialogue' });
+    const [quote] = quotes(actions);
+    expect(quote).toContain(
+      '(on step `load_data`):\n\n> use the median, not the mean'
+    );
+    expect(quote).toContain(
+      '(on cell `c7`):\n\n> ignore the 2019 rows\n> and the 2020 ones'
+    );
+    expect(quotes(actions)).toHaveLength(1);
+    // The step's code still follows.
+    expect(
+      actions.some(a => a.action === 'add' && a.shot_type === 'action')
+    ).toBe(true);
+    // The next behavior of the same step does not quote them again.
+    planner.plan(
+      planning({ ...LOAD, iteration: 1, feedback: 'error' }, [MEDIAN, ROWS]),
+      'nb'
+    );
+    const again = planner.generate(
+      generating({ ...LOAD, iteration: 1 }, [MEDIAN, ROWS]),
+      'nb'
+    );
+    expect(quotes(again)).toEqual([]);
+  });
+
+  it('quotes a new or edited note with the next answer', () => {
+    const planner = new ReferencePlanner();
+    planner.plan(planning(LOAD, [MEDIAN]), 'nb');
+    planner.generate(generating(LOAD, [MEDIAN]), 'nb');
+    const edited = {
+      ...MEDIAN,
+      text: 'use the trimmed mean',
+      created_at: '2025-05-02T10:00:00Z'
+    };
+    planner.plan(
+      planning({ ...LOAD, iteration: 1, feedback: 'error' }, [edited]),
+      'nb'
+    );
+    const actions = planner.generate(
+      generating({ ...LOAD, iteration: 1 }, [edited]),
+      'nb'
+    );
+    expect(quotes(actions)).toHaveLength(1);
+    expect(quotes(actions)[0]).toContain('> use the trimmed mean');
+    expect(quotes(actions)[0]).not.toContain('median');
+  });
+
+  it('quotes a step’s note again when the step starts over (Redo this step with the note), not the others', () => {
+    const planner = new ReferencePlanner();
+    planner.plan(planning(LOAD, [MEDIAN, ROWS]), 'nb');
+    planner.generate(generating(LOAD, [MEDIAN, ROWS]), 'nb');
+    // A redo: the step starts again, with no feedback, at its first behavior.
+    planner.plan(planning(LOAD, [MEDIAN, ROWS]), 'nb');
+    const actions = planner.generate(generating(LOAD, [MEDIAN, ROWS]), 'nb');
+    expect(quotes(actions)).toHaveLength(1);
+    expect(quotes(actions)[0]).toContain('> use the median, not the mean');
+    expect(quotes(actions)[0]).not.toContain('2019');
+  });
+
+  it('adds nothing without notes', () => {
+    const planner = new ReferencePlanner();
+    planner.plan(planning(LOAD, []), 'nb');
+    expect(quotes(planner.generate(generating(LOAD, []), 'nb'))).toEqual([]);
+  });
+});
