@@ -25,6 +25,7 @@ from typing import Any
 from . import prompts
 from .answers import AnswerUnreadable, complete_string_field, first_object, string_field, unfence
 from .model import Completion, ModelClient, ModelError
+from .notes import with_user_notes
 from .settings import LLMPlanner, ModelSettings
 
 LOAD_STAGE = "data_loading"
@@ -367,6 +368,7 @@ class LLMPlannerCore:
             task, _text(variables.get(PREVIEW_VARIABLE)), shown, step.name, step.goal, step.expected,
             error[-1500:], "" if error else focus,
         )
+        messages = with_user_notes(messages, observation, step.id)
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         sent = {"explanation": False, "code": False}
 
