@@ -13,6 +13,8 @@ import { addCommands, RUN_COMMANDS } from '../lab/commands/addCommands';
 import { loadRuntime } from '../lab/lazy';
 import { stateDbMemory } from '../lab/runDialogMemory';
 import { LlmSettingsService } from '../lab/llmSettings';
+import { ReproducibilityChecks } from '../lab/reproducibility';
+import { CellNoteMarkers } from '../ui/cellNotes';
 import {
   CommandIDs,
   IRunModelRegistry,
@@ -53,6 +55,14 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const { commands } = app;
+    const reproducibility = new ReproducibilityChecks({
+      runners,
+      models,
+      sessions: app.serviceManager.sessions,
+      kernelspecs: app.serviceManager.kernelspecs,
+      settings: () => runners.settings,
+      trans
+    });
     addCommands(commands, {
       tracker,
       runners,
@@ -71,13 +81,26 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
           runners.settings,
           app.serviceManager.serverSettings
         ),
-      runDialogMemory: state ? stateDbMemory(state) : null
+      runDialogMemory: state ? stateDbMemory(state) : null,
+      reproducibility,
+      activate: id => app.shell.activateById(id)
     });
 
     const category = trans.__('Notebook-BCC');
-    for (const command of [...RUN_COMMANDS, CommandIDs.llmSettings]) {
+    for (const command of [
+      ...RUN_COMMANDS,
+      CommandIDs.llmSettings,
+      CommandIDs.noteCell,
+      CommandIDs.removeCellNote
+    ]) {
       palette?.addItem({ command, category });
     }
+
+    // The notes for the planner on each notebook's cells, shown on the cells.
+    const markNotes = (panel: NotebookPanel) =>
+      new CellNoteMarkers(panel, commands, trans);
+    tracker.forEach(markNotes);
+    tracker.widgetAdded.connect((_, panel) => markNotes(panel));
 
     toolbarRegistry?.addFactory<NotebookPanel>(
       'Notebook',

@@ -7,6 +7,8 @@ import type { CommandRegistry } from '@lumino/commands';
 import { CommandIDs } from '../../tokens';
 import { CommandContext, ICommandsOptions } from './context';
 import { addControlCommands } from './control';
+import { addNoteCommands } from './notes';
+import { addReproduceCommands } from './reproduce';
 import { addPlannerCommands } from './planner';
 import { addRewindCommands } from './rewind';
 import { addSavedRunCommands } from './savedRun';
@@ -27,7 +29,10 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.takeOver,
   CommandIDs.discardSavedRun,
   CommandIDs.undoBehavior,
-  CommandIDs.redoFromStep
+  CommandIDs.redoFromStep,
+  CommandIDs.redoStepWithNote,
+  CommandIDs.checkReproducibility,
+  CommandIDs.stopReproducibilityCheck
 ];
 
 /** Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. */
@@ -41,6 +46,8 @@ export function addCommands(
   addSavedRunCommands(context);
   addPlannerCommands(context);
   addRewindCommands(context);
+  addNoteCommands(context);
+  addReproduceCommands(context);
 
   // A run changes its model several times per action: the toolbar, menus and palette read the
   // commands again once per frame, not at each change.

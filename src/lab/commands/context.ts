@@ -23,6 +23,7 @@ import { commandAvailability } from '../../ui/present';
 import { describePlannerProblem } from '../../ui/problem';
 import type { IRunDialogMemoryStore } from '../../ui/runDialogModel';
 import type { LlmSettingsService } from '../llmSettings';
+import type { ReproducibilityChecks } from '../reproducibility';
 
 export interface ICommandsOptions {
   /** Finds the notebook a command acts on. */
@@ -51,6 +52,13 @@ export interface ICommandsOptions {
   usesBuiltinPlanner?: () => Promise<boolean>;
   /** Where the Run dialog remembers the last task, data files and target column. */
   runDialogMemory?: IRunDialogMemoryStore | null;
+  /** The reproducibility checks; without them their commands stay off. */
+  reproducibility?: Pick<
+    ReproducibilityChecks,
+    'canCheck' | 'isChecking' | 'check' | 'stop'
+  > | null;
+  /** Brings a widget to the front (the shell's `activateById`). */
+  activate?: (id: string) => void;
 }
 
 /** A notebook with its runner and run model: what a command acts on. */

@@ -5,13 +5,44 @@
  */
 import { Notification } from '@jupyterlab/apputils';
 import { redoIcon, undoIcon } from '@jupyterlab/ui-components';
-import type { RewindTarget } from '../../engine/rewind';
+import type { IRewindPlan, RewindTarget } from '../../engine/rewind';
 import { stepKey } from '../../engine/rewindView';
 import type { IWorkflowRunner } from '../../engine/types';
 import { CommandIDs } from '../../tokens';
 import { stepNameOf } from '../../ui/present';
 import { showRewindDialog } from '../../ui/rewindDialog';
 import type { CommandArgs, CommandContext } from './context';
+import {
+  cellNoteIn,
+  noteText,
+  setStepNote,
+  sharedCell,
+  stepNoteOf,
+  stepNotesIn
+} from '../../notebook/notes';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+
+/** The notes on the cells a rewind removes, moved onto their steps (after the step's own note). */
+function keepNotesOfRemovedCells(panel: NotebookPanel, plan: IRewindPlan) {
+  const shared = panel.model?.sharedModel;
+  if (!shared) {
+    return;
+  }
+  for (const { cellId } of plan.remove) {
+    const cell = sharedCell(shared, cellId);
+    const note = cell ? cellNoteIn(cell) : null;
+    const stepId = note?.step_id ?? plan.stepId;
+    if (!note || !stepId) {
+      continue;
+    }
+    const stageId = note.stage_id ?? plan.stageId;
+    const own = stepNoteOf(stepNotesIn(shared), stageId, stepId);
+    const text = own ? `${own.text}\n${note.text}` : note.text;
+    if (!own?.text.includes(note.text)) {
+      setStepNote(shared, stageId, stepId, noteText(text));
+    }
+  }
+}
 
 /** The step named by `stageId`, `stepId`, or null without a `stepId`. */
 function rewindTarget(args: CommandArgs): RewindTarget | null {
@@ -24,8 +55,11 @@ function rewindTarget(args: CommandArgs): RewindTarget | null {
     : null;
 }
 
-/** Confirms (unless `confirm: false`), rewinds, and says what was done. */
-async function rewind(
+/**
+ * Confirms (unless `confirm: false`), rewinds, and says what was done. A note on a cell the rewind
+ * removes becomes a note of its step, so the step's redo still reads it.
+ */
+export async function rewind(
   context: CommandContext,
   args: CommandArgs,
   target: RewindTarget,
@@ -54,6 +88,7 @@ async function rewind(
   if (!options) {
     return;
   }
+  keepNotesOfRemovedCells(found.panel, plan);
   context.openPanel();
   try {
     // A rewind starts the loop again: it holds the run lock like Resume.
