@@ -12,6 +12,7 @@ import type { IRunSettings } from '../engine/settings';
 import type { IRunFinished, IRunSnapshot } from '../engine/types';
 import { redactedPatterns } from '../engine/variables';
 import { asObject } from '../notebook/json';
+import { saveFromPage } from '../notebook/saving';
 import {
   CELL_METADATA_KEY,
   RUN_STATE_METADATA_KEY
@@ -63,6 +64,8 @@ export function runDataFiles(panel: NotebookPanel): string[] {
 
 interface IEntry {
   panel: NotebookPanel;
+  /** A loop ran since the last run ended (a saved run read back as completed did not). */
+  ran: boolean;
   /** The run's values when it ended (this session), with the names they are of. */
   reference: { names: string[]; values: Fingerprints } | null;
   checking: AbortController | null;
@@ -196,7 +199,17 @@ export class ReproducibilityChecks {
         })
     });
     if (!panel.isDisposed) {
+      // Saved with it when the notebook had nothing unsaved: the user's own edits are theirs to save.
+      const clean = panel.model?.dirty === false;
       runtime.writeReproducibilityRecord(shared, record);
+      if (clean) {
+        await saveFromPage(panel).catch(reason =>
+          console.warn(
+            'Notebook-BCC: the check’s record was not saved.',
+            reason
+          )
+        );
+      }
     }
     return record;
   }
@@ -211,8 +224,11 @@ export class ReproducibilityChecks {
     if (this._entries.has(panel)) {
       return;
     }
-    const own: IEntry = { panel, reference: null, checking: null };
+    const own: IEntry = { panel, ran: false, reference: null, checking: null };
     this._entries.set(panel, own);
+    runner.progressChanged.connect((_, snapshot) => {
+      own.ran ||= snapshot.running;
+    }, this);
     runner.stateChanged.connect((_, transition) => {
       if (transition.event === 'START_WORKFLOW') {
         own.reference = null;
@@ -233,7 +249,9 @@ export class ReproducibilityChecks {
     entry: IEntry,
     finished: IRunFinished
   ): Promise<void> {
-    if (finished.reason !== 'completed') {
+    const ran = entry.ran;
+    entry.ran = false;
+    if (finished.reason !== 'completed' || !ran) {
       return;
     }
     const { panel } = entry;
