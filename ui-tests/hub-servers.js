@@ -32,8 +32,8 @@ function hubServers() {
       command: [
         path.resolve(__dirname, '../.venv-llm/bin/python'),
         '-m llama_cpp.server',
-        `--model ${path.resolve(__dirname, '../.venv-llm/models/gemma-3-270m-q4_k_m.gguf')}`,
-        `--model_alias ${LLM.LLM_MODEL}`,
+        `--model ${LLM.modelFile(LLM.HUB_MODEL)}`,
+        `--model_alias ${LLM.HUB_MODEL}`,
         '--host 127.0.0.1',
         `--port ${HUB_MODEL_PORT}`,
         '--n_ctx 8192',

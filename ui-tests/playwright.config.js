@@ -25,9 +25,9 @@ const WHEEL_PORT = Number(process.env.BCC_WHEEL_PORT || LAB_PORT + 2);
 const WHEEL_JUPYTER = path.resolve(__dirname, '../.venv-wheel/bin/jupyter');
 const withWheel = fs.existsSync(WHEEL_JUPYTER);
 const FIRST_RUN_SPEC = /firstRun\.spec\.ts/;
-// The fault specs: the `faults` project, on a JupyterLab of its own.
+// The fault specs (tests/faults/*.spec.ts): the `faults` project, on a JupyterLab of its own.
 const FAULTS_PORT = Number(process.env.BCC_FAULTS_PORT || LAB_PORT + 15);
-const FAULTS_SPEC = /faults\.spec\.ts/;
+const FAULTS_SPEC = /[\\/]faults[\\/][^\\/]+\.spec\.ts$/;
 
 // Real-time collaboration: only the `rtc` project runs its spec, on the JupyterLab of `.venv-rtc`.
 const RTC_PORT = Number(process.env.BCC_RTC_PORT || LAB_PORT + 9);
@@ -85,7 +85,7 @@ const wants = (...projects) =>
   SELECTED.length === 0 || projects.some(name => SELECTED.includes(name));
 
 const planner = ({ port, flags }) => ({
-  command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
+  command: `node ../referencePlannerService/lib/referencePlannerService/src/main.js --port ${port} --quiet ${flags}`,
   url: `http://127.0.0.1:${port}/health`,
   timeout: 30 * 1000,
   reuseExistingServer: false

@@ -1,8 +1,9 @@
 /**
- * The lazy boundary (docs/architecture.md#lazy-loading): JupyterLab starts with the plugins, the views
- * and these stand-ins; `runtime.ts` (engine, schemas, dialects, notebook driver, dialogs, built-in
- * planner) is loaded the first time a run needs it: a run starts or resumes, the Run dialog opens, the
- * panel asks where the planner is, or a notebook holds a saved run.
+ * The lazy boundary (docs/architecture.md#lazy-loading): JupyterLab starts with the plugins, the
+ * panel's shell and these stand-ins; `runtime.ts` (engine, schemas, dialects, notebook driver, dialogs,
+ * built-in planner) is loaded the first time a run needs it: a run starts or resumes, the Run dialog
+ * opens, the panel asks where the planner is, or a notebook holds a saved run. The trace store
+ * (`traceStore.ts`, IndexedDB) is a chunk of its own, loaded when a notebook first opens.
  */
 import type {
   INotebookCellExecutor,
@@ -12,8 +13,8 @@ import type { ServerConnection } from '@jupyterlab/services';
 import type { ITranslator } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import type { IConnectionCheck } from '../protocol';
-import type { IEffectsState } from '../engine/effects';
-import type { IFsmTransition } from '../engine/fsm';
+import type { IEffectsState } from '../engine/state/effects';
+import type { IFsmTransition } from '../engine/state/fsm';
 import type { ActionRegistry } from '../engine/actions/registry';
 import type { IRunSettings } from '../engine/settings';
 import { RunTrace } from '../engine/trace';
@@ -34,13 +35,14 @@ import type {
   IRewindPlan,
   IRewindRecord,
   RewindTarget
-} from '../engine/rewind';
+} from '../engine/state/rewind';
 import type { IPlannerLocation, IPlannerStatus, IRunHooks } from '../tokens';
 import type { ISavedRun } from '../ui/saved';
-import { pageTraceStore, TraceClock, TraceKeeper } from './traceStore';
-import type { TraceStore } from './traceStore';
+import { TraceClock } from './traceClock';
+import type { TraceKeeper, TraceStore } from './traceStore';
 
 export type Runtime = typeof import('./runtime');
+type TraceStoreModule = typeof import('./traceStore');
 
 let runtime: Promise<Runtime> | null = null;
 let loaded: Runtime | null = null;
@@ -57,6 +59,19 @@ export function loadRuntime(): Promise<Runtime> {
     );
   }
   return runtime;
+}
+
+let traceStoreModule: Promise<TraceStoreModule> | null = null;
+
+/** The trace store's chunk (IndexedDB), loaded when a notebook first opens; tried again after a failure. */
+function loadTraceStore(): Promise<TraceStoreModule> {
+  if (!traceStoreModule) {
+    traceStoreModule = import('./traceStore');
+    traceStoreModule.catch(() => {
+      traceStoreModule = null;
+    });
+  }
+  return traceStoreModule;
 }
 
 /** The runtime if it is loaded already, for code that must answer synchronously. */
@@ -187,31 +202,35 @@ export function idleSnapshot(): IRunSnapshot {
  */
 export class LazyRun {
   constructor(private _options: LazyRun.IOptions) {
-    const keeper = this._keepTrace();
     this.runner = new LazyWorkflowRunner(
       this._loaderOf(parts => parts.runner),
       _options.registry,
       this.trace,
-      () => void keeper?.forget()
+      () => this._withKeeper(keeper => void keeper.forget())
     );
     this.planner = new LazyPlannerStatus(
       this._loaderOf(parts => parts.planner)
     );
-    if (keeper) {
+    if (_options.traceStore !== null) {
       const runner = this.runner;
-      runner.progressChanged.connect(() => keeper.changed());
-      runner.finished.connect(() => void keeper.flush());
-      _options.panel.disposed.connect(() => keeper.dispose());
-      void keeper.restore().then(
-        restored => restored && runner.traceRestored(),
-        reason =>
-          console.warn('Notebook-BCC: the run trace was not restored.', reason)
+      runner.progressChanged.connect(() =>
+        this._withKeeper(keeper => keeper.changed())
       );
+      runner.finished.connect(() =>
+        this._withKeeper(keeper => void keeper.flush())
+      );
+      _options.panel.disposed.connect(() =>
+        this._withKeeper(keeper => keeper.dispose())
+      );
+      this._keeper = this._keepTrace().catch((reason: unknown) => {
+        console.warn('Notebook-BCC: the run trace was not restored.', reason);
+        return null;
+      });
     }
   }
 
   private readonly _clock = new TraceClock();
-  /** The last run's trace; kept in the browser across reloads (`traceStore.ts`). */
+  /** The last run's trace; kept in the browser across reloads (`traceStore.ts`, loaded with the notebook). */
   readonly trace = new RunTrace({ now: this._clock.now });
   readonly runner: LazyWorkflowRunner;
   readonly planner: LazyPlannerStatus;
@@ -229,6 +248,7 @@ export class LazyRun {
         const parts = createRunParts({
           ...this._options,
           settings: () => settings().current,
+          pluginSettings: () => settings().composite ?? {},
           trace: this.trace,
           hooks: this._options.hooks
         });
@@ -248,21 +268,41 @@ export class LazyRun {
     return this._loading;
   }
 
-  private _keepTrace(): TraceKeeper | null {
-    const { panel, serverSettings } = this._options;
-    const store =
-      this._options.traceStore === undefined
-        ? pageTraceStore()
-        : this._options.traceStore;
-    return store
-      ? new TraceKeeper({
-          store,
-          key: () => serverSettings.baseUrl + panel.context.path,
-          trace: this.trace,
-          clock: this._clock,
-          busy: () => this.runner.isRunning
-        })
-      : null;
+  /**
+   * The keeper of the trace's copy in the store, once the store's chunk is loaded: it restores the
+   * copy kept from before a reload, then follows the run. Calls made before it exists wait for it, in
+   * order (a forget made meanwhile keeps the copy from being restored).
+   */
+  private async _keepTrace(): Promise<TraceKeeper | null> {
+    const { panel, serverSettings, traceStore } = this._options;
+    const module = await loadTraceStore();
+    const store = traceStore ?? module.pageTraceStore();
+    if (!store) {
+      return null;
+    }
+    const keeper = new module.TraceKeeper({
+      store,
+      key: () => serverSettings.baseUrl + panel.context.path,
+      trace: this.trace,
+      clock: this._clock,
+      busy: () => this.runner.isRunning
+    });
+    this._keeperNow = keeper;
+    void keeper.restore().then(
+      restored => restored && this.runner.traceRestored(),
+      reason =>
+        console.warn('Notebook-BCC: the run trace was not restored.', reason)
+    );
+    return keeper;
+  }
+
+  /** Calls `use` with the trace's keeper: now if it exists, else once it does (never without a store). */
+  private _withKeeper(use: (keeper: TraceKeeper) => void): void {
+    if (this._keeperNow) {
+      use(this._keeperNow);
+    } else {
+      void this._keeper.then(keeper => keeper && use(keeper));
+    }
   }
 
   private _loaderOf<T>(pick: (parts: Runtime.IRunParts) => T): ILoader<T> {
@@ -276,12 +316,18 @@ export class LazyRun {
   }
 
   private _loading: Promise<Runtime.IRunParts> | null = null;
+  private _keeper: Promise<TraceKeeper | null> = Promise.resolve(null);
+  private _keeperNow: TraceKeeper | null = null;
 }
 
 export namespace LazyRun {
   export interface IOptions {
     panel: NotebookPanel;
-    settings: () => { readonly current: IRunSettings };
+    /** The run settings, and the plugin's settings as JupyterLab holds them (for the dialects'). */
+    settings: () => {
+      readonly current: IRunSettings;
+      readonly composite?: Readonly<Record<string, unknown>>;
+    };
     settingsChanged: ISignal<unknown, unknown>;
     serverSettings: ServerConnection.ISettings;
     registry: ActionRegistry;

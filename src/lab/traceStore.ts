@@ -3,10 +3,16 @@
  * "Export the run trace" again and exports the same file. One store holds every notebook's trace,
  * keyed by the server and the notebook's path; all of them together stay within the trace's own cap
  * (`DEFAULT_TRACE_MAX_CHARS`): the notebooks saved longest ago give way first.
+ *
+ * Not loaded at startup: `lazy.ts` imports this module with `import()` when a notebook first opens, so
+ * webpack makes it a chunk of its own (docs/architecture.md#lazy-loading).
  */
 import { DEFAULT_TRACE_MAX_CHARS, RunTrace } from '../engine/trace';
 import type { ITraceDialectRecord, ITraceRewindRecord } from '../engine/trace';
 import type { TraceRecord } from '../protocol/traceFormat';
+import { TraceClock } from './traceClock';
+
+export { TraceClock };
 
 /** A key-value store of strings: IndexedDB in the page, a map in tests. */
 export interface ITraceStorage {
@@ -121,17 +127,6 @@ export namespace TraceStore {
   }
 }
 
-/** A clock for a `RunTrace`, which a restore holds still so the restored records keep their times. */
-export class TraceClock {
-  readonly now = (): number => this._fixed ?? Date.now();
-
-  hold(time: number | null): void {
-    this._fixed = time;
-  }
-
-  private _fixed: number | null = null;
-}
-
 type StoredLine = TraceRecord | ITraceDialectRecord | ITraceRewindRecord;
 
 /**
@@ -204,11 +199,18 @@ const SAVE_DELAY_MS = 3000;
 export class TraceKeeper {
   constructor(private _options: TraceKeeper.IOptions) {}
 
-  /** Restores the stored trace into an empty trace; true when it did. */
+  /** Restores the stored trace into an empty trace; true when it did (not when forgotten meanwhile). */
   async restore(): Promise<boolean> {
     const { store, key, trace, clock, busy } = this._options;
+    const forgets = this._forgets;
     const jsonl = await store.load(key());
-    if (!jsonl || trace.length > 0 || busy() || this._disposed) {
+    if (
+      !jsonl ||
+      trace.length > 0 ||
+      busy() ||
+      this._disposed ||
+      this._forgets !== forgets
+    ) {
       return false;
     }
     restoreTrace(trace, clock, jsonl);
@@ -238,6 +240,7 @@ export class TraceKeeper {
 
   /** The run was discarded: its stored trace goes too. */
   forget(): Promise<void> {
+    this._forgets++;
     this._cancel();
     return this._options.store.remove(this._options.key()).catch(warn);
   }
@@ -259,6 +262,7 @@ export class TraceKeeper {
 
   private _timer: ReturnType<typeof setTimeout> | null = null;
   private _disposed = false;
+  private _forgets = 0;
 }
 
 export namespace TraceKeeper {

@@ -23,6 +23,7 @@ import {
 } from '../engine/ports/driver';
 import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
+import { inertMarkdown } from './inertMarkdown';
 import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from './metadata';
 import {
   CELL_NOTE_KEY,
@@ -92,15 +93,20 @@ export class NotebookCells {
 
   async add(request: IAddCellRequest): Promise<string> {
     const model = this.model();
+    // What a planner writes must not load or act when rendered (docs/security.md#what-a-planner-writes).
+    const source =
+      request.kind === 'markdown'
+        ? inertMarkdown(request.source)
+        : request.source;
     const metadata = cellMetadata(request.provenance, request.role, {
       ...request.metadata,
       ...(request.role === 'thinking' ? { thinking: true } : {}),
-      [SOURCE_HASH_KEY]: sourceHash(request.source)
+      [SOURCE_HASH_KEY]: sourceHash(source)
     });
     const restore = this._keepActiveCell();
     const cell = this._insert(model.sharedModel.cells.length, {
       cell_type: request.kind,
-      source: request.source,
+      source,
       metadata: { [CELL_METADATA_KEY]: metadata }
     });
     this._indices.set(cell.getId(), model.sharedModel.cells.length - 1);
@@ -120,15 +126,21 @@ export class NotebookCells {
     if (!cell) {
       return false;
     }
+    const written =
+      source !== null && cell.cell_type === 'markdown'
+        ? inertMarkdown(source)
+        : source;
     this.model().sharedModel.transact(() => {
-      if (source !== null) {
-        cell.setSource(source);
+      if (written !== null) {
+        cell.setSource(written);
       }
-      if (metadata || source !== null) {
+      if (metadata || written !== null) {
         cell.setMetadata(CELL_METADATA_KEY, {
           ...asObject(cell.getMetadata(CELL_METADATA_KEY)),
           ...asObject(toJSON(metadata ?? {})),
-          ...(source !== null ? { [SOURCE_HASH_KEY]: sourceHash(source) } : {})
+          ...(written !== null
+            ? { [SOURCE_HASH_KEY]: sourceHash(written) }
+            : {})
         });
       }
     });
@@ -161,7 +173,7 @@ export class NotebookCells {
     titleCellId: string | null
   ): Promise<string> {
     const shared = this.model().sharedModel;
-    const source = `# ${title}`;
+    const source = inertMarkdown(`# ${title}`);
     shared.transact(() => setTitleMetadata(shared, title));
     const existing = titleCellId ? this.sharedCell(titleCellId) : null;
     if (existing) {

@@ -12,8 +12,10 @@ import { CommandToolbarButton } from '@jupyterlab/ui-components';
 import { addCommands, RUN_COMMANDS } from '../lab/commands/addCommands';
 import { loadRuntime } from '../lab/lazy';
 import { stateDbMemory } from '../lab/runDialogMemory';
+import { confirmLlmRun } from '../lab/approvalPolicy';
 import { LlmSettingsService } from '../lab/llmSettings';
 import { ReproducibilityChecks } from '../lab/reproducibility';
+import { toRunSettings } from '../lab/settings';
 import { CellNoteMarkers } from '../ui/cellNotes';
 import {
   CommandIDs,
@@ -83,7 +85,20 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
         ),
       runDialogMemory: state ? stateDbMemory(state) : null,
       reproducibility,
-      activate: id => app.shell.activateById(id)
+      activate: id => app.shell.activateById(id),
+      confirmLlmRun: settings
+        ? () =>
+            confirmLlmRun({
+              serverSettings: app.serviceManager.serverSettings,
+              settings: async () =>
+                toRunSettings(
+                  (await settings.load(PluginIDs.plugin)).composite
+                ),
+              remember: answer =>
+                settings.set(PluginIDs.plugin, 'llmCodeApproval', answer),
+              trans
+            })
+        : undefined
     });
 
     const category = trans.__('Notebook-BCC');

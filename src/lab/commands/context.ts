@@ -59,6 +59,11 @@ export interface ICommandsOptions {
   > | null;
   /** Brings a widget to the front (the shell's `activateById`). */
   activate?: (id: string) => void;
+  /**
+   * After the Run dialog: the LLM planner's first run asks whether its code may run without approval
+   * (`approvalPolicy.ts`); false when the user closed the question, and the run does not start.
+   */
+  confirmLlmRun?: () => Promise<boolean>;
 }
 
 /** A notebook with its runner and run model: what a command acts on. */

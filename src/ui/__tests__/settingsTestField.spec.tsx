@@ -3,7 +3,8 @@ import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import * as React from 'react';
 import { CommandIDs } from '../../tokens';
-import { TestConnectionButton, whenSaved } from '../settingsTestField';
+import { TestConnectionButton, whenSaved } from '../settingsTestButton';
+import { plannerUrlField } from '../settingsTestField';
 import { disposeRendered, render, waitFor } from './rendered';
 
 const trans = nullTranslator.load('notebook_bcc');
@@ -133,5 +134,41 @@ describe('whenSaved', () => {
     const start = Date.now();
     await whenSaved(settings, 'baseUrl', 'http://never', 50);
     expect(Date.now() - start).toBeGreaterThanOrEqual(45);
+  });
+});
+
+describe('plannerUrlField', () => {
+  it("shows the label and the form's own field at once, then the Test connection button, which waits for the URL shown to be saved", async () => {
+    const answer = { ok: true, enabled: true };
+    const { commands, execute } = testCommand(answer);
+    const { settings, save } = fakeSettings('http://a');
+    const Field = plannerUrlField(commands, trans);
+    const StringField = (props: { formData?: unknown }) => (
+      <input className="form-field" defaultValue={String(props.formData)} />
+    );
+    const props = {
+      name: 'baseUrl',
+      formData: 'http://b',
+      schema: { title: 'Planner URL' },
+      registry: { fields: { StringField } },
+      formContext: { settings }
+    } as unknown as React.ComponentProps<typeof Field>;
+    const host = await render(<Field {...props} />);
+    expect(host.querySelector('.jp-FormGroup-fieldLabel')!.textContent).toBe(
+      'Planner URL'
+    );
+    expect(
+      host.querySelector<HTMLInputElement>('input.form-field')!.value
+    ).toBe('http://b');
+    await waitFor(() => host.querySelector('button') !== null);
+    const button = host.querySelector('button')!;
+    expect(button.textContent).toBe('Test connection');
+    button.click();
+    await new Promise(resolve => setTimeout(resolve, 20));
+    expect(execute).not.toHaveBeenCalled();
+    save('http://b');
+    const result = host.querySelector('.jp-bcc-settings-test-result')!;
+    await waitFor(() => result.getAttribute('data-state') === 'ok');
+    expect(execute).toHaveBeenCalledTimes(1);
   });
 });

@@ -3,7 +3,19 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 import type { IRunModel } from '../../tokens';
-import { RunView } from './RunView';
+import { LazyModule, useLazyModule } from '../lazyModule';
+import type { IRunViewProps } from './RunView';
+
+/** The run's view and all it renders: loaded the first time the panel shows a notebook's run. */
+const runView = new LazyModule(() => import('./RunView'));
+
+function LazyRunView(props: IRunViewProps): JSX.Element | null {
+  const module = useLazyModule(
+    runView,
+    'Notebook-BCC: the run view could not be loaded.'
+  );
+  return module ? <module.RunView {...props} /> : null;
+}
 
 export interface ISidebarViewProps {
   /** The active notebook's run model; null without a notebook or while it loads. */
@@ -19,7 +31,10 @@ export interface ISidebarViewProps {
   trans: TranslationBundle;
 }
 
-/** The sidebar's content: a header naming the notebook, then its run or a hint. */
+/**
+ * The sidebar's content: a header naming the notebook, then its run or a hint. The run's view
+ * (`RunView` and the components it renders) is a chunk of its own, loaded when first shown.
+ */
 export function SidebarView(props: ISidebarViewProps): JSX.Element {
   const { model, trans } = props;
   return (
@@ -33,7 +48,7 @@ export function SidebarView(props: ISidebarViewProps): JSX.Element {
         ) : null}
       </header>
       {model ? (
-        <RunView
+        <LazyRunView
           model={model}
           commands={props.commands}
           rendermime={props.rendermime}
