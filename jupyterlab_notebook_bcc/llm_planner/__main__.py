@@ -122,6 +122,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-tries-per-step", type=int, default=None)
     parser.add_argument("--request-timeout", type=float, default=None)
     parser.add_argument("--stall-timeout", type=float, default=None)
+    parser.add_argument("--first-token-timeout", type=float, default=None)
     args, rest = parser.parse_known_args(argv)
     unknown = [arg for arg in rest if not arg.startswith("--LLMPlanner.")]
     if unknown:
@@ -144,7 +145,8 @@ def config_from(args: argparse.Namespace) -> LLMPlanner:
         planner.base_url = args.base_url
     if args.models is not None:
         planner.models = [m.strip() for m in args.models.split(",") if m.strip()]
-    for name in ("response_format", "max_run_tokens", "max_tries_per_step", "request_timeout", "stall_timeout"):
+    for name in ("response_format", "max_run_tokens", "max_tries_per_step", "request_timeout", "stall_timeout",
+                 "first_token_timeout"):
         if getattr(args, name) is not None:
             setattr(planner, name, getattr(args, name))
     return planner

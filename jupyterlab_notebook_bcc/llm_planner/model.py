@@ -87,6 +87,7 @@ class OpenAIModel:
         *,
         request_timeout: float = 300.0,
         stall_timeout: float = 60.0,
+        first_token_timeout: float = 240.0,
         max_completion_tokens: int = 1200,
         temperature: float = 0.2,
         on_start: Callable[[], None] | None = None,
@@ -96,10 +97,27 @@ class OpenAIModel:
         self.model = model
         self.request_timeout = request_timeout
         self.stall_timeout = stall_timeout
+        self.first_token_timeout = first_token_timeout
         self.max_completion_tokens = max_completion_tokens
         self.temperature = temperature
         self.on_start = on_start
         self.on_end = on_end
+
+    def _silence_error(self, started: bool) -> ModelError:
+        if started:
+            return ModelError(
+                "stalled",
+                f"The model {self.model} stopped sending for {self.stall_timeout:g} s "
+                "(c.LLMPlanner.stall_timeout); Retry.",
+                504,
+            )
+        return ModelError(
+            "stalled",
+            f"The model {self.model} sent nothing for {self.first_token_timeout:g} s after the request "
+            "(c.LLMPlanner.first_token_timeout; a model on a CPU reads a long prompt first); Retry, or raise "
+            "the limit.",
+            504,
+        )
 
     def _client(self) -> Any:
         from openai import AsyncOpenAI
@@ -215,21 +233,20 @@ class OpenAIModel:
             stream = await client.chat.completions.create(**arguments)
             iterator = stream.__aiter__()
             try:
+                started = False
                 while True:
+                    # Before its first piece a model may still be reading the prompt: that wait has its own limit.
+                    limit = self.stall_timeout if started else self.first_token_timeout
                     try:
-                        if self.stall_timeout > 0:
-                            chunk = await asyncio.wait_for(iterator.__anext__(), self.stall_timeout)
+                        if limit > 0:
+                            chunk = await asyncio.wait_for(iterator.__anext__(), limit)
                         else:
                             chunk = await iterator.__anext__()
                     except StopAsyncIteration:
                         break
                     except asyncio.TimeoutError as error:
-                        raise ModelError(
-                            "stalled",
-                            f"The model {self.model} stopped sending for {self.stall_timeout:g} s "
-                            "(c.LLMPlanner.stall_timeout); Retry.",
-                            504,
-                        ) from error
+                        raise self._silence_error(started) from error
+                    started = True
                     answered_by = answered_by or str(getattr(chunk, "model", "") or "")
                     usage = getattr(chunk, "usage", None)
                     if usage is not None:

@@ -113,6 +113,7 @@ async def connection_test(settings: ModelSettings) -> dict[str, Any]:
     that answered, the models it lists (`GET /models`; null when it has no list) and whether the named model
     is among them (null when unknown)."""
     model = OpenAIModel(settings, settings.model, request_timeout=TEST_TIMEOUT, stall_timeout=TEST_TIMEOUT,
+                        first_token_timeout=TEST_TIMEOUT,
                         max_completion_tokens=8, temperature=0)
     listed = await model.served_models()
     where = display_url(settings.base_url)

@@ -78,6 +78,7 @@ class LLMPlannerService:
             model,
             request_timeout=self.config.request_timeout,
             stall_timeout=self.config.stall_timeout,
+            first_token_timeout=self.config.first_token_timeout,
             max_completion_tokens=self.config.max_completion_tokens,
             temperature=self.config.temperature,
             on_start=started,

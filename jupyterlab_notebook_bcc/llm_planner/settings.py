@@ -113,7 +113,13 @@ class LLMPlanner(Configurable):
     ).tag(config=True)
 
     stall_timeout = Float(
-        60.0, help="Seconds a model stream may stay silent before the request is given up; 0 for no limit."
+        60.0, help=("Seconds a model stream may stay silent between two pieces of its answer before the request is "
+                    "given up; 0 for no limit. The wait for its first piece is first_token_timeout's.")
+    ).tag(config=True)
+
+    first_token_timeout = Float(
+        240.0, help=("Seconds to wait for the first piece of a model's answer (a model on a CPU reads a long prompt "
+                     "first: about a minute per 4,000 tokens on 2 cores); 0 for no limit but request_timeout.")
     ).tag(config=True)
 
     max_sessions = Int(

@@ -10,7 +10,7 @@
 import {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
   DEFAULT_STALL_TIMEOUT_MS
-} from '../protocol/exchange';
+} from '../protocol/timeouts';
 
 export interface IRunSettings {
   /** Planner base URL, e.g. `http://localhost:28600`; empty = no planner configured (the built-in demo planner). */

@@ -10,6 +10,7 @@ export * from './normalizeResponse';
 export * from './actionStream';
 export * from './errors';
 export * from './exchange';
+export * from './timeouts';
 export * from './browserTransport';
 export * from './connectionCheck';
 export * from './dialects/dslc/adapter';
