@@ -75,8 +75,13 @@ export class ReproducibilityChecks {
   constructor(private readonly _options: ReproducibilityChecks.IOptions) {
     const { runners, models } = _options;
     runners.runnerAdded.connect((_, entry) => this._adopt(entry), this);
+    // Started with the first notebook (`keep.ts`): the notebooks open by then are adopted too.
     for (const entry of runners.entries()) {
       this._adopt(entry);
+      const model = models.model(entry.panel);
+      if (model) {
+        this._showStored(entry.panel, model);
+      }
     }
     models.modelAdded.connect(
       (_, { panel, model }) => this._showStored(panel, model),

@@ -25,13 +25,8 @@ import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
 import { inertMarkdown } from './inertMarkdown';
 import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from './metadata';
-import {
-  CELL_NOTE_KEY,
-  cellNoteIn,
-  type ICellNote,
-  stepNotesIn,
-  userNotesToSend
-} from './notes';
+import { CELL_NOTE_KEY, stepNotesIn } from './notes';
+import { cellNoteIn, type ICellNote, userNotesToSend } from './noteEdits';
 import { outputsToText } from './outputText';
 
 export type SharedCell = INotebookModel['sharedModel']['cells'][number];

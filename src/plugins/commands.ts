@@ -9,14 +9,16 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { CommandToolbarButton } from '@jupyterlab/ui-components';
-import { addCommands, RUN_COMMANDS } from '../lab/commands/addCommands';
+import {
+  addCommands,
+  KEEP_RUN_COMMANDS,
+  RUN_COMMANDS
+} from '../lab/commands/addCommands';
 import { loadRuntime } from '../lab/lazy';
 import { stateDbMemory } from '../lab/runDialogMemory';
 import { confirmLlmRun } from '../lab/approvalPolicy';
 import { LlmSettingsService } from '../lab/llmSettings';
-import { ReproducibilityChecks } from '../lab/reproducibility';
 import { toRunSettings } from '../lab/settings';
-import { CellNoteMarkers } from '../ui/cellNotes';
 import {
   CommandIDs,
   IRunModelRegistry,
@@ -57,15 +59,7 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const { commands } = app;
-    const reproducibility = new ReproducibilityChecks({
-      runners,
-      models,
-      sessions: app.serviceManager.sessions,
-      kernelspecs: app.serviceManager.kernelspecs,
-      settings: () => runners.settings,
-      trans
-    });
-    addCommands(commands, {
+    const context = addCommands(commands, {
       tracker,
       runners,
       models,
@@ -84,7 +78,6 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
           app.serviceManager.serverSettings
         ),
       runDialogMemory: state ? stateDbMemory(state) : null,
-      reproducibility,
       activate: id => app.shell.activateById(id),
       confirmLlmRun: settings
         ? () =>
@@ -104,6 +97,7 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
     const category = trans.__('Notebook-BCC');
     for (const command of [
       ...RUN_COMMANDS,
+      ...KEEP_RUN_COMMANDS,
       CommandIDs.llmSettings,
       CommandIDs.noteCell,
       CommandIDs.removeCellNote
@@ -111,11 +105,38 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       palette?.addItem({ command, category });
     }
 
-    // The notes for the planner on each notebook's cells, shown on the cells.
-    const markNotes = (panel: NotebookPanel) =>
-      new CellNoteMarkers(panel, commands, trans);
-    tracker.forEach(markNotes);
-    tracker.widgetAdded.connect((_, panel) => markNotes(panel));
+    // The notes for the planner and the reproducibility check: a chunk loaded with the first notebook.
+    let keeping = false;
+    const keep = () => {
+      if (keeping) {
+        return;
+      }
+      keeping = true;
+      // A chunk of its own (docs/architecture.md#lazy-loading).
+      import('../lab/keep').then(
+        module =>
+          module.startKeep({
+            context,
+            tracker,
+            runners,
+            models,
+            sessions: app.serviceManager.sessions,
+            kernelspecs: app.serviceManager.kernelspecs,
+            settings: () => runners.settings
+          }),
+        reason => {
+          keeping = false;
+          console.error(
+            'Notebook-BCC: the notes and checks did not load.',
+            reason
+          );
+        }
+      );
+    };
+    tracker.widgetAdded.connect(keep);
+    if (tracker.size) {
+      keep();
+    }
 
     toolbarRegistry?.addFactory<NotebookPanel>(
       'Notebook',

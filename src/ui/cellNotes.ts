@@ -10,7 +10,7 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { IDisposable } from '@lumino/disposable';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import { CELL_METADATA_KEY } from '../notebook/metadata';
-import { cellNoteOf } from '../notebook/notes';
+import { cellNoteOf } from '../notebook/noteEdits';
 import { CommandIDs } from '../tokens';
 import { element } from './element';
 

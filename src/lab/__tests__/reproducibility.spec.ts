@@ -75,9 +75,18 @@ function snapshot(): IRunSnapshot {
   } as unknown as IRunSnapshot;
 }
 
-function setup(settings = { ...DEFAULT_SETTINGS }) {
+/** `openBefore`: the notebook was open when the checks started (their chunk loads with the first one). */
+function setup(
+  settings = { ...DEFAULT_SETTINGS },
+  openBefore: { record: IReproducibilityRecord } | null = null
+) {
   const shared = YNotebook.create();
   shared.setMetadata('notebook_bcc_run', { dataFiles: ['sales.csv'] });
+  if (openBefore) {
+    shared.setMetadata('notebook_bcc', {
+      reproducibility: openBefore.record as never
+    });
+  }
   const kernel = { name: 'python3' };
   const disposed = new Signal<unknown, void>({});
   const ready = Promise.resolve();
@@ -113,15 +122,18 @@ function setup(settings = { ...DEFAULT_SETTINGS }) {
   };
   const runnerAdded = new Signal<unknown, IRunnerEntry>({});
   const modelAdded = new Signal<unknown, IRunModelEntry>({});
+  const open = openBefore ? [{ panel, runner }] : [];
   const checks = new ReproducibilityChecks({
-    runners: { runnerAdded, entries: () => [] } as never,
+    runners: { runnerAdded, entries: () => open } as never,
     models: { model: () => model as unknown as IRunModel, modelAdded } as never,
     sessions: {} as Session.IManager,
     kernelspecs: { specs: null } as unknown as KernelSpec.IManager,
     settings: () => settings,
     trans: nullTranslator.load('notebook_bcc')
   });
-  runnerAdded.emit({ panel, runner } as unknown as IRunnerEntry);
+  if (!openBefore) {
+    runnerAdded.emit({ panel, runner } as unknown as IRunnerEntry);
+  }
   /** A run's loop goes, then ends. */
   const runs = async (reason = 'completed') => {
     runner.progressChanged.emit({ running: true } as IRunSnapshot);
@@ -276,5 +288,14 @@ describe('ReproducibilityChecks', () => {
     modelAdded.emit({ panel, model: model as unknown as IRunModel });
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(model.reproducibility).toEqual({ kind: 'done', record: RECORD });
+  });
+
+  it('adopts a notebook open before it started, and shows the check its metadata keeps', async () => {
+    const { model, runs } = setup({ ...DEFAULT_SETTINGS }, { record: RECORD });
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(model.reproducibility).toEqual({ kind: 'done', record: RECORD });
+    // Adopted: the run's values are kept when it completes.
+    await runs();
+    expect(runtime.fingerprintValues).toHaveBeenCalledTimes(1);
   });
 });

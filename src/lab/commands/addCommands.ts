@@ -7,8 +7,6 @@ import type { CommandRegistry } from '@lumino/commands';
 import { CommandIDs } from '../../tokens';
 import { CommandContext, ICommandsOptions } from './context';
 import { addControlCommands } from './control';
-import { addNoteCommands } from './notes';
-import { addReproduceCommands } from './reproduce';
 import { addPlannerCommands } from './planner';
 import { addRewindCommands } from './rewind';
 import { addSavedRunCommands } from './savedRun';
@@ -29,25 +27,34 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.takeOver,
   CommandIDs.discardSavedRun,
   CommandIDs.undoBehavior,
-  CommandIDs.redoFromStep,
+  CommandIDs.redoFromStep
+];
+
+/**
+ * The run commands the notes' and the reproducibility check's chunk adds (`lab/keep.ts`), in palette
+ * order after `RUN_COMMANDS`; they do not exist until it has loaded.
+ */
+export const KEEP_RUN_COMMANDS: readonly string[] = [
   CommandIDs.redoStepWithNote,
   CommandIDs.checkReproducibility,
   CommandIDs.stopReproducibilityCheck
 ];
 
-/** Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. */
+/**
+ * Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. The
+ * notes' and the reproducibility check's commands join them from their chunk (`lab/keep.ts`), through
+ * the context returned.
+ */
 export function addCommands(
   commands: CommandRegistry,
   options: ICommandsOptions
-): void {
+): CommandContext {
   const context = new CommandContext(commands, options);
   addStartCommands(context);
   addControlCommands(context);
   addSavedRunCommands(context);
   addPlannerCommands(context);
   addRewindCommands(context);
-  addNoteCommands(context);
-  addReproduceCommands(context);
 
   // A run changes its model several times per action: the toolbar, menus and palette read the
   // commands again once per frame, not at each change.
@@ -62,6 +69,12 @@ export function addCommands(
       for (const id of RUN_COMMANDS) {
         commands.notifyCommandChanged(id);
       }
+      for (const id of KEEP_RUN_COMMANDS) {
+        if (commands.hasCommand(id)) {
+          commands.notifyCommandChanged(id);
+        }
+      }
     });
   });
+  return context;
 }

@@ -12,6 +12,7 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import type { IMessageText } from '../../engine/messages';
 import type { IWorkflowRunner } from '../../engine/types';
+import type { IRewindPlan } from '../../engine/state/rewind';
 import {
   CommandIDs,
   ICommandAvailability,
@@ -23,7 +24,6 @@ import { commandAvailability } from '../../ui/present';
 import { describePlannerProblem } from '../../ui/problem';
 import type { IRunDialogMemoryStore } from '../../ui/runDialogModel';
 import type { LlmSettingsService } from '../llmSettings';
-import type { ReproducibilityChecks } from '../reproducibility';
 
 export interface ICommandsOptions {
   /** Finds the notebook a command acts on. */
@@ -52,11 +52,6 @@ export interface ICommandsOptions {
   usesBuiltinPlanner?: () => Promise<boolean>;
   /** Where the Run dialog remembers the last task, data files and target column. */
   runDialogMemory?: IRunDialogMemoryStore | null;
-  /** The reproducibility checks; without them their commands stay off. */
-  reproducibility?: Pick<
-    ReproducibilityChecks,
-    'canCheck' | 'isChecking' | 'check' | 'stop'
-  > | null;
   /** Brings a widget to the front (the shell's `activateById`). */
   activate?: (id: string) => void;
   /**
@@ -85,6 +80,13 @@ export class CommandContext {
   }
 
   readonly trans: TranslationBundle;
+
+  /**
+   * Called with a rewind's plan once it is confirmed, before it runs. The notes' chunk (`keep.ts`)
+   * sets it: the notes on the cells the rewind removes move onto their steps.
+   */
+  beforeRewind: ((panel: NotebookPanel, plan: IRewindPlan) => void) | null =
+    null;
 
   /** The notebook named by `args.notebook`, else the active one. */
   panelOf(args: CommandArgs): NotebookPanel | null {

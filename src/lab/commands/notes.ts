@@ -7,14 +7,14 @@
 import { editIcon, redoIcon, closeIcon } from '@jupyterlab/ui-components';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { stepKey } from '../../engine/rewindView';
+import { stepNotesIn } from '../../notebook/notes';
 import {
   cellNoteIn,
   setCellNote,
   setStepNote,
   sharedCell,
-  stepNoteOf,
-  stepNotesIn
-} from '../../notebook/notes';
+  stepNoteOf
+} from '../../notebook/noteEdits';
 import { CommandIDs } from '../../tokens';
 import { showNoteDialog } from '../../ui/noteDialog';
 import { stepNameOf } from '../../ui/present';

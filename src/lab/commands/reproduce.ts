@@ -5,17 +5,17 @@
 import { NotebookActions } from '@jupyterlab/notebook';
 import { refreshIcon, stopIcon } from '@jupyterlab/ui-components';
 import { CommandIDs } from '../../tokens';
+import type { ReproducibilityChecks } from '../reproducibility';
 import type { CommandContext } from './context';
 
-export function addReproduceCommands(context: CommandContext): void {
+export function addReproduceCommands(
+  context: CommandContext,
+  checks: Pick<
+    ReproducibilityChecks,
+    'canCheck' | 'isChecking' | 'check' | 'stop'
+  >
+): void {
   const { commands, trans } = context;
-  // Without the checks (no session manager), the commands exist and stay off.
-  const checks = context.options.reproducibility ?? {
-    canCheck: () => false,
-    isChecking: () => false,
-    check: async () => undefined,
-    stop: () => undefined
-  };
   commands.addCommand(CommandIDs.checkReproducibility, {
     label: trans.__('Check That the Run Reproduces'),
     caption: trans.__(

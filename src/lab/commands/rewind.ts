@@ -5,45 +5,13 @@
  */
 import { Notification } from '@jupyterlab/apputils';
 import { redoIcon, undoIcon } from '@jupyterlab/ui-components';
-import type { IRewindPlan, RewindTarget } from '../../engine/state/rewind';
+import type { RewindTarget } from '../../engine/state/rewind';
 import { stepKey } from '../../engine/rewindView';
 import type { IWorkflowRunner } from '../../engine/types';
 import { CommandIDs } from '../../tokens';
 import { stepNameOf } from '../../ui/present';
 import { showRewindDialog } from '../../ui/rewindDialog';
 import type { CommandArgs, CommandContext } from './context';
-import {
-  cellNoteIn,
-  noteText,
-  setStepNote,
-  sharedCell,
-  stepNoteOf,
-  stepNotesIn
-} from '../../notebook/notes';
-import type { NotebookPanel } from '@jupyterlab/notebook';
-
-/** The notes on the cells a rewind removes, moved onto their steps (after the step's own note). */
-function keepNotesOfRemovedCells(panel: NotebookPanel, plan: IRewindPlan) {
-  const shared = panel.model?.sharedModel;
-  if (!shared) {
-    return;
-  }
-  for (const { cellId } of plan.remove) {
-    const cell = sharedCell(shared, cellId);
-    const note = cell ? cellNoteIn(cell) : null;
-    const stepId = note?.step_id ?? plan.stepId;
-    if (!note || !stepId) {
-      continue;
-    }
-    const stageId = note.stage_id ?? plan.stageId;
-    const own = stepNoteOf(stepNotesIn(shared), stageId, stepId);
-    const text = own ? `${own.text}\n${note.text}` : note.text;
-    if (!own?.text.includes(note.text)) {
-      setStepNote(shared, stageId, stepId, noteText(text));
-    }
-  }
-}
-
 /** The step named by `stageId`, `stepId`, or null without a `stepId`. */
 function rewindTarget(args: CommandArgs): RewindTarget | null {
   return typeof args.stepId === 'string'
@@ -57,7 +25,8 @@ function rewindTarget(args: CommandArgs): RewindTarget | null {
 
 /**
  * Confirms (unless `confirm: false`), rewinds, and says what was done. A note on a cell the rewind
- * removes becomes a note of its step, so the step's redo still reads it.
+ * removes becomes a note of its step (`beforeRewind`, set by the notes' chunk), so the step's redo
+ * still reads it.
  */
 export async function rewind(
   context: CommandContext,
@@ -88,7 +57,7 @@ export async function rewind(
   if (!options) {
     return;
   }
-  keepNotesOfRemovedCells(found.panel, plan);
+  context.beforeRewind?.(found.panel, plan);
   context.openPanel();
   try {
     // A rewind starts the loop again: it holds the run lock like Resume.

@@ -4,20 +4,22 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { NotebookCells } from '../cells';
 import type { CellFollower } from '../following';
 import {
-  cellNoteIn,
   MAX_NOTE_CHARS,
   MAX_STEP_NOTES,
   MAX_USER_NOTES,
   noteText,
   readStepNotes,
+  stepNotesIn
+} from '../notes';
+import {
+  cellNoteIn,
   setCellNote,
   setStepNote,
   sharedCell,
   stepNoteOf,
-  stepNotesIn,
   userNotesToSend,
   withStepNote
-} from '../notes';
+} from '../noteEdits';
 
 function notebookOf(cells: unknown[]): YNotebook {
   const shared = YNotebook.create();

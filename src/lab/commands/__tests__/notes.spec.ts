@@ -13,7 +13,8 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import type { IWorkflowRunner } from '../../../engine/types';
-import { cellNoteIn, setCellNote, stepNotesIn } from '../../../notebook/notes';
+import { stepNotesIn } from '../../../notebook/notes';
+import { cellNoteIn, setCellNote } from '../../../notebook/noteEdits';
 import {
   CommandIDs,
   type ICurrentRun,
@@ -22,6 +23,8 @@ import {
 } from '../../../tokens';
 import { loadRuntime } from '../../lazy';
 import { addCommands } from '../addCommands';
+import { keepNotesOfRemovedCells } from '../../keep';
+import { addNoteCommands } from '../notes';
 
 function setup() {
   const shared = YNotebook.create();
@@ -72,7 +75,8 @@ function setup() {
   };
   const commands = new CommandRegistry();
   commands.addCommand(CommandIDs.open, { execute: () => undefined });
-  addCommands(commands, {
+  // The notes' chunk (`keep.ts`) adds its commands to the run commands' context.
+  const context = addCommands(commands, {
     tracker: { currentWidget: panel, find: () => panel },
     runners: { get: () => runner as unknown as IWorkflowRunner },
     models: {
@@ -84,6 +88,8 @@ function setup() {
     contents: { save: jest.fn() },
     trans: nullTranslator.load('notebook_bcc')
   });
+  addNoteCommands(context);
+  context.beforeRewind = keepNotesOfRemovedCells;
   return { commands, shared, runCell, userCell, active, runner, notesAtRewind };
 }
 
