@@ -225,7 +225,8 @@ def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str)
         retry = f"Note: {request.focus}"
     wanted = [step.contract(name) for name in step.expected]
     return prompts.cell_messages(request.task, turn.preview, session.columns, session.memory.context(), shown,
-                                 step.name, step.goal, wanted, retry)
+                                 step.name, step.goal, wanted, retry,
+                                 prompts.user_notes_block(request.user_notes, step.id))
 
 
 async def _read_cell(turn: Turn, messages: list[dict[str, str]], text: str) -> tuple[str, str]:

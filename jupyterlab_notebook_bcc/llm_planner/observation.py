@@ -1,5 +1,6 @@
 """Reading a DSLC request tolerantly: where the run is, the task, the data files, the kernel's variables and
-outputs, the output checks the extension ran (CONTRACTS.md §3) and the error a behavior raised."""
+outputs, the output checks the extension ran (CONTRACTS.md §3), the user's notes for the planner
+(`context.user_notes`, docs/protocol.md#observation) and the error a behavior raised."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from typing import Any
 TASK_VARIABLES = ("problem_description", "task", "task_description")
 DATA_VARIABLES = ("csv_file_path", "data_files", "data_path", "data_file")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+# The user's notes are bounded like the client bounds them (src/notebook/notes.ts).
+MAX_NOTES = 20
+MAX_NOTE_CHARS = 1000
 _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning)):\s*(.*)$")
 # The most characters of a request's own text a prompt takes: the task, and a step's goal or the focus (a
 # note); the data's preview as the load step printed it. More is cut, and the cut says so.
@@ -50,6 +54,15 @@ class Check:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class UserNote:
+    """One of the user's notes: its text on one line, and the step or cell it was written on."""
+
+    text: str
+    step_id: str | None = None
+    on_cell: bool = False
+
+
 @dataclass
 class Request:
     """What one `/planning` or `/generating` body says, read once."""
@@ -67,6 +80,7 @@ class Request:
     # None: the client sent no checks (an older client); {}: it checked nothing.
     checks: dict[str, Check] | None = None
     feedback: dict[str, Any] = field(default_factory=dict)
+    user_notes: list[UserNote] = field(default_factory=list)
 
     @property
     def task(self) -> str:
@@ -125,7 +139,23 @@ def read_request(body: dict[str, Any]) -> Request:
         history_effects=[e if isinstance(e, str) else str(e) for e in effects.get("history") or []],
         checks=read_checks(context.get("output_checks")),
         feedback=record(body.get("behavior_feedback")),
+        user_notes=read_user_notes(context.get("user_notes")),
     )
+
+
+def read_user_notes(value: Any) -> list[UserNote]:
+    """The user's notes that hold text, bounded in count and length, each on one line."""
+    if not isinstance(value, list):
+        return []
+    notes: list[UserNote] = []
+    for raw in value[:MAX_NOTES]:
+        if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+            continue
+        note = " ".join(raw["text"].split())[:MAX_NOTE_CHARS]
+        if note:
+            step = raw.get("step_id")
+            notes.append(UserNote(note, step if isinstance(step, str) else None, isinstance(raw.get("cell_id"), str)))
+    return notes
 
 
 def read_checks(value: Any) -> dict[str, Check] | None:

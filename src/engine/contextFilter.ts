@@ -306,10 +306,16 @@ export function applyContextFilter(
   if (observation.location.goals) {
     location.goals = observation.location.goals;
   }
+  // The user's notes are what the user asked of the planner: no filter leaves them out.
+  const userNotes = observation.context?.user_notes;
   return {
     observation: {
       location,
-      context: { variables, effects: filteredEffects }
+      context: {
+        variables,
+        effects: filteredEffects,
+        ...(userNotes?.length ? { user_notes: userNotes } : {})
+      }
     },
     warnings,
     notes

@@ -51,6 +51,10 @@ export function buildObservation(parts: IObservationParts): Observation {
   if (parts.outputChecks) {
     context.output_checks = { ...parts.outputChecks };
   }
+  // The user's notes on cells and steps (our extension): the notebook adapter reads and bounds them.
+  if (parts.notebook.user_notes?.length) {
+    context.user_notes = parts.notebook.user_notes.map(note => ({ ...note }));
+  }
   return {
     location: {
       current: parts.progress.location(),

@@ -35,6 +35,15 @@ export {
   showWorkflowUpdateDialog
 } from '../ui/dialogs';
 export { showRunDialog } from '../ui/runDialog';
+export {
+  checkReproducibility,
+  displayNameOf,
+  fingerprintValues,
+  notebookCells,
+  ReproduceError,
+  writeReproducibilityRecord
+} from '../notebook/reproduce';
+export { cellsToRun } from '../notebook/reproducibility';
 
 export interface IRunPartsOptions {
   panel: NotebookPanel;

@@ -25,6 +25,8 @@ import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
 import { inertMarkdown } from './inertMarkdown';
 import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from './metadata';
+import { CELL_NOTE_KEY, stepNotesIn } from './notes';
+import { cellNoteIn, type ICellNote, userNotesToSend } from './noteEdits';
 import { outputsToText } from './outputText';
 
 export type SharedCell = INotebookModel['sharedModel']['cells'][number];
@@ -272,6 +274,7 @@ export class NotebookCells {
     const last = cells.length ? cells[cells.length - 1] : null;
     // A loop, not Math.max(...counts): a spread of 100,000 arguments overflows the stack.
     let executionCount: number | null = null;
+    const cellNotes: ICellNote[] = [];
     for (const cell of cells) {
       const count =
         cell.cell_type === 'code'
@@ -280,7 +283,12 @@ export class NotebookCells {
       if (typeof count === 'number' && count > (executionCount ?? -1)) {
         executionCount = count;
       }
+      const note = cellNoteIn(cell);
+      if (note) {
+        cellNotes.push(note);
+      }
     }
+    const notes = userNotesToSend(stepNotesIn(shared), cellNotes);
     const { cells: recent, contentChars } = NOTEBOOK_SUMMARY_LIMITS;
     return {
       title: this.title(),
@@ -292,6 +300,8 @@ export class NotebookCells {
         const output = outputText(cell);
         const metadata = { ...asObject(cell.getMetadata(CELL_METADATA_KEY)) };
         delete metadata[SOURCE_HASH_KEY];
+        // The note reaches the planner in `user_notes`.
+        delete metadata[CELL_NOTE_KEY];
         return {
           id: cell.getId(),
           type: cell.cell_type === 'code' ? 'code' : 'markdown',
@@ -299,7 +309,8 @@ export class NotebookCells {
           outputs: output === null ? [] : [output],
           metadata
         };
-      })
+      }),
+      ...(notes.length ? { user_notes: notes } : {})
     };
   }
 

@@ -25,6 +25,7 @@ import {
   TASK_VARIABLES,
   variablesOf
 } from './observe';
+import { notesToQuote, quoteNotesAction } from './notes';
 import {
   emptyStepMemory,
   INotebookSession,
@@ -185,7 +186,15 @@ export class ReferencePlanner {
       memory.planned && memory.next
         ? memory.next
         : this._decide(observation, session, step, memory, false, position);
-    return this._actions(observation, session, memory, decision, position);
+    const actions = this._actions(
+      observation,
+      session,
+      memory,
+      decision,
+      position
+    );
+    const notes = notesToQuote(observation, session, memory, stepId);
+    return notes.length ? [quoteNotesAction(notes), ...actions] : actions;
   }
 
   private _decide(

@@ -14,6 +14,10 @@ export interface IProgressSectionProps {
   trans: TranslationBundle;
   /** "Redo from here" on the steps that offer it. */
   redo?: IProgressTreeProps['redo'];
+  /** The user's notes on steps. */
+  notes?: IProgressTreeProps['notes'];
+  /** Each step's menu. */
+  onStepMenu?: IProgressTreeProps['onStepMenu'];
 }
 
 /** The workflow's name, its progress tree and how many behaviors ran; nothing before the workflow is known. */
@@ -34,6 +38,8 @@ export function ProgressSection(
         rendermime={rendermime}
         trans={trans}
         redo={props.redo}
+        notes={props.notes}
+        onStepMenu={props.onStepMenu}
       />
       {snapshot.behaviorsRun > 0 ? (
         <div
