@@ -35,6 +35,9 @@ export {
   showWorkflowUpdateDialog
 } from '../ui/dialogs';
 export { showRunDialog } from '../ui/runDialog';
+export { BUILTIN_HANDLERS } from '../engine/actions/builtins';
+export { showRewindDialog } from '../ui/rewindDialog';
+export { showPlannerProblemDialog } from '../ui/problemDialog';
 export {
   checkReproducibility,
   displayNameOf,

@@ -9,10 +9,10 @@ import {
 } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { registerBuiltinActions } from '../engine/actions/builtins';
+import { registerDeferredBuiltins } from '../engine/actions/deferredBuiltins';
 import { ActionRegistry } from '../engine/actions/registry';
 import { RunHooks } from '../lab/hooks';
-import { LazyRun, readSavedRun } from '../lab/lazy';
+import { LazyRun, loadRuntime, readSavedRun } from '../lab/lazy';
 import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
 import { ApprovalPolicyService } from '../lab/approvalPolicy';
@@ -110,7 +110,11 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         console.error('Notebook-BCC: failed to load the settings.', reason);
       });
     const actions = new ActionRegistry();
-    registerBuiltinActions(actions);
+    // Their code loads with the runtime, the first time a run applies an action.
+    registerDeferredBuiltins(
+      actions,
+      async () => (await loadRuntime()).BUILTIN_HANDLERS
+    );
 
     // The runner and planner are stand-ins until the first run loads the runtime (lab/lazy.ts).
     const createRunner = (panel: NotebookPanel) => {

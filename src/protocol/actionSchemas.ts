@@ -4,6 +4,7 @@
  * with the `normalize*` functions, not with these.
  */
 import { z } from 'zod';
+import { ACTION_TYPES } from './actionTypes';
 import { OutputContractSchema } from './contracts';
 
 // ---------------------------------------------------------------------------------------------
@@ -40,24 +41,6 @@ export type WorkflowTemplate = z.infer<typeof WorkflowTemplateSchema>;
 // ---------------------------------------------------------------------------------------------
 // Actions
 // ---------------------------------------------------------------------------------------------
-
-export const ACTION_TYPES = [
-  'add',
-  'exec',
-  'is_thinking',
-  'finish_thinking',
-  'new_chapter',
-  'new_section',
-  'new_step',
-  'update_title',
-  'update_workflow',
-  'update_stage_steps',
-  'end_phase',
-  'next_event',
-  'set_effect_as_thinking',
-  'update_last_text',
-  'archive_effects'
-] as const;
 
 export const ActionTypeSchema = z.enum(ACTION_TYPES);
 export type ActionType = z.infer<typeof ActionTypeSchema>;

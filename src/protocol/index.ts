@@ -1,5 +1,6 @@
 export * from './schemas';
 export * from './actionSchemas';
+export * from './actionTypes';
 export * from './contracts';
 export { unwrapCodeFence } from './codeFence';
 export { describeZodError, isRecord } from './fields';

@@ -160,9 +160,12 @@ test.describe.serial('LLM planner on a real model', () => {
     await dialog.locator('.jp-bcc-llm-base-url').fill(ENDPOINT);
     await dialog.locator('.jp-bcc-llm-api-key').fill('sk-wrong');
     await dialog.locator('.jp-bcc-llm-test').click();
-    await expect(result).toContainText('refused the API key (HTTP 401', {
-      timeout: 30000
-    });
+    // In words first, what to do, then the endpoint's own answer.
+    await expect(result).toContainText(
+      'refused the API key: set the right key in LLM Planner Settings',
+      { timeout: 30000 }
+    );
+    await expect(result).toContainText('HTTP 401');
     await dialog.locator('.jp-bcc-llm-api-key').fill(LLM_KEY);
     await dialog.locator('.jp-bcc-llm-test').click();
     await expect(result).toHaveAttribute('data-ok', 'true', {
@@ -310,10 +313,16 @@ test.describe.serial('LLM planner on a real model', () => {
     const notebook = `${tmpPath}/key.ipynb`;
     const refused = await waitForEnd(page, notebook, 120000);
     expect(refused.state).toBe('ERROR');
-    expect(refused.error).toContain('refused the API key (HTTP 401');
-    await expect(panel(page)).toContainText(
-      'Set the key in LLM Planner Settings'
+    expect(refused.error).toContain(
+      'refused the API key: set the right key in LLM Planner Settings'
     );
+    expect(refused.error).toContain('HTTP 401');
+    // The error box offers the settings, where the key is fixed.
+    await expect(
+      panel(page)
+        .locator('.jp-bcc-error')
+        .getByRole('button', { name: 'LLM Planner Settings…' })
+    ).toBeVisible();
     const before = (await cellSources(page)).length;
 
     // Fixed: Retry sends the same request again and the plan arrives; nothing written before is lost.

@@ -10,7 +10,7 @@ import { stepKey } from '../../engine/rewindView';
 import type { IWorkflowRunner } from '../../engine/types';
 import { CommandIDs } from '../../tokens';
 import { stepNameOf } from '../../ui/present';
-import { showRewindDialog } from '../../ui/rewindDialog';
+import { showRewindDialog } from '../lazy';
 import type { CommandArgs, CommandContext } from './context';
 /** The step named by `stageId`, `stepId`, or null without a `stepId`. */
 function rewindTarget(args: CommandArgs): RewindTarget | null {
