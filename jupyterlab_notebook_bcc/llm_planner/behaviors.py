@@ -219,7 +219,7 @@ def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str)
                                    known_now(error or failed_reason, session.columns, shown), repeated=False)
     elif error:
         # The planner does not know the code that failed (it restarted): the traceback tells the model.
-        retry = "\n".join(["The previous code for this step failed with:", error[-1500:],
+        retry = "\n".join(["The previous code for this step failed with:", prompts.as_data(error[-1500:]),
                            known_now(error, session.columns, shown), "Write corrected code."]).strip()
     elif request.focus and request.iteration > 1:
         retry = f"Note: {request.focus}"
