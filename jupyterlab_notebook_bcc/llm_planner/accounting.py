@@ -241,7 +241,7 @@ class Accounting:
                 for line in file:
                     try:
                         record = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         continue
                     if not isinstance(record, dict) or not str(record.get("end", "")).startswith(self.day):
                         continue

@@ -28,7 +28,7 @@ def first_object(text: str) -> dict[str, Any]:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value
@@ -40,7 +40,7 @@ def first_object(text: str) -> dict[str, Any]:
         attempts += 1
         try:
             value, _end = _DECODER.raw_decode(stripped, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             start = stripped.find("{", start + 1)
             continue
         if isinstance(value, dict):
