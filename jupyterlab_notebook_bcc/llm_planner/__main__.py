@@ -192,6 +192,20 @@ def hub_users(args: argparse.Namespace) -> HubUsers | None:
     return HubUsers(api_url, cache_seconds=args.hub_cache_seconds)
 
 
+def one_user_notice(config: LLMPlanner, token: str, hub: bool) -> str:
+    """Without Hub auth every client is one user: what the log says about it at start ("" with Hub auth)."""
+    if hub:
+        return ""
+    how = "a shared bearer token" if token else "no authentication"
+    notice = (f"LLM planner with {how}: every client is one user, 'anonymous'. Its sessions, "
+              "c.LLMPlanner.max_daily_tokens and max_streams_per_user count all clients together; for budgets "
+              "per user, run it as a JupyterHub service (or with --hub-auth), docs/hub.md.")
+    named = sorted(name for name in config.user_limits if name != "anonymous")
+    if named:
+        notice += f" c.LLMPlanner.user_limits names {', '.join(named)}: that never applies here."
+    return notice
+
+
 async def serve(args: argparse.Namespace) -> None:
     config = config_from(args)
     _ = config.api_key
@@ -209,8 +223,11 @@ async def serve(args: argparse.Namespace) -> None:
         host, port, display_url(settings.base_url) if settings else "not set",
         ", ".join(settings.models) if settings else "none",
         f"JupyterHub users by their Hub tokens ({hub.api_url})" if hub else
-        ("a bearer token" if token else "no authentication"),
+        ("a shared bearer token" if token else "no authentication"),
     )
+    notice = one_user_notice(config, token, hub is not None)
+    if notice:
+        logging.getLogger("notebook_bcc.llm_planner").warning(notice)
     await asyncio.Event().wait()
 
 
