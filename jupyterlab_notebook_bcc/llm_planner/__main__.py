@@ -133,6 +133,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--config", default=None, help="a Python config file of c.LLMPlanner settings")
     parser.add_argument("--hub-auth", action=argparse.BooleanOptionalAction, default=None,
                         help="serve JupyterHub users by their own Hub API tokens (default: when run by a Hub)")
+    parser.add_argument("--hub-scope", default="", metavar="SCOPE",
+                        help="with Hub auth, also require this scope on each user's token, e.g. "
+                        "access:services!service=notebook-bcc-planner (the Hub's own scope for this service)")
     parser.add_argument("--hub-cache-seconds", type=float, default=60.0,
                         help="how long a user's token is trusted before the Hub is asked again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (or NOTEBOOK_BCC_LLM_BASE_URL)")
@@ -189,7 +192,7 @@ def hub_users(args: argparse.Namespace) -> HubUsers | None:
         return None
     if not api_url:
         raise SystemExit(f"--hub-auth needs {API_URL_VARIABLE}, the Hub's API URL (http://hub:8081/hub/api)")
-    return HubUsers(api_url, cache_seconds=args.hub_cache_seconds)
+    return HubUsers(api_url, cache_seconds=args.hub_cache_seconds, required_scope=args.hub_scope)
 
 
 def one_user_notice(config: LLMPlanner, token: str, hub: bool) -> str:
