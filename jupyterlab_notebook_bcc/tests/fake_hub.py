@@ -35,7 +35,8 @@ class FakeHub:
                 if self.path != "/hub/api/user" or name is None:
                     self._send(403, {"status": 403, "message": "Missing or invalid credentials."})
                     return
-                self._send(200, {"kind": hub.kinds.get(token, "user"), "name": name, "scopes": hub.scopes.get(token, [])})
+                kind = hub.kinds.get(token, "user")
+                self._send(200, {"kind": kind, "name": name, "scopes": hub.scopes.get(token, [])})
 
             def _send(self, status: int, value: dict[str, Any]) -> None:
                 body = json.dumps(value).encode()
