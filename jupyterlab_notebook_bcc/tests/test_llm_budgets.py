@@ -76,7 +76,9 @@ class TestCutCallsAreCharged:
         self, tmp_path: Path
     ) -> None:
         log = tmp_path / "runs.jsonl"
-        with FakeOpenAI(lambda body: Reply(text=LONG_CELL, pieces=60, delay=0.03, prompt_tokens=150,
+        # The rest of the answer, its usage chunk last, comes seconds after the code line: a client that leaves
+        # at the code line never gets that far, even on a busy machine (at 0.03 s a piece one did, once).
+        with FakeOpenAI(lambda body: Reply(text=LONG_CELL, pieces=60, delay=0.1, prompt_tokens=150,
                                            completion_tokens=50)) as fake:
             service = service_for(fake, run_log=str(log))
 
