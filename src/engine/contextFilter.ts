@@ -306,10 +306,16 @@ export function applyContextFilter(
   if (observation.location.goals) {
     location.goals = observation.location.goals;
   }
+  // The step's rewritten cells pass any filter: a fix is written from them (docs/protocol.md#context).
+  const attempts = observation.context?.cell_attempts;
   return {
     observation: {
       location,
-      context: { variables, effects: filteredEffects }
+      context: {
+        variables,
+        effects: filteredEffects,
+        ...(attempts ? { cell_attempts: attempts } : {})
+      }
     },
     warnings,
     notes

@@ -56,8 +56,15 @@ export const ACTION_TYPES = [
   'next_event',
   'set_effect_as_thinking',
   'update_last_text',
-  'archive_effects'
+  'archive_effects',
+  'rewrite_cell'
 ] as const;
+
+/**
+ * The actions this client takes beyond the documents' list, offered in every request
+ * (`options.optional_actions`) so that a planner knows it may send them (docs/protocol.md#actions).
+ */
+export const OPTIONAL_ACTIONS = ['rewrite_cell'] as const;
 
 export const ActionTypeSchema = z.enum(ACTION_TYPES);
 export type ActionType = z.infer<typeof ActionTypeSchema>;
@@ -210,6 +217,19 @@ export const ArchiveEffectsActionSchema = z.looseObject({
 });
 export type ArchiveEffectsAction = z.infer<typeof ArchiveEffectsActionSchema>;
 
+/**
+ * Our extension: a fix replaces the source of a code cell the run wrote (its outputs cleared, the code
+ * it held kept in the cell's attempts); a cell the user edited is not rewritten, the fix goes below it.
+ */
+export const RewriteCellActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('rewrite_cell'),
+  /** A `store_id`, a notebook cell id, or `lastAddedCellId`, as for `exec`. */
+  codecell_id: z.string().min(1),
+  content: z.string()
+});
+export type RewriteCellAction = z.infer<typeof RewriteCellActionSchema>;
+
 export const ActionSchema = z.discriminatedUnion('action', [
   AddActionSchema,
   ExecActionSchema,
@@ -225,7 +245,8 @@ export const ActionSchema = z.discriminatedUnion('action', [
   NextEventActionSchema,
   SetEffectAsThinkingActionSchema,
   UpdateLastTextActionSchema,
-  ArchiveEffectsActionSchema
+  ArchiveEffectsActionSchema,
+  RewriteCellActionSchema
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

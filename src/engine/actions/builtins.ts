@@ -21,6 +21,7 @@ import type {
   IDisposableLike
 } from './registry';
 import { liveThinkingTitle } from '../run/runNotebook';
+import { rewriteCellHandler } from './rewriteCell';
 
 function headingText(content: string): string {
   return content.replace(/^\s*#+\s*/, '').trim();
@@ -275,6 +276,7 @@ const BUILTIN_HANDLERS: { [T in ActionType]: ActionHandler<ActionOf<T>> } = {
     return { ok: true, summary: 'effects moved to history' };
   },
   update_last_text: updateLastText,
+  rewrite_cell: rewriteCellHandler,
   new_chapter: headingHandler(2, 'chapter'),
   new_section: headingHandler(3, 'section'),
   new_step: headingHandler(4, 'step'),

@@ -4,7 +4,11 @@
  * the journal see every write (docs/architecture.md#rewind).
  */
 import type { CellMap, IOpenThinking } from './cells';
-import type { ICellProvenance, INotebookDriver } from '../ports/driver';
+import type {
+  ICellProvenance,
+  INotebookDriver,
+  RewriteResult
+} from '../ports/driver';
 import type { INewCell, IRunControl } from '../actions/registry';
 import type { RewindLog } from '../rewind';
 import type { ICellAdded } from '../types';
@@ -50,12 +54,18 @@ export class RunNotebook {
     provenance: ICellProvenance
   ): Pick<
     IRunControl,
-    'addCell' | 'updateCell' | 'setTitle' | 'openThinking' | 'closeThinking'
+    | 'addCell'
+    | 'updateCell'
+    | 'rewriteCell'
+    | 'setTitle'
+    | 'openThinking'
+    | 'closeThinking'
   > {
     return {
       addCell: cell => this.addCell(cell, provenance),
       updateCell: (cellId, source, metadata) =>
         this.updateCell(cellId, source, metadata),
+      rewriteCell: (cellId, source) => this.rewriteCell(cellId, source),
       setTitle: title => this.setTitle(title, provenance),
       openThinking: thinking => this.openThinking(thinking, provenance),
       closeThinking: () => this.closeThinking()
@@ -72,7 +82,8 @@ export class RunNotebook {
       source: cell.source,
       role: cell.role,
       provenance: cellProvenance,
-      metadata: cell.metadata
+      metadata: cell.metadata,
+      ...(cell.after ? { after: cell.after } : {})
     });
     this.cells.cellAdded(cellId, cell.kind, cell.storeId, cell.role);
     this._cellAdded({
@@ -94,6 +105,19 @@ export class RunNotebook {
       this._remember(cellId);
     }
     return this.driver.updateCell(cellId, source, metadata);
+  }
+
+  /** `rewrite_cell`: the source it replaced goes into the rewind journal, as for `updateCell`. */
+  async rewriteCell(cellId: string, source: string): Promise<RewriteResult> {
+    const result = await this.driver.rewriteCell({
+      cellId,
+      source,
+      at: this._now()
+    });
+    if (result.status === 'rewritten') {
+      this._remember(cellId, result.previous);
+    }
+    return result;
   }
 
   /** `update_title`: the run's title cell, made or rewritten, and the notebook's title metadata. */
@@ -179,13 +203,16 @@ export class RunNotebook {
     );
   }
 
-  /** Before the run overwrites a cell it made before the latest checkpoint, its source is journaled. */
-  private _remember(cellId: string): void {
+  /**
+   * Before the run overwrites a cell it made before the latest checkpoint, its source (`previous`, else
+   * the cell's now) is journaled.
+   */
+  private _remember(cellId: string, previous?: string): void {
     const latest = this._journal.latest;
     if (!latest || this.cells.createdSince(latest.cells).includes(cellId)) {
       return;
     }
-    const source = this.driver.cellSource(cellId);
+    const source = previous ?? this.driver.cellSource(cellId);
     if (source !== null) {
       this._journal.rewriting(cellId, source);
     }
