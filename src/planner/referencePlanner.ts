@@ -56,6 +56,7 @@ import {
   unknownStepAnswer
 } from './stepAnswers';
 import { asksForTarget, columnsIn, columnsOf, targetOf } from './target';
+import { cellToFix } from './fixCell';
 import { IStepPlan, STAGES, STEPS, workflowTemplate } from './workflow';
 
 export type { ActionInput, PlanningAnswer };
@@ -185,7 +186,11 @@ export class ReferencePlanner {
       memory.planned && memory.next
         ? memory.next
         : this._decide(observation, session, step, memory, false, position);
-    return this._actions(observation, session, memory, decision, position);
+    const fix =
+      decision.kind === 'attempt' && decision.failures > 0
+        ? cellToFix(request, step, memory.tried)
+        : null;
+    return this._actions(observation, session, memory, decision, position, fix);
   }
 
   private _decide(
@@ -496,7 +501,8 @@ export class ReferencePlanner {
     session: INotebookSession,
     memory: IStepMemory,
     decision: Decision,
-    position: IPosition
+    position: IPosition,
+    fix: string | null
   ): ActionInput[] {
     switch (decision.kind) {
       case 'unknown_step':
@@ -526,7 +532,7 @@ export class ReferencePlanner {
         if (!memory.tried.includes(decision.approach.id)) {
           memory.tried.push(decision.approach.id);
         }
-        return attemptActions(observation, session, decision, position);
+        return attemptActions(observation, session, decision, position, fix);
     }
   }
 
