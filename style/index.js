@@ -1,2 +1,3 @@
 import './base.css';
 import './contracts.css';
+import './attempts.css';

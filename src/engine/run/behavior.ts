@@ -8,6 +8,7 @@ import type {
   Action,
   ExecAction,
   GeneratingEvent,
+  RewriteCellAction,
   WorkflowStep,
   WorkflowTemplate
 } from '../../protocol';
@@ -23,6 +24,7 @@ import {
 } from '../actions/registry';
 import type { IRunSettings } from '../settings';
 import type {
+  BehaviorDecision,
   IExistingCellRun,
   IPauseReason,
   IRunnerHooks,
@@ -36,6 +38,12 @@ import {
 } from './actionQueue';
 import { type RunControl, RunStopped } from './runControl';
 import type { RunNotebook } from './runNotebook';
+import {
+  applyEdits,
+  type IReviewNotebook,
+  rejectedNote,
+  rewritesToReview
+} from './rewriteReview';
 
 export type ActionEvent = Extract<GeneratingEvent, { kind: 'action' }>;
 
@@ -85,10 +93,15 @@ export interface IBehaviorOutcome {
   cut: string | null;
 }
 
+/** The code an action writes into a cell: a code cell's (`add`) or a fix (`rewrite_cell`). */
 function codeOf(action: AnyAction): string | null {
   if (action.action === 'add') {
     const add = action as Extract<Action, { action: 'add' }>;
     return add.shot_type === 'action' ? unwrapCodeFence(add.content) : null;
+  }
+  if (action.action === 'rewrite_cell') {
+    const fix = action as Extract<Action, { action: 'rewrite_cell' }>;
+    return unwrapCodeFence(fix.content);
   }
   return null;
 }
@@ -231,14 +244,19 @@ export class BehaviorRun {
     const location = this._options.location();
     const actions = this._queue.items.map(event => event.action);
     const codeCells = actions
+      .filter(a => a.action === 'add')
       .map(codeOf)
       .filter((code): code is string => code !== null);
+    const rewrites = rewritesToReview(actions, this._reviewNotebook());
     const runsCode = actions.some(a => a.action === 'exec');
     const approveHook = hooks.approveBehavior;
-    if (!approveHook || (codeCells.length === 0 && !runsCode)) {
+    if (
+      !approveHook ||
+      (codeCells.length === 0 && rewrites.length === 0 && !runsCode)
+    ) {
       return true;
     }
-    let decision: string;
+    let decision: BehaviorDecision;
     try {
       decision = await control.untilStopped(
         approveHook.call(
@@ -249,6 +267,7 @@ export class BehaviorRun {
             stepId: location.stepId,
             codeCells,
             existingCells: this._existingCellsRun(actions),
+            rewrites,
             actions
           },
           control.signal
@@ -265,12 +284,24 @@ export class BehaviorRun {
     }
     if (decision === 'skip') {
       sink.effect(
-        `Behavior ${this.id} was skipped by the user: its ${actions.length} actions were not applied.`
+        `Behavior ${this.id} was skipped by the user: its ${actions.length} actions were not applied.${rejectedNote(rewrites)}`
       );
       this.counters.lastResult = 'skipped';
       return false;
     }
+    if (typeof decision === 'object') {
+      applyEdits(actions, decision.edits).forEach(text => sink.effect(text));
+    }
     return true;
+  }
+
+  private _reviewNotebook(): IReviewNotebook {
+    const { cells, driver } = this._options.notebook;
+    return {
+      cells,
+      source: cellId => driver.cellSource(cellId),
+      status: cellId => driver.rewriteStatus(cellId)
+    };
   }
 
   /**
@@ -281,6 +312,8 @@ export class BehaviorRun {
   private _existingCellsRun(actions: AnyAction[]): IExistingCellRun[] {
     const { notebook, settings } = this._options;
     const addedStoreIds = new Set<string>();
+    // An exec of a cell the behavior rewrites runs the fix, shown as its diff.
+    const rewritten = new Set<string>();
     let addsCode = false;
     const runs = new Map<string, IExistingCellRun>();
     const context = {
@@ -296,6 +329,15 @@ export class BehaviorRun {
         }
         continue;
       }
+      if (action.action === 'rewrite_cell') {
+        const target = notebook.cells.resolve(
+          (action as RewriteCellAction).codecell_id
+        );
+        rewritten.add(
+          target.ok ? target.cellId : (action as RewriteCellAction).codecell_id
+        );
+        continue;
+      }
       if (action.action !== 'exec') {
         continue;
       }
@@ -307,7 +349,11 @@ export class BehaviorRun {
         continue;
       }
       const resolved = notebook.cells.resolve(reference);
-      if (!resolved.ok || runs.has(resolved.cellId)) {
+      if (
+        !resolved.ok ||
+        runs.has(resolved.cellId) ||
+        rewritten.has(resolved.cellId)
+      ) {
         continue;
       }
       const source = notebook.driver.cellSource(resolved.cellId);
