@@ -79,6 +79,13 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       palette?.addItem({ command, category });
     }
 
+    // A rewritten cell's attempts, from the cell (its toolbar item is in `schema/commands.json`).
+    app.contextMenu.addItem({
+      command: CommandIDs.showAttempts,
+      selector: '.jp-Notebook .jp-Cell',
+      rank: 12
+    });
+
     toolbarRegistry?.addFactory<NotebookPanel>(
       'Notebook',
       TOOLBAR_ITEM,

@@ -48,7 +48,15 @@ describe('translateSchema: the settings in the user language', () => {
     const commands = schema('commands');
     expect(commands['jupyter.lab.transform']).toBeUndefined();
     expect(commands['jupyter.lab.toolbars']).toEqual({
-      Notebook: [{ name: 'bcc-run-workflow', rank: 35 }]
+      Notebook: [{ name: 'bcc-run-workflow', rank: 35 }],
+      // A rewritten cell's attempts, in JupyterLab's cell toolbar.
+      Cell: [
+        {
+          name: 'bcc-show-attempts',
+          command: 'notebook-bcc:show-attempts',
+          rank: 5
+        }
+      ]
     });
     expect(commands['jupyter.lab.shortcuts']).toContainEqual({
       command: 'notebook-bcc:run',

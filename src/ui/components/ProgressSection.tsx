@@ -14,6 +14,8 @@ export interface IProgressSectionProps {
   trans: TranslationBundle;
   /** "Redo from here" on the steps that offer it. */
   redo?: IProgressTreeProps['redo'];
+  /** "Attempts…" on the steps whose rewritten cells keep attempts. */
+  attempts?: IProgressTreeProps['attempts'];
 }
 
 /** The workflow's name, its progress tree and how many behaviors ran; nothing before the workflow is known. */
@@ -34,6 +36,7 @@ export function ProgressSection(
         rendermime={rendermime}
         trans={trans}
         redo={props.redo}
+        attempts={props.attempts}
       />
       {snapshot.behaviorsRun > 0 ? (
         <div

@@ -14,6 +14,11 @@ export interface IProgressTreeProps {
     steps: readonly string[];
     onRedo: (stageId: string, stepId: string) => void;
   };
+  /** Steps whose rewritten cells keep attempts, and what their "Attempts…" button does. */
+  attempts?: {
+    has: (stepId: string) => boolean;
+    onShow: (stepId: string) => void;
+  };
   rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
 }
@@ -111,6 +116,7 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
         step.status === 'given_up' ||
         step.status === 'skipped') &&
       redo.steps.includes(stepKey(stage.id, step.id));
+    const hasAttempts = !!props.attempts?.has(step.id);
     return (
       <TreeItem
         key={id}
@@ -136,18 +142,35 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
         rendermime={rendermime}
         trans={trans}
         actions={
-          canRedo ? (
-            <button
-              type="button"
-              className="jp-bcc-link-button jp-bcc-redo-step"
-              data-step-id={step.id}
-              title={trans.__(
-                'Remove the cells of this step and the later ones, and run again from here'
-              )}
-              onClick={() => redo.onRedo(stage.id, step.id)}
-            >
-              {trans.__('Redo from here')}
-            </button>
+          canRedo || hasAttempts ? (
+            <>
+              {canRedo ? (
+                <button
+                  type="button"
+                  className="jp-bcc-link-button jp-bcc-redo-step"
+                  data-step-id={step.id}
+                  title={trans.__(
+                    'Remove the cells of this step and the later ones, and run again from here'
+                  )}
+                  onClick={() => redo.onRedo(stage.id, step.id)}
+                >
+                  {trans.__('Redo from here')}
+                </button>
+              ) : null}
+              {hasAttempts ? (
+                <button
+                  type="button"
+                  className="jp-bcc-link-button jp-bcc-step-attempts"
+                  data-step-id={step.id}
+                  title={trans.__(
+                    'The earlier code of the cells a retry fixed in this step; restore one of them'
+                  )}
+                  onClick={() => props.attempts?.onShow(step.id)}
+                >
+                  {trans.__('Attempts…')}
+                </button>
+              ) : null}
+            </>
           ) : undefined
         }
       >

@@ -10,7 +10,7 @@ import { RunDeliverables } from './Deliverables';
 import { EffectsSection } from './EffectsSection';
 import { OutputsSection } from './OutputsSection';
 import { PlannerLine } from './PlannerLine';
-import { ProgressSection } from './ProgressSection';
+import { type IProgressSectionProps, ProgressSection } from './ProgressSection';
 import { RunElsewhere } from './RunElsewhere';
 import { RunError } from './RunError';
 import { SavedRunProblem } from './SavedRunProblem';
@@ -38,6 +38,18 @@ function endedWith(snapshot: IRunModel['snapshot']): string | undefined {
       ? 'ok'
       : 'problems'
     : undefined;
+}
+
+/** "Attempts…" on the steps whose rewritten cells keep attempts (the command knows which). */
+function stepAttempts(
+  commands: CommandRegistry
+): IProgressSectionProps['attempts'] {
+  return {
+    has: stepId => commands.isVisible(CommandIDs.showAttempts, { stepId }),
+    onShow: stepId => {
+      void commands.execute(CommandIDs.showAttempts, { stepId });
+    }
+  };
 }
 
 /** One notebook's run: its state, task, controls, error, progress, outputs, warnings and effects. */
@@ -173,6 +185,7 @@ export function RunView(props: IRunViewProps): JSX.Element {
               }
             : undefined
         }
+        attempts={stepAttempts(commands)}
       />
       <OutputsSection
         outputs={model.outputs}

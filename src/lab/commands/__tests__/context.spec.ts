@@ -56,7 +56,7 @@ describe('the run commands', () => {
     );
   });
 
-  it('re-evaluates every run command once per frame when the current run changes', async () => {
+  it('re-evaluates every run command, and the attempts of the active cell, once per frame when the current run changes', async () => {
     const { commands, currentChanged } = setup();
     const changed: string[] = [];
     commands.commandChanged.connect((_, args) => {
@@ -71,9 +71,10 @@ describe('the run commands', () => {
     currentChanged.emit(null);
     expect(changed).toEqual([]);
     await frame();
-    expect(changed).toEqual([...RUN_COMMANDS]);
+    const once = [...RUN_COMMANDS, CommandIDs.showAttempts];
+    expect(changed).toEqual(once);
     currentChanged.emit(null);
     await frame();
-    expect(changed).toEqual([...RUN_COMMANDS, ...RUN_COMMANDS]);
+    expect(changed).toEqual([...once, ...once]);
   });
 });
