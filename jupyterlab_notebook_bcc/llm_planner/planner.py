@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import prompts
+from . import prompts, rewrite
 from .answers import AnswerUnreadable, complete_string_field, first_object, string_field, unfence
 from .model import Completion, ModelClient, ModelError
 from .settings import LLMPlanner, ModelSettings
@@ -310,7 +310,8 @@ class LLMPlannerCore:
             async for action in self._report(session, settings, task, observation, behavior_id, lead):
                 yield action
             return
-        async for action in self._cell(session, settings, task, observation, variables, step, behavior_id, lead):
+        fix = rewrite.failed_cell(body, step.id, _last_error(_effects(observation, "current")))
+        async for action in self._cell(session, settings, task, observation, variables, step, behavior_id, lead, fix):
             yield action
 
     async def _plan(
@@ -358,7 +359,9 @@ class LLMPlannerCore:
         step: Step,
         behavior_id: str,
         lead: list[dict[str, Any]],
+        fix: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
+        """`fix`: the failed cell a retry's code rewrites (`rewrite.py`); its explanation is then not added."""
         effects = _effects(observation, "current")
         error = _last_error(effects)
         focus = _text(_record(_record(_record(observation.get("location")).get("progress")).get("behaviors")).get("focus"))
@@ -368,7 +371,8 @@ class LLMPlannerCore:
             error[-1500:], "" if error else focus,
         )
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        sent = {"explanation": False, "code": False}
+        # A fix rewrites the failed cell: no new explanation cell beside it.
+        sent = {"explanation": fix is not None, "code": False}
 
         def emit(answer_text: str) -> None:
             if not sent["explanation"]:
@@ -381,14 +385,14 @@ class LLMPlannerCore:
                 code = complete_string_field(answer_text, "code")
                 if code is not None and code.strip():
                     sent["code"] = True
-                    queue.put_nowait({"action": "add", "shot_type": "action", "content": unfence(code)})
-                    queue.put_nowait({"action": "exec", "codecell_id": "lastAddedCellId", "need_output": True})
+                    for action in rewrite.code_actions(unfence(code), fix):
+                        queue.put_nowait(action)
 
         async def ask() -> None:
             try:
                 completion = await self._call(session, settings, messages, prompts.CELL_SCHEMA, behavior_id, emit)
                 if not sent["code"]:
-                    await self._finish_cell(session, settings, messages, completion.text, behavior_id, sent, queue)
+                    await self._finish_cell(session, settings, messages, completion.text, behavior_id, sent, queue, fix)
             finally:
                 queue.put_nowait(None)
 
@@ -437,6 +441,7 @@ class LLMPlannerCore:
         behavior_id: str,
         sent: dict[str, bool],
         queue: asyncio.Queue[dict[str, Any] | None],
+        fix: str | None = None,
     ) -> None:
         """The parts of a cell answer the stream did not give: read tolerantly, then asked once more."""
         try:
@@ -457,8 +462,8 @@ class LLMPlannerCore:
                 queue.put_nowait({"action": "add", "shot_type": "dialogue", "content": explanation.strip()})
             sent["explanation"] = True
         sent["code"] = True
-        queue.put_nowait({"action": "add", "shot_type": "action", "content": unfence(code)})
-        queue.put_nowait({"action": "exec", "codecell_id": "lastAddedCellId", "need_output": True})
+        for action in rewrite.code_actions(unfence(code), fix):
+            queue.put_nowait(action)
 
     async def _report(
         self,
