@@ -7,7 +7,7 @@ module.exports = {
   ],
   parser: '@typescript-eslint/parser',
   parserOptions: {
-    project: ['tsconfig.json', 'planner/tsconfig.json'],
+    project: ['tsconfig.json', 'referencePlannerService/tsconfig.json'],
     sourceType: 'module'
   },
   plugins: ['@typescript-eslint', 'import'],
@@ -70,6 +70,109 @@ module.exports = {
             message:
               'notebook/ imports of the engine only its ports (engine/ports/).'
           },
+          // The engine's own floors (docs/architecture.md#the-engines-floors): ports <- state (saved
+          // state and rewind beside it) <- actions <- the public surface <- run. No import runs back up.
+          {
+            target: './src/engine/ports/*.ts',
+            from: './src/engine',
+            except: ['./ports'],
+            message: 'engine/ports/ imports nothing of the engine but itself.'
+          },
+          {
+            target: [
+              './src/engine/messages.ts',
+              './src/engine/settings.ts',
+              './src/engine/variables.ts',
+              './src/engine/rewindView.ts'
+            ],
+            from: './src/engine',
+            except: [
+              './ports',
+              './messages.ts',
+              './settings.ts',
+              './variables.ts',
+              './rewindView.ts'
+            ],
+            message:
+              'The engine leaves (messages, settings, variables, rewindView) import only the ports and each other.'
+          },
+          {
+            target: './src/engine/state/*.ts',
+            from: './src/engine',
+            except: [
+              './state',
+              './ports',
+              './messages.ts',
+              './settings.ts',
+              './variables.ts',
+              './rewindView.ts'
+            ],
+            message:
+              'engine/state/ imports only itself, the ports and the leaves: the state knows no action, rewind, save or run.'
+          },
+          {
+            target: './src/engine/saved/*.ts',
+            from: './src/engine',
+            except: [
+              './saved',
+              './state',
+              './ports',
+              './messages.ts',
+              './settings.ts',
+              './variables.ts',
+              './rewindView.ts'
+            ],
+            message:
+              'engine/saved/ sits beside the state: it imports the state, the ports and the leaves.'
+          },
+          {
+            target: './src/engine/rewind/*.ts',
+            from: './src/engine',
+            except: [
+              './rewind',
+              './state',
+              './ports',
+              './messages.ts',
+              './settings.ts',
+              './variables.ts',
+              './rewindView.ts'
+            ],
+            message:
+              'engine/rewind/ sits beside the state: it imports the state, the ports and the leaves.'
+          },
+          {
+            target: './src/engine/actions/*.ts',
+            from: './src/engine',
+            except: [
+              './actions',
+              './state',
+              './ports',
+              './messages.ts',
+              './settings.ts',
+              './variables.ts',
+              './rewindView.ts'
+            ],
+            message:
+              'engine/actions/ imports the state, the ports and the leaves; never the run loop.'
+          },
+          {
+            target: [
+              './src/engine/contextFilter.ts',
+              './src/engine/observation.ts',
+              './src/engine/trace.ts',
+              './src/engine/types.ts',
+              './src/engine/snapshot.ts',
+              './src/engine/testing/*.ts'
+            ],
+            from: ['./src/engine/run', './src/engine/index.ts'],
+            message:
+              'Only index.ts and the tests import the run loop (engine/run/).'
+          },
+          {
+            target: './src/engine/run/*.ts',
+            from: ['./src/engine/testing', './src/engine/index.ts'],
+            message: 'engine/run/ never imports the fakes or the index.'
+          },
           {
             target: './src/tokens.ts',
             from: ['./src/ui', './src/lab'],
@@ -101,7 +204,11 @@ module.exports = {
     {
       // Planner text reaches these patterns: none may backtrack without bound. (`no-super-linear-move`
       // is left off: it flags every unanchored `/\/+$/` on a URL setting, text no planner writes.)
-      files: ['src/**/*.ts', 'src/**/*.tsx', 'planner/src/**/*.ts'],
+      files: [
+        'src/**/*.ts',
+        'src/**/*.tsx',
+        'referencePlannerService/src/**/*.ts'
+      ],
       plugins: ['regexp'],
       rules: {
         'regexp/no-super-linear-backtracking': 'error'
@@ -121,7 +228,7 @@ module.exports = {
       files: [
         'src/protocol/**/*.ts',
         'src/engine/**/*.ts',
-        'src/planner/**/*.ts'
+        'src/referencePlanner/**/*.ts'
       ],
       rules: {
         'no-restricted-imports': [
@@ -131,7 +238,7 @@ module.exports = {
               {
                 group: ['@jupyterlab/*'],
                 message:
-                  'protocol/, engine/ and planner/ must not import JupyterLab.'
+                  'protocol/, engine/ and referencePlanner/ must not import JupyterLab.'
               },
               {
                 group: [
@@ -140,7 +247,7 @@ module.exports = {
                   '!@lumino/coreutils'
                 ],
                 message:
-                  'protocol/, engine/ and planner/ may only use @lumino/signaling and @lumino/coreutils.'
+                  'protocol/, engine/ and referencePlanner/ may only use @lumino/signaling and @lumino/coreutils.'
               }
             ]
           }

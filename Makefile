@@ -41,14 +41,14 @@ node_modules/.installed: package.json $(VENV)/.installed
 
 build: node
 	$(BIN)/jlpm build
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	@test -L $(VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc || $(BIN)/jupyter labextension develop --overwrite .
 
 ## test-build: the one build `make test` makes: the production build, which the wheel ships (the package
 ## suite checks it) and bench-short and the UI suite run on; a development build first would be thrown away
 test-build: node
 	$(BIN)/jlpm build:prod
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	@test -L $(VENV)/share/jupyter/labextensions/jupyterlab-notebook-bcc || $(BIN)/jupyter labextension develop --overwrite .
 
 lint: node
@@ -58,7 +58,7 @@ unit: build pandas2-venv
 	$(BIN)/jlpm test
 
 ## pandas2-venv: a Python with pandas 2 beside .venv's pandas 3 (ipykernel and matplotlib too): the unit
-## tests run the demo planner's analysis in a kernel of each (planner/src/__tests__/pandasVersions.spec.ts)
+## tests run the demo planner's analysis in a kernel of each (referencePlannerService/src/__tests__/pandasVersions.spec.ts)
 PANDAS2_VENV := .venv-pandas2
 pandas2-venv: $(PANDAS2_VENV)/.installed
 $(PANDAS2_VENV)/.installed:
@@ -69,7 +69,7 @@ $(PANDAS2_VENV)/.installed:
 ## pytest: the server extension (planner relay) in a real Jupyter server, against real planner processes
 PYTEST_ARGS ?=
 pytest: venv node
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest jupyterlab_notebook_bcc/tests -q $(PYTEST_ARGS)
 
 ui: build
@@ -165,7 +165,7 @@ eval: build llm-venv eval-venv
 ## (bench/results/bench.json); on the production build, which the bundle figure is about
 bench: node
 	$(BIN)/jlpm build:prod
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js
 
@@ -174,9 +174,9 @@ bench: node
 ## its target (bench/src/targets.ts; figure 6 on a production build only)
 bench-short: node
 	@test -f jupyterlab_notebook_bcc/labextension/package.json || $(BIN)/jlpm build
-	$(BIN)/jlpm build:planner
+	$(BIN)/jlpm build:reference-planner-service
 	$(BIN)/jlpm tsc -p bench/tsconfig.json
 	node bench/lib/bench/src/main.js --short
 
 clean:
-	rm -rf lib planner/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo
+	rm -rf lib referencePlannerService/lib dist jupyterlab_notebook_bcc/labextension tsconfig.tsbuildinfo

@@ -32,7 +32,7 @@ module.exports = {
       testEnvironment: 'node',
       moduleFileExtensions: ['ts', 'js', 'json', 'mjs', 'cjs'],
       testRegex:
-        '(src/(protocol|engine|planner)|planner/src)/.*__tests__/.*\\.spec\\.ts$',
+        '(src/(protocol|engine|referencePlanner)|referencePlannerService/src)/.*__tests__/.*\\.spec\\.ts$',
       testPathIgnorePatterns: ['/lib/', '/node_modules/'],
       transform: tsTransform
     },

@@ -4,7 +4,7 @@
  */
 module.exports = {
   parserOptions: {
-    project: ['./tsconfig.json', '../planner/tsconfig.json'],
+    project: ['./tsconfig.json', '../referencePlannerService/tsconfig.json'],
     tsconfigRootDir: __dirname
   }
 };

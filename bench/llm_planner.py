@@ -29,7 +29,7 @@ from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP, PLAN_STEP, RE
 
 PLAN = json.dumps({"title": "Revenue", "stages": [{"name": "Analysis", "steps": [
     {"name": "Revenue by region", "goal": "Sum revenue per region.", "expected_variables": ["by_region"]},
-    {"name": "Pick the answer", "goal": "Keep the top region.", "expected_variables": ["answer"]}]}]})
+    {"name": "Top region", "goal": "Keep the top region.", "expected_variables": ["answer"]}]}]})
 CELL = json.dumps({"explanation": "Sum the revenue per region and print it.",
                    "code": "by_region = df.groupby('region')['revenue'].sum()\nprint(by_region)\n" * 4})
 REPORT = json.dumps({"report": "- North leads with 1234.5.\n" * 10})
@@ -44,7 +44,7 @@ class InstantModel:
 
     async def complete(self, messages: list[dict[str, str]], schema: Any, on_text: Any = None) -> Completion:
         prompt = messages[-1]["content"]
-        text = PLAN if "Plan the analysis" in prompt else REPORT if "findings report" in prompt else CELL
+        text = PLAN if "Each step: a short name" in prompt else REPORT if "findings report" in prompt else CELL
         if on_text is not None:
             size = max(1, len(text) // 20)
             for end in range(size, len(text) + size, size):
@@ -105,7 +105,7 @@ async def run_once(service: LLMPlannerService, marks: list[float], user: str) ->
     await ask("generating", {"observation": observation("plan", PLAN_STEP, 1, variables, [])})
     await ask("planning", {"observation": observation("plan", PLAN_STEP, 1, variables, []),
                            "behavior_feedback": feedback(1)})
-    for step, created in (("revenue_by_region", "by_region"), ("pick_the_answer", "answer")):
+    for step, created in (("revenue_by_region", "by_region"), ("top_region", "answer")):
         await ask("planning", {"observation": observation("analysis", step, 0, variables, [])})
         sink = await ask("generating", {"observation": observation("analysis", step, 1, variables, [])})
         # The explanation's closing quote arrived in the piece handed over just before the first action line.
@@ -129,7 +129,7 @@ def percentile(values: list[float], share: float) -> float:
 async def main_async(runs: int) -> dict[str, Any]:
     marks: list[float] = []
     service = LLMPlannerService(LLMPlanner(base_url="http://127.0.0.1:9/v1", models=["bench"]))
-    service.core.model_factory = lambda settings, model: InstantModel(marks)
+    service.core.calls.factory = lambda settings, model: InstantModel(marks)
     own: list[float] = []
     first: list[float] = []
     for index in range(runs):

@@ -108,6 +108,16 @@ class NotebookBCC(Configurable):
         ),
     ).tag(config=True)
 
+    require_approval = Bool(
+        False,
+        help=(
+            "Every run of every planner waits for the user's approval before each behavior's code runs "
+            "(interactive mode), whatever the user's own setting says; the Settings Editor shows it as "
+            "required. The browser enforces it: it protects users from a planner's code, not this server "
+            "from its users."
+        ),
+    ).tag(config=True)
+
     @validate("allowed_planner_urls")
     def _valid_patterns(self, proposal: Any) -> list[str]:
         try:

@@ -258,10 +258,12 @@ def planner_query(query: str) -> str:
 
 
 class ConfigHandler(APIHandler):
-    """Which planner the relay serves and whether a token is set; never the token itself."""
+    """Which planner the relay serves and whether a token is set (never the token itself), and whether
+    the administrator requires approval of every behavior's code."""
 
-    def initialize(self, resolve: TargetResolver) -> None:
+    def initialize(self, resolve: TargetResolver, config: NotebookBCC) -> None:
         self.resolve = resolve
+        self.bcc_config = config
 
     @tornado.web.authenticated
     def get(self) -> None:
@@ -269,6 +271,8 @@ class ConfigHandler(APIHandler):
             public: dict[str, Any] = self.resolve().public()
         except UserSettingsError as error:
             raise tornado.web.HTTPError(500, str(error)) from error
+        if self.bcc_config.require_approval:
+            public["require_approval"] = True
         self.finish(json.dumps(public))
 
 
@@ -286,7 +290,11 @@ def setup_handlers(
                 RelayHandler,
                 {"config": config, "resolve": resolve, "slots": slots},
             ),
-            (url_path_join(base_url, NAMESPACE, "config"), ConfigHandler, {"resolve": resolve}),
+            (
+                url_path_join(base_url, NAMESPACE, "config"),
+                ConfigHandler,
+                {"resolve": resolve, "config": config},
+            ),
             (
                 url_path_join(base_url, NAMESPACE, "locks", "(.+)"),
                 LockHandler,

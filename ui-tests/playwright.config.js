@@ -85,7 +85,7 @@ const wants = (...projects) =>
   SELECTED.length === 0 || projects.some(name => SELECTED.includes(name));
 
 const planner = ({ port, flags }) => ({
-  command: `node ../planner/lib/planner/src/main.js --port ${port} --quiet ${flags}`,
+  command: `node ../referencePlannerService/lib/referencePlannerService/src/main.js --port ${port} --quiet ${flags}`,
   url: `http://127.0.0.1:${port}/health`,
   timeout: 30 * 1000,
   reuseExistingServer: false

@@ -12,7 +12,9 @@ import * as path from 'path';
 /** The repository root (this file is `bench/src/processes.ts`, or `bench/lib/bench/src/processes.js`). */
 export const REPO_ROOT = (() => {
   let dir = __dirname;
-  while (!existsSync(path.join(dir, 'planner', 'tsconfig.json'))) {
+  while (
+    !existsSync(path.join(dir, 'referencePlannerService', 'tsconfig.json'))
+  ) {
     const parent = path.dirname(dir);
     if (parent === dir) {
       throw new Error(`no repository root above ${__dirname}`);
@@ -24,7 +26,7 @@ export const REPO_ROOT = (() => {
 
 export const PLANNER_MAIN = path.join(
   REPO_ROOT,
-  'planner/lib/planner/src/main.js'
+  'referencePlannerService/lib/referencePlannerService/src/main.js'
 );
 const SERVER_CONFIG = path.join(
   REPO_ROOT,
@@ -101,7 +103,7 @@ export interface IPlannerProcess extends IChild {
 }
 
 /**
- * Starts `planner/lib/planner/src/main.js --port 0 ...args` and resolves with its URL once it listens.
+ * Starts `referencePlannerService/lib/referencePlannerService/src/main.js --port 0 ...args` and resolves with its URL once it listens.
  * Its request log is kept (no `--quiet`), so callers can check what it answered.
  */
 /** The reference planner replaying `traceFile` as fast as it can. */

@@ -1,9 +1,11 @@
-"""Each user's tokens and runs: the day's budget, the run's budget, and the run log.
+"""The one owner of tokens, budgets and the run log.
 
-The planner core counts a run's tokens in its session; this module adds them up per user and day (UTC),
-refuses a user whose budget is spent (HTTP 403, the run stops with the message, other users go on), and
-writes one JSON line per run when it ends to `c.LLMPlanner.run_log`: user, notebook, model, tokens, start,
-end and outcome (`completed`, `budget`, or `replaced` when the user started another run of the notebook).
+Every model call's tokens are counted here (`record`, called by `calls.ModelCalls` after each request): into
+the run's usage (in all and per behavior) and the user's day (UTC). Before a behavior, `check_run` refuses
+(HTTP 403, the run stops with the message, other users go on) a user whose day's or run's tokens, or run's
+behaviors, are spent. Each run's start is logged, and its end is one JSON line (user, notebook, model,
+tokens, start, end, outcome: `completed`, `budget`, `replaced` when the user started another run of the
+notebook, `expired` or `evicted` when the planner forgot it) in the log and in `c.LLMPlanner.run_log`.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .planner import Caller, PlannerFailure, Session
+from .failures import PlannerFailure
+from .model import Completion
+from .sessions import Caller, Session
 from .settings import LLMPlanner
+from .usage import BehaviorKey, Usage
 
 log = logging.getLogger("notebook_bcc.llm_planner")
 
@@ -38,13 +43,15 @@ class _OpenRun:
 
 
 class Accounting:
-    def __init__(self, config: LLMPlanner, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, config: LLMPlanner, clock: Callable[[], float] = time.time, run_log: logging.Logger | None = None
+    ) -> None:
         self.config = config
         self.clock = clock
+        self.run_log = run_log or log
         self.day = _day(clock())
-        # Tokens of the day by user, and what of each caller's session was counted already.
+        # Tokens of the day by user.
         self.used: dict[str, int] = {}
-        self._counted: dict[Caller, tuple[int, int]] = {}
         self._open: dict[Caller, _OpenRun] = {}
         self._restore()
 
@@ -72,35 +79,77 @@ class Accounting:
                 f"{setting}); it starts again at 00:00 UTC, or ask your administrator to raise it.",
             )
 
+    def check_run(self, caller: Caller, session: Session) -> None:
+        """Refuses (403) another behavior of a run whose behaviors or tokens are spent; the run log says so."""
+        try:
+            self.check(caller)
+            limit = self.config.max_run_behaviors
+            if limit and session.behaviors >= limit:
+                raise PlannerFailure(
+                    403,
+                    f"This run has used its {limit} behaviors (c.LLMPlanner.max_run_behaviors); "
+                    "start a new run, or ask your administrator to raise the limit.",
+                )
+            tokens, setting = self.run_tokens(caller.user)
+            if tokens and session.usage.total >= tokens:
+                raise PlannerFailure(
+                    403,
+                    f"This run has used its token budget ({session.usage.total:,} of {tokens:,} tokens, "
+                    f"{setting}); start a new run, or ask your administrator to raise the budget.",
+                )
+        except PlannerFailure as failure:
+            self.ended(caller, "budget", failure.message)
+            raise
+
     # --- counting -----------------------------------------------------------------------------------
 
-    def settle(self, caller: Caller, session: Session | None) -> None:
-        """Adds what the caller's session used since the last count to the user's day."""
-        if session is None:
-            return
+    def record(self, caller: Caller, session: Session, key: BehaviorKey | None, completion: Completion) -> None:
+        """One model call's tokens: the run's, the behavior's and the user's day."""
         self._roll()
-        seen_id, seen_tokens = self._counted.get(caller, (0, 0))
-        before = seen_tokens if seen_id == id(session) else 0
-        total = session.usage.total
-        if total > before:
-            self.used[caller.user] = self.used.get(caller.user, 0) + total - before
-        self._counted[caller] = (id(session), total)
+        session.usage.add(key, completion)
+        self.used[caller.user] = self.used.get(caller.user, 0) + completion.prompt_tokens + completion.completion_tokens
+
+    def public(self, session: Session, key: BehaviorKey | None) -> dict[str, Any]:
+        """The planning answer's `usage`: the model, the behavior its feedback closes, the run, the costs."""
+        behavior = session.usage.behavior(key)
+        usage: dict[str, Any] = {
+            "model": session.model,
+            "behavior": behavior.public() if behavior else None,
+            "run": session.usage.run.public(),
+        }
+        price = self.config.prices.get(session.model) if isinstance(self.config.prices, dict) else None
+        if isinstance(price, dict):
+            usage["cost"] = {
+                "run": session.usage.run.cost(price),
+                "behavior": (behavior or Usage()).cost(price) if behavior else None,
+                "currency": str(price.get("currency", "USD")),
+            }
+        return usage
+
+    # --- the log ------------------------------------------------------------------------------------
 
     def started(self, caller: Caller, session: Session) -> None:
         previous = self._open.pop(caller, None)
         if previous is not None and previous.session is not session:
             self._write(caller, previous, "replaced")
         self._open[caller] = _OpenRun(session, self.clock())
+        self.run_log.info("run_start %s", json.dumps(
+            {"time": round(self.clock(), 3), "user": caller.user, "notebook": caller.notebook_id,
+             "model": session.model}, ensure_ascii=False))
 
     def ended(self, caller: Caller, outcome: str, message: str = "") -> None:
         run = self._open.pop(caller, None)
         if run is not None:
             self._write(caller, run, outcome, message)
 
-    # --- the log ------------------------------------------------------------------------------------
+    def forgotten(self, caller: Caller, session: Session, why: str) -> None:
+        """The planner forgot the caller's session (sessions.py): its run, if still open, ends so."""
+        run = self._open.get(caller)
+        if run is not None and run.session is session:
+            self.ended(caller, why)
 
     def _write(self, caller: Caller, run: _OpenRun, outcome: str, message: str = "") -> None:
-        usage = run.session.usage
+        usage = run.session.usage.run
         record: dict[str, Any] = {
             "user": caller.user,
             "notebook": caller.notebook_id,
@@ -117,7 +166,7 @@ class Accounting:
         if message:
             record["message"] = message
         line = json.dumps(record, ensure_ascii=False)
-        log.info("run %s", line)
+        self.run_log.info("run_end %s", line)
         if not self.config.run_log:
             return
         try:

@@ -1,5 +1,7 @@
 """One model request through the official `openai` SDK (Chat Completions, streamed), and what can go wrong
-with it, in words a user can act on."""
+with it, in words a user can act on: the first sentence says what is wrong with the model settings, the
+HTTP status comes after it; an error whose fix is in the LLM Planner Settings carries the action that opens
+them. The planner never calls this directly: every request goes through `calls.ModelCalls`."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..config import display_url
+from .failures import OPEN_SETTINGS
 from .settings import ModelSettings, ResponseFormat
+from .urls import display_url
 
 # What a request is sent with when the endpoint needs no key (llama.cpp, vLLM, Ollama): the SDK wants one.
 NO_KEY = "no-key"
@@ -22,12 +25,15 @@ FORMAT_ORDER: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none"
 class ModelError(Exception):
     """A model request that failed: `status` is the planner's HTTP answer for it, `message` the user's text."""
 
-    def __init__(self, kind: str, message: str, status: int, retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: str, message: str, status: int, retry_after: float | None = None, action: str = ""
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
         self.retry_after = retry_after
+        self.action = action
 
 
 @dataclass
@@ -39,6 +45,8 @@ class Completion:
     response_format: ResponseFormat
     # True when the endpoint sent no token counts and they were estimated from the text.
     estimated: bool = False
+    # The model the endpoint says answered (llama.cpp repeats the name it was asked for).
+    model: str = ""
 
 
 # Called with the text received so far, each time the stream brings more.
@@ -112,6 +120,19 @@ class OpenAIModel:
         if learned:
             return FORMAT_ORDER[FORMAT_ORDER.index(learned) :]
         return FORMAT_ORDER
+
+    async def served_models(self) -> list[str] | None:
+        """The models the endpoint lists (`GET /models`), or None when it lists none or cannot say."""
+        client = self._client()
+        try:
+            listing = client.models.list()
+            page = await (asyncio.wait_for(listing, self.request_timeout) if self.request_timeout > 0 else listing)
+            names = [str(getattr(item, "id", "")) for item in getattr(page, "data", None) or []]
+            return [name for name in names if name] or None
+        except Exception:  # noqa: BLE001 - an endpoint without a model list, or any failure: the list is unknown
+            return None
+        finally:
+            await client.close()
 
     async def complete(
         self, messages: list[dict[str, str]], schema: dict[str, Any] | None, on_text: OnText | None = None
@@ -187,6 +208,8 @@ class OpenAIModel:
         import openai
 
         text = ""
+        finished = False
+        answered_by = ""
         prompt_tokens = completion_tokens = 0
         try:
             stream = await client.chat.completions.create(**arguments)
@@ -207,11 +230,13 @@ class OpenAIModel:
                             "(c.LLMPlanner.stall_timeout); Retry.",
                             504,
                         ) from error
+                    answered_by = answered_by or str(getattr(chunk, "model", "") or "")
                     usage = getattr(chunk, "usage", None)
                     if usage is not None:
                         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
                         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
                     for choice in getattr(chunk, "choices", None) or []:
+                        finished = finished or bool(getattr(choice, "finish_reason", None))
                         piece = getattr(getattr(choice, "delta", None), "content", None)
                         if piece:
                             text += piece
@@ -233,10 +258,19 @@ class OpenAIModel:
             reason = _connection_reason(cause) if cause else "connection failed"
             raise ModelError(
                 "unreachable",
-                f"The model endpoint {self._where()} cannot be reached ({reason}). Check that it is running, "
-                "and its base URL in LLM Planner Settings (or c.LLMPlanner.base_url).",
+                f"The model endpoint {self._where()} cannot be reached ({reason}): check that it is running, and "
+                "its base URL in LLM Planner Settings (or c.LLMPlanner.base_url).",
                 502,
+                action=OPEN_SETTINGS,
             ) from error
+        if not finished and not text.strip():
+            # llama.cpp's Python server ends a stream without a word when another request interrupts it.
+            raise ModelError(
+                "cut",
+                f"The model endpoint {self._where()} ended its answer before writing anything (another request may "
+                "have interrupted it); Retry.",
+                502,
+            )
         estimated = False
         if not prompt_tokens and not completion_tokens:
             # An endpoint that sends no usage while streaming (llama.cpp's Python server): about four
@@ -244,7 +278,8 @@ class OpenAIModel:
             estimated = True
             prompt_tokens = sum(len(message.get("content", "")) for message in arguments["messages"]) // 4
             completion_tokens = (len(text) + 3) // 4
-        return Completion(text, prompt_tokens, completion_tokens, time.monotonic() - start, kind, estimated)
+        return Completion(text, prompt_tokens, completion_tokens, time.monotonic() - start, kind, estimated,
+                          answered_by)
 
     def _where(self) -> str:
         return display_url(self.settings.base_url)
@@ -253,44 +288,58 @@ class OpenAIModel:
         status = int(getattr(error, "status_code", 0) or 0)
         detail = _detail(error)
         where = self._where()
+        answered = f"The endpoint answered HTTP {status}{detail}."
         if status in (401, 403):
             return ModelError(
                 "auth",
-                f"The model endpoint {where} refused the API key (HTTP {status}{detail}). Set the key in LLM Planner "
-                "Settings (or c.LLMPlanner.api_key / NOTEBOOK_BCC_LLM_API_KEY).",
+                f"The model endpoint {where} refused the API key: set the right key in LLM Planner Settings (or "
+                f"c.LLMPlanner.api_key / NOTEBOOK_BCC_LLM_API_KEY). {answered}",
                 424,
+                action=OPEN_SETTINGS,
             )
         if status == 404:
             return ModelError(
                 "model",
-                f"The model endpoint {where} has no model {self.model!r} (HTTP 404{detail}). Pick another model, or "
-                "check the base URL (it usually ends in /v1).",
+                f"The model endpoint {where} has no model {self.model!r}: pick a model it serves in LLM Planner "
+                f"Settings, or check the base URL (it usually ends in /v1). {answered}",
                 424,
+                action=OPEN_SETTINGS,
             )
         if status == 429:
             retry_after = _retry_after(error)
-            when = f"; retry after {retry_after:g} s" if retry_after is not None else ""
+            when = f"; retry after {retry_after:g} s" if retry_after is not None else "; retry later"
             return ModelError(
                 "rate_limited",
-                f"The model endpoint {where} is limiting requests (HTTP 429{detail}){when}.",
+                f"The model endpoint {where} is limiting requests{when}. {answered}",
                 429,
                 retry_after,
             )
         # llama.cpp's Python server refuses a json_schema format with HTTP 500 (its validation error), others 400.
         if status in (400, 422, 500) and kind != "none" and _formats_refused(error):
-            return ModelError("refused_format", f"The endpoint refused response_format {kind} (HTTP {status}{detail})", 424)
+            return ModelError(
+                "refused_format",
+                f"The model endpoint {where} refused the response format {kind}: set response_format to another "
+                f"one (c.LLMPlanner.response_format). {answered}",
+                424,
+            )
         text = detail.lower()
         if status in (400, 413, 422) and ("context" in text or "too long" in text or "maximum" in text or "tokens" in text):
             return ModelError(
                 "context",
-                f"The request is too long for the model {self.model!r} (HTTP {status}{detail}). Lower the planner's "
-                "context (Settings > Notebook-BCC > max context length) or pick a model with a longer context.",
+                f"The request is too long for the model {self.model!r}: pick a model with a longer context in LLM "
+                "Planner Settings, or lower the planner's context (Settings > Notebook-BCC > max context length). "
+                f"{answered}",
                 424,
+                action=OPEN_SETTINGS,
             )
+        if status >= 500:
+            return ModelError("http", f"The model endpoint {where} failed on its side; Retry. {answered}", 502)
         return ModelError(
             "http",
-            f"The model endpoint {where} answered HTTP {status}{detail}.",
-            502 if status >= 500 else 424,
+            f"The model endpoint {where} did not take the request: check the model settings in LLM Planner "
+            f"Settings. {answered}",
+            424,
+            action=OPEN_SETTINGS,
         )
 
 

@@ -1,133 +1,52 @@
 """The LLM planner's decisions: a DSLC planner (`/planning`, `/generating`) whose plan, code and report a
 language model writes, and whose judgement of a step is read from the kernel's own observation.
 
-- Run start: a provisional template (load the data; the analysis is planned once the data is seen) is
-  answered at once, so the panel shows a plan before any model is asked.
-- The load step is written without the model: `df = pd.read_csv(...)`, its shape, types and first rows.
-- Once the data is loaded, the model plans the analysis from the task and that preview (stages > steps,
-  each step with a goal and the variables it must create); a findings step ends every plan.
-- Each behavior: the model writes an explanation and one code cell for the step, streamed: each cell is
-  sent as soon as its part of the model's JSON is complete.
-- After each behavior: the step is achieved when its code raised no error and its expected variables
-  exist in the kernel; otherwise another behavior is asked for, with the traceback, until the step's
-  tries are spent and it is given up with the reason shown.
-- The findings report quotes the kernel's outputs, and marks the numbers it cites that no output shows.
+- Run start: the task's contract is read from its words (contract.py) and a provisional template (load the
+  data; the analysis is planned once the data is seen) is answered at once, before any model is asked.
+- The load step is written without the model; its preview gives the data's columns (and which column a
+  "which region" question asks a label of).
+- Once the data is loaded, the model plans the analysis (plan.py): a short plan for a closed question, the
+  full loop for an open task; every deliverable gets a step, every part of the task a step or a mention.
+- Each behavior (behaviors.py): the model writes an explanation and one code cell for the step, with the
+  run's memory (memory.py); a retry that repeats the failed code is not sent to the kernel.
+- After each behavior (judge.py): achieved when the code raised no error and the step's variables passed
+  their checks in the kernel; otherwise another try with the reason, until the step is given up.
+- The findings report (report.py) starts with what was not delivered and what was given up, then the
+  answer from the checked values, then the model's prose, set apart where no output supports it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import re
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
-from . import prompts, rewrite
-from .answers import AnswerUnreadable, complete_string_field, first_object, string_field, unfence
-from .model import Completion, ModelClient, ModelError
+from . import behaviors
+from .accounting import Accounting
+from .calls import ModelCalls, ModelFactory
+from .contract import extract, read_columns, with_columns
+from .failures import OPEN_SETTINGS, PlannerFailure
+from .judge import Verdict, judge, the_report_step
+from .model import ModelError
+from .observation import Request, last_error, read_request
+from .plan import (
+    LOAD_STAGE,
+    LOAD_STEP,
+    PLAN_STEP,
+    REPORT_STEP,
+    Step,
+    load_stage,
+    plan_stage,
+    template,
+)
+from .sessions import Caller, Session, Sessions
 from .settings import LLMPlanner, ModelSettings
 
-LOAD_STAGE = "data_loading"
-LOAD_STEP = "load_data"
-PLAN_STAGE = "plan"
-PLAN_STEP = "plan_analysis"
-REPORT_STAGE = "findings"
-REPORT_STEP = "findings_report"
-PREVIEW_VARIABLE = "data_preview"
+__all__ = ["LOAD_STEP", "PLAN_STEP", "REPORT_STEP", "Caller", "LLMPlannerCore", "PlannerFailure"]
+
+PREVIEW_VARIABLE = behaviors.PREVIEW_VARIABLE
 MODEL_VARIABLE = "llm_model"
-TASK_VARIABLES = ("problem_description", "task", "task_description")
-DATA_VARIABLES = ("csv_file_path", "data_files", "data_path", "data_file")
 MAX_PREVIEW = 2500
-MAX_REPORT_OUTPUTS = 6000
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-
-
-class PlannerFailure(Exception):
-    """A request the planner cannot answer: its HTTP status and the user's message."""
-
-    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.retry_after = retry_after
-
-
-@dataclass
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model_calls: int = 0
-    estimated: bool = False
-
-    def add(self, completion: Completion) -> None:
-        self.prompt_tokens += completion.prompt_tokens
-        self.completion_tokens += completion.completion_tokens
-        self.model_calls += 1
-        self.estimated = self.estimated or completion.estimated
-
-    @property
-    def total(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def public(self) -> dict[str, Any]:
-        public: dict[str, Any] = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                                  "model_calls": self.model_calls}
-        if self.estimated:
-            public["estimated"] = True
-        return public
-
-
-@dataclass
-class Step:
-    id: str
-    name: str
-    goal: str
-    expected: list[str]
-
-
-@dataclass
-class Stage:
-    id: str
-    name: str
-    steps: list[Step]
-
-
-@dataclass
-class Session:
-    """What the planner keeps of one run of one notebook for one user (lost on a restart: everything it
-    needs to go on is in the observation, except the run's token count)."""
-
-    stages: list[Stage] = field(default_factory=list)
-    title: str = ""
-    usage: Usage = field(default_factory=Usage)
-    by_behavior: dict[str, Usage] = field(default_factory=dict)
-    behaviors: int = 0
-    # Behaviors whose answer could not be read, and why: they wrote no cell, so they reach no goal.
-    unread: dict[str, str] = field(default_factory=dict)
-    model: str = ""
-
-    def step(self, step_id: str) -> Step | None:
-        for stage in self.stages:
-            for step in stage.steps:
-                if step.id == step_id:
-                    return step
-        return None
-
-    def stage(self, stage_id: str) -> Stage | None:
-        return next((stage for stage in self.stages if stage.id == stage_id), None)
-
-
-ModelFactory = Callable[[ModelSettings, str], ModelClient]
-RunEvent = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who asks: the Jupyter (or Hub) user and the notebook; sessions are kept apart by both."""
-
-    user: str
-    notebook_id: str
+MAX_NEW_NAMES = 6
 
 
 class LLMPlannerCore:
@@ -136,208 +55,165 @@ class LLMPlannerCore:
         config: LLMPlanner,
         settings: Callable[[], ModelSettings | None],
         model_factory: ModelFactory,
-        on_run_event: RunEvent | None = None,
-        run_tokens: Callable[[str], tuple[int, str]] | None = None,
+        accounting: Accounting | None = None,
     ) -> None:
         self.config = config
-        # A user's token budget per run and the setting it comes from (accounting.py: per-user limits).
-        self.run_tokens = run_tokens or (lambda user: (config.max_run_tokens, "c.LLMPlanner.max_run_tokens"))
         self.settings = settings
-        self.model_factory = model_factory
-        self.on_run_event = on_run_event
-        self.sessions: dict[Caller, Session] = {}
+        self.accounting = accounting or Accounting(config)
+        self.calls = ModelCalls(model_factory, self.accounting)
+        self.sessions = Sessions(config.max_sessions, config.session_idle_timeout, self.accounting.forgotten)
 
     # --- /planning ------------------------------------------------------------------------------------
 
     async def planning(self, body: dict[str, Any], caller: Caller) -> dict[str, Any]:
-        try:
-            return await self._planning(body, caller)
-        except ModelError as failure:
-            raise PlannerFailure(failure.status, failure.message, failure.retry_after) from failure
-
-    async def _planning(self, body: dict[str, Any], caller: Caller) -> dict[str, Any]:
         settings = self._settings()
-        observation = _record(body.get("observation"))
-        feedback = _record(body.get("behavior_feedback"))
-        current = _record(_record(observation.get("location")).get("current"))
-        stage_id = _text(current.get("stage_id"))
-        step_id = _text(current.get("step_id"))
-        variables = _record(_record(observation.get("context")).get("variables"))
-        task = _task(variables)
-        if not stage_id or not step_id or (step_id == LOAD_STEP and not feedback):
+        request = read_request(body)
+        if not request.stage_id or not request.step_id or (request.step_id == LOAD_STEP and not request.feedback):
             # A run starts (the observation has no location yet): a new session and the first plan.
-            session = self._session(caller, settings, variables, new=True)
-            self._event("run_start", caller, session)
-            return self._first_answer(session, task, variables)
-        session = self._session(caller, settings, variables)
-        answer: dict[str, Any]
-        if not feedback:
-            answer = self._continue(session, observation, step_id, "")
+            session = self._session(caller, settings, request, new=True)
+            self.accounting.started(caller, session)
+            return self._first_answer(session, request)
+        session = self._session(caller, settings, request)
+        if request.checks:
+            session.checks.update(request.checks)
+        if not request.feedback:
+            answer = self._continue(session, request, "")
+            answer["usage"] = self.accounting.public(session, None)
         else:
-            answer = self._judge(session, caller, observation, feedback, step_id, variables)
-        answer["usage"] = self._usage(session, _text(feedback.get("behavior_id")))
+            answer = self._judge(session, caller, request)
+            answer["usage"] = self.accounting.public(session, (request.step_id, request.feedback_behavior))
+        self._with_contract(session, answer)
         return answer
 
-    def _first_answer(self, session: Session, task: str, variables: dict[str, Any]) -> dict[str, Any]:
-        files = _data_files(variables)
+    def _first_answer(self, session: Session, request: Request) -> dict[str, Any]:
+        files = request.data_files
+        task = request.task
         session.title = _title(task, files)
-        chinese = prompts.is_chinese(task)
-        session.stages = [_load_stage(chinese), _plan_stage(chinese)] if files else [_plan_stage(chinese)]
+        session.contract = extract(task)
+        chinese = session.contract.chinese
+        session.stages = [load_stage(chinese), plan_stage(chinese)] if files else [plan_stage(chinese)]
         first = session.stages[0].steps[0]
-        return {
+        answer: dict[str, Any] = {
             "targetAchieved": False,
             "transition": {"continue_behaviors": True, "target_achieved": False},
             "context_update": {
                 # Provisional: the model's plan replaces it without asking the user.
-                "workflow_update": {"workflowTemplate": self._template(session), "provisional": True},
-                "progress_update": _focus(first.goal, first.expected),
+                "workflow_update": {"workflowTemplate": template(session.title, session.stages), "provisional": True},
+                "progress_update": _focus(first.goal, first),
             },
-            "usage": self._usage(session, ""),
+            "usage": self.accounting.public(session, None),
         }
+        self._with_contract(session, answer)
+        return answer
 
-    def _continue(self, session: Session, observation: dict[str, Any], step_id: str, note: str) -> dict[str, Any]:
-        step = self._step(session, observation, step_id)
+    def _with_contract(self, session: Session, answer: dict[str, Any]) -> None:
+        """The run's contract goes with the first answer that knows it, and again whenever it changed."""
+        if not session.contract.deliverables:
+            return
+        public = session.contract.public()
+        if public != session.contract_sent:
+            answer.setdefault("context_update", {})["contract"] = public
+            session.contract_sent = public
+
+    def _continue(self, session: Session, request: Request, note: str) -> dict[str, Any]:
+        step = self._step(session, request)
         focus = step.goal if not note else f"{step.goal}\n\n{note}"
         return {
             "targetAchieved": False,
             "transition": {"continue_behaviors": True, "target_achieved": False},
-            "context_update": {"progress_update": _focus(focus, step.expected)},
+            "context_update": {"progress_update": _focus(focus, step)},
         }
 
-    def _judge(
-        self,
-        session: Session,
-        caller: Caller,
-        observation: dict[str, Any],
-        feedback: dict[str, Any],
-        step_id: str,
-        variables: dict[str, Any],
-    ) -> dict[str, Any]:
-        step = self._step(session, observation, step_id)
-        effects = _effects(observation, "current")
-        error = _last_error(effects)
-        result = _text(feedback.get("last_action_result")) or "success"
-        missing = [name for name in step.expected if name not in variables]
-        unread = session.unread.pop(_text(feedback.get("behavior_id")), "")
-        tries = int(_record(_record(observation.get("location")).get("current")).get("behavior_iteration") or 1)
-        achieved = result == "success" and not error and not missing and not unread
-        if step.id in (REPORT_STEP, PLAN_STEP):
-            achieved = result == "success" and not unread
-            if achieved and step.id == REPORT_STEP:
-                self._event("run_end", caller, session)
-        if achieved:
-            answer: dict[str, Any] = {
-                "targetAchieved": True,
-                "transition": {"continue_behaviors": False, "target_achieved": True},
-                "context_update": {"progress_update": _focus(f"{step.name}: done", step.expected)},
-            }
-            if step.id == LOAD_STEP:
-                # What the kernel printed about the data goes with every later request.
-                answer["context_update"]["variables"] = {PREVIEW_VARIABLE: "\n".join(effects)[-MAX_PREVIEW:]}
-            return answer
-        if unread:
-            reason = f"the model's answer could not be read ({unread})"
-        elif result in ("skipped", "stopped", "interrupted") and not error:
-            reason = f"the last behavior was {result}"
-        elif error:
-            reason = f"the code failed: {error.splitlines()[-1][:300]}"
-        elif missing:
-            reason = f"the variables {', '.join(missing)} were not created"
+    def _judge(self, session: Session, caller: Caller, request: Request) -> dict[str, Any]:
+        step = self._step(session, request)
+        behavior = request.feedback_behavior
+        unread = session.unread.pop((step.id, behavior), "")
+        repeated = session.repeated.pop(step.id, "")
+        verdict: Verdict
+        if repeated:
+            verdict = Verdict(False, repeated)
+        elif step.id in (REPORT_STEP, PLAN_STEP):
+            verdict = the_report_step(request.result, unread)
         else:
-            reason = "the last behavior did not succeed"
-        if tries >= max(1, self.config.max_tries_per_step):
+            error = last_error(request.current_effects)
+            verdict = judge(step.expected, request.result, error, unread, request.checks, request.variables)
+        if verdict.achieved:
+            return self._achieved(session, caller, request, step)
+        session.memory.failed_try(step.id, behavior, verdict.reason)
+        tries = max(1, request.iteration)
+        if repeated or tries >= max(1, self.config.max_tries_per_step):
+            session.given_up.append((step.name, verdict.reason))
+            why = (f"Step given up: {verdict.reason}." if repeated else
+                   f"Step given up after {tries} tries (c.LLMPlanner.max_tries_per_step): {verdict.reason}.")
             return {
                 "targetAchieved": False,
                 "transition": {"continue_behaviors": False, "target_achieved": False},
-                "context_update": {
-                    "progress_update": _focus(
-                        f"Step given up after {tries} tries (c.LLMPlanner.max_tries_per_step): {reason}.",
-                        step.expected,
-                    )
-                },
+                "context_update": {"progress_update": _focus(why, step)},
             }
-        return self._continue(session, observation, step_id, f"Try {tries + 1}: {reason}. Fix it.")
+        return self._continue(session, request, f"Try {tries + 1}: {verdict.reason}. Fix it.")
 
-    async def _plan_stages(
-        self, session: Session, task: str, files: list[str], preview: str, settings: ModelSettings, behavior_id: str
-    ) -> tuple[list[Stage], str]:
-        """The model's stages; a one-step plan with a notice when its answer cannot be read twice."""
-        messages = prompts.template_messages(task, files, preview)
-        try:
-            answer = await self._ask_json(session, settings, messages, prompts.TEMPLATE_SCHEMA, behavior_id)
-            stages = _stages_of(answer, self.config.max_plan_steps)
-            if stages:
-                title = _words(answer.get("title"))
-                if title:
-                    session.title = title[:100]
-                return stages, ""
-            problem = "the plan names no stage with a step"
-        except AnswerUnreadable as error:
-            problem = str(error)
-        fallback = [Stage("analysis", "Analysis", [Step("analyze", "Answer the task", task or "Analyse the data.", [])])]
-        return fallback, f"The model's plan could not be read ({problem}); the run goes on with one analysis step."
+    def _achieved(self, session: Session, caller: Caller, request: Request, step: Step) -> dict[str, Any]:
+        answer: dict[str, Any] = {
+            "targetAchieved": True,
+            "transition": {"continue_behaviors": False, "target_achieved": True},
+            "context_update": {"progress_update": _focus(f"{step.name}: done", step)},
+        }
+        printed = "\n".join(request.current_effects)
+        if step.id == LOAD_STEP:
+            # What the kernel printed about the data goes with every later request.
+            preview = printed[:MAX_PREVIEW]
+            answer["context_update"]["variables"] = {PREVIEW_VARIABLE: preview}
+            session.columns = read_columns(preview)
+            session.contract = with_columns(session.contract, request.task, session.columns)
+        elif step.id == REPORT_STEP:
+            self.accounting.ended(caller, "completed")
+        elif step.id != PLAN_STEP:
+            session.memory.achieved(step.id, step.name, self._created(session, request, step), printed)
+        return answer
+
+    def _created(self, session: Session, request: Request, step: Step) -> dict[str, Any]:
+        """The step's variables and the names that are new in the kernel since the steps before it."""
+        seen = {name for record in session.memory.done for name in record.created} | {"df", PREVIEW_VARIABLE}
+        created = {name: request.variables[name] for name in step.expected if name in request.variables}
+        for name, value in request.variables.items():
+            if len(created) >= MAX_NEW_NAMES:
+                break
+            if name not in seen and name not in created and name not in behaviors.RUN_VARIABLES:
+                created[name] = value
+        return created
 
     # --- /generating ----------------------------------------------------------------------------------
 
-    async def generating(self, body: dict[str, Any], caller: Caller) -> AsyncIterator[dict[str, Any]]:
+    async def generating(self, body: dict[str, Any], caller: Caller) -> AsyncGenerator[dict[str, Any], None]:
         """The actions of one behavior, each as soon as it is known. Raises PlannerFailure before the first."""
         settings = self._settings()
-        observation = _record(body.get("observation"))
-        location = _record(observation.get("location"))
-        current = _record(location.get("current"))
-        stage_id = _text(current.get("stage_id"))
-        step_id = _text(current.get("step_id"))
-        if not stage_id or not step_id:
+        request = read_request(body)
+        if not request.stage_id or not request.step_id:
             raise PlannerFailure(400, "The request names no current stage and step; the LLM planner answers /planning first.")
-        variables = _record(_record(observation.get("context")).get("variables"))
-        task = _task(variables)
-        session = self._session(caller, settings, variables)
-        self._check_budget(session, caller)
+        session = self._session(caller, settings, request)
+        if request.checks:
+            session.checks.update(request.checks)
+        self.accounting.check_run(caller, session)
         session.behaviors += 1
-        behavior_id = _text(current.get("behavior_id")) or f"behavior_{session.behaviors:03d}"
-        iteration = int(current.get("behavior_iteration") or 1)
-        step = self._step(session, observation, step_id)
-        lead = self._headings(session, stage_id, step) if iteration <= 1 else []
-        if step.id == LOAD_STEP:
-            for action in [*lead, *_load_actions(_data_files(variables), task)]:
-                yield action
-            return
-        if step.id == PLAN_STEP:
-            async for action in self._plan(session, settings, task, variables, behavior_id, lead):
-                yield action
-            return
-        if step.id == REPORT_STEP:
-            async for action in self._report(session, settings, task, observation, behavior_id, lead):
-                yield action
-            return
-        fix = rewrite.failed_cell(body, step.id, _last_error(_effects(observation, "current")))
-        async for action in self._cell(session, settings, task, observation, variables, step, behavior_id, lead, fix):
-            yield action
-
-    async def _plan(
-        self, session: Session, settings: ModelSettings, task: str, variables: dict[str, Any],
-        behavior_id: str, lead: list[dict[str, Any]],
-    ) -> AsyncIterator[dict[str, Any]]:
-        """The model plans the analysis from the task and the data's preview: the template's next steps."""
+        behavior_id = request.behavior_id or f"behavior_{session.behaviors:03d}"
+        step = self._step(session, request)
+        turn = behaviors.Turn(self.calls, caller, session, settings, request, (step.id, behavior_id), self.config)
+        lead = self._headings(session, request.stage_id, step) if request.iteration <= 1 else []
         try:
-            stages, notice = await self._plan_stages(
-                session, task, _data_files(variables), _text(variables.get(PREVIEW_VARIABLE)), settings, behavior_id)
+            if step.id == LOAD_STEP:
+                for action in [*lead, *behaviors.load_actions(request.data_files, request.task)]:
+                    yield action
+                return
+            if step.id == PLAN_STEP:
+                writer = behaviors.plan_actions(turn, lead)
+            elif step.id == REPORT_STEP:
+                writer = behaviors.report_actions(turn, lead)
+            else:
+                writer = behaviors.cell_actions(turn, step, lead)
+            async for action in writer:
+                yield action
         except ModelError as failure:
-            raise PlannerFailure(failure.status, failure.message, failure.retry_after) from failure
-        chinese = prompts.is_chinese(task)
-        kept = [_load_stage(chinese)] if _data_files(variables) else []
-        session.stages = [*kept, _plan_stage(chinese), *stages, _report_stage(chinese)]
-        for action in lead:
-            yield action
-        if notice:
-            yield {"error": notice}
-        yield {"action": "update_workflow", "updated_workflow": self._template(session)}
-        lines = ["计划：" if chinese else "The plan:"]
-        for stage in stages:
-            for step in stage.steps:
-                creates = f" (`{'`, `'.join(step.expected)}`)" if step.expected else ""
-                lines.append(f"- **{step.name}**: {step.goal}{creates}")
-        yield {"action": "add", "shot_type": "dialogue", "content": "\n".join(lines)}
+            raise PlannerFailure(failure.status, failure.message, failure.retry_after, failure.action) from failure
 
     def _headings(self, session: Session, stage_id: str, step: Step) -> list[dict[str, Any]]:
         actions: list[dict[str, Any]] = []
@@ -349,204 +225,19 @@ class LLMPlannerCore:
         actions.append({"action": "new_section", "content": step.name})
         return actions
 
-    async def _cell(
-        self,
-        session: Session,
-        settings: ModelSettings,
-        task: str,
-        observation: dict[str, Any],
-        variables: dict[str, Any],
-        step: Step,
-        behavior_id: str,
-        lead: list[dict[str, Any]],
-        fix: str | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
-        """`fix`: the failed cell a retry's code rewrites (`rewrite.py`); its explanation is then not added."""
-        effects = _effects(observation, "current")
-        error = _last_error(effects)
-        focus = _text(_record(_record(_record(observation.get("location")).get("progress")).get("behaviors")).get("focus"))
-        shown = {k: v for k, v in variables.items() if k not in (PREVIEW_VARIABLE, MODEL_VARIABLE)}
-        messages = prompts.cell_messages(
-            task, _text(variables.get(PREVIEW_VARIABLE)), shown, step.name, step.goal, step.expected,
-            error[-1500:], "" if error else focus,
-        )
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        # A fix rewrites the failed cell: no new explanation cell beside it.
-        sent = {"explanation": fix is not None, "code": False}
-
-        def emit(answer_text: str) -> None:
-            if not sent["explanation"]:
-                explanation = complete_string_field(answer_text, "explanation")
-                if explanation is not None:
-                    sent["explanation"] = True
-                    if explanation.strip():
-                        queue.put_nowait({"action": "add", "shot_type": "dialogue", "content": explanation.strip()})
-            if sent["explanation"] and not sent["code"]:
-                code = complete_string_field(answer_text, "code")
-                if code is not None and code.strip():
-                    sent["code"] = True
-                    for action in rewrite.code_actions(unfence(code), fix):
-                        queue.put_nowait(action)
-
-        async def ask() -> None:
-            try:
-                completion = await self._call(session, settings, messages, prompts.CELL_SCHEMA, behavior_id, emit)
-                if not sent["code"]:
-                    await self._finish_cell(session, settings, messages, completion.text, behavior_id, sent, queue, fix)
-            finally:
-                queue.put_nowait(None)
-
-        task_handle = asyncio.ensure_future(ask())
-        started = False
-        try:
-            while True:
-                action = await queue.get()
-                if action is None:
-                    break
-                if not started:
-                    started = True
-                    for heading in lead:
-                        yield heading
-                yield action
-            closing: dict[str, Any] | None = None
-            try:
-                task_handle.result()
-            except ModelError as failure:
-                if not started:
-                    raise PlannerFailure(failure.status, failure.message, failure.retry_after) from failure
-                closing = {"error": failure.message}
-            except AnswerUnreadable as failure:
-                session.unread[behavior_id] = str(failure)
-                closing = {"error": f"The model's answer could not be read: {failure}"}
-            if not started:
-                for heading in lead:
-                    yield heading
-            if closing is not None:
-                yield closing
-        finally:
-            if not task_handle.done():
-                # Stop: the browser went away; the model request ends with this task.
-                task_handle.cancel()
-                try:
-                    await task_handle
-                except BaseException:  # noqa: BLE001 - the cancellation itself, or the request's own failure
-                    pass
-
-    async def _finish_cell(
-        self,
-        session: Session,
-        settings: ModelSettings,
-        messages: list[dict[str, str]],
-        text: str,
-        behavior_id: str,
-        sent: dict[str, bool],
-        queue: asyncio.Queue[dict[str, Any] | None],
-        fix: str | None = None,
-    ) -> None:
-        """The parts of a cell answer the stream did not give: read tolerantly, then asked once more."""
-        try:
-            answer = first_object(text)
-            code = string_field(answer, "code", "python", "source")
-            if not code:
-                raise AnswerUnreadable('the answer has no "code"')
-        except AnswerUnreadable as problem:
-            retry = prompts.retry_messages(messages, text, str(problem))
-            completion = await self._call(session, settings, retry, prompts.CELL_SCHEMA, behavior_id, None)
-            answer = first_object(completion.text)
-            code = string_field(answer, "code", "python", "source")
-            if not code:
-                raise AnswerUnreadable('the answer has no "code", twice') from problem
-        if not sent["explanation"]:
-            explanation = string_field(answer, "explanation", "markdown", "description")
-            if explanation.strip():
-                queue.put_nowait({"action": "add", "shot_type": "dialogue", "content": explanation.strip()})
-            sent["explanation"] = True
-        sent["code"] = True
-        for action in rewrite.code_actions(unfence(code), fix):
-            queue.put_nowait(action)
-
-    async def _report(
-        self,
-        session: Session,
-        settings: ModelSettings,
-        task: str,
-        observation: dict[str, Any],
-        behavior_id: str,
-        lead: list[dict[str, Any]],
-    ) -> AsyncIterator[dict[str, Any]]:
-        outputs = "\n---\n".join(text for text in _effects(observation, "all") if text.strip())
-        outputs = outputs[-MAX_REPORT_OUTPUTS:]
-        messages = prompts.report_messages(task, outputs)
-        try:
-            answer = await self._ask_json(session, settings, messages, prompts.REPORT_SCHEMA, behavior_id)
-            report = string_field(answer, "report", "markdown", "content")
-            if not report:
-                raise AnswerUnreadable('the answer has no "report"')
-        except ModelError as failure:
-            raise PlannerFailure(failure.status, failure.message, failure.retry_after) from failure
-        except AnswerUnreadable as failure:
-            session.unread[behavior_id] = str(failure)
-            for action in lead:
-                yield action
-            yield {"error": f"The model's answer could not be read: {failure}"}
-            return
-        for action in lead:
-            yield action
-        unseen = _numbers_not_in(report, outputs)
-        if unseen:
-            note = (
-                f"\n\n> ⚠️ 以下数字未出现在内核输出中：{', '.join(unseen)}"
-                if prompts.is_chinese(task)
-                else f"\n\n> ⚠️ These numbers appear in no output of the kernel: {', '.join(unseen)}"
-            )
-            report += note
-        yield {"action": "add", "shot_type": "dialogue", "content": report.strip()}
-
-    # --- the model ------------------------------------------------------------------------------------
-
-    async def _ask_json(
-        self,
-        session: Session,
-        settings: ModelSettings,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        behavior_id: str,
-    ) -> dict[str, Any]:
-        """The model's JSON answer, asked once more with the parse error when the first is unreadable."""
-        completion = await self._call(session, settings, messages, schema, behavior_id, None)
-        try:
-            return first_object(completion.text)
-        except AnswerUnreadable as problem:
-            retry = prompts.retry_messages(messages, completion.text, str(problem))
-            second = await self._call(session, settings, retry, schema, behavior_id, None)
-            return first_object(second.text)
-
-    async def _call(
-        self,
-        session: Session,
-        settings: ModelSettings,
-        messages: list[dict[str, str]],
-        schema: dict[str, Any],
-        behavior_id: str,
-        on_text: Callable[[str], None] | None,
-    ) -> Completion:
-        model = self.model_factory(settings, session.model or settings.model)
-        completion = await model.complete(messages, schema, on_text)
-        session.usage.add(completion)
-        if behavior_id:
-            session.by_behavior.setdefault(behavior_id, Usage()).add(completion)
-        return completion
-
     # --- helpers --------------------------------------------------------------------------------------
 
-    def _session(
-        self, caller: Caller, settings: ModelSettings, variables: dict[str, Any], new: bool = False
-    ) -> Session:
-        """The caller's session: a new one at a run's start, or when the planner has none (a restart)."""
+    def _session(self, caller: Caller, settings: ModelSettings, request: Request, new: bool = False) -> Session:
+        """The caller's session: a new one at a run's start, or when the planner has none (a restart, or it
+        was forgotten): then the contract is read again from the task and the data's preview."""
         session = None if new else self.sessions.get(caller)
         if session is None:
-            session = Session(model=self._model_name(settings, variables))
-            self.sessions[caller] = session
+            session = Session(model=self._model_name(settings, request))
+            if not new:
+                preview = request.variables.get(PREVIEW_VARIABLE)
+                session.columns = read_columns(preview) if isinstance(preview, str) else {}
+                session.contract = extract(request.task, session.columns)
+            self.sessions.put(caller, session)
         return session
 
     def _settings(self) -> ModelSettings:
@@ -556,133 +247,37 @@ class LLMPlannerCore:
                 503,
                 "The LLM planner has no model configured: open LLM Planner Settings (or set c.LLMPlanner.base_url "
                 "and c.LLMPlanner.models).",
+                action=OPEN_SETTINGS,
             )
         return settings
 
-    def _model_name(self, settings: ModelSettings, variables: dict[str, Any]) -> str:
-        asked = _text(variables.get(MODEL_VARIABLE))
-        if not asked:
+    def _model_name(self, settings: ModelSettings, request: Request) -> str:
+        asked = request.variables.get(MODEL_VARIABLE)
+        if not isinstance(asked, str) or not asked.strip():
             return settings.model
-        if asked not in settings.models:
+        if asked.strip() not in settings.models:
             raise PlannerFailure(
                 400,
-                f"The model {asked!r} is not among the models this planner may use ({', '.join(settings.models)}); "
-                "pick one of them in the Run dialog.",
+                f"The model {asked.strip()!r} is not among the models this planner may use "
+                f"({', '.join(settings.models)}); pick one of them in the Run dialog.",
             )
-        return asked
+        return asked.strip()
 
-    def _check_budget(self, session: Session, caller: Caller) -> None:
-        limit = self.config.max_run_behaviors
-        if limit and session.behaviors >= limit:
-            raise PlannerFailure(
-                403,
-                f"This run has used its {limit} behaviors (c.LLMPlanner.max_run_behaviors); "
-                "start a new run, or ask your administrator to raise the limit.",
-            )
-        tokens, setting = self.run_tokens(caller.user)
-        if tokens and session.usage.total >= tokens:
-            raise PlannerFailure(
-                403,
-                f"This run has used its token budget ({session.usage.total:,} of {tokens:,} tokens, "
-                f"{setting}); start a new run, or ask your administrator to raise the budget.",
-            )
-
-    def _step(self, session: Session, observation: dict[str, Any], step_id: str) -> Step:
-        known = session.step(step_id)
-        location = _record(observation.get("location"))
-        goals = _record(location.get("goals"))
-        expected = set(known.expected if known else [])
-        progress = _record(location.get("progress"))
-        outputs = _record(_record(progress.get("steps")).get("current_outputs"))
-        for name in outputs.get("expected") or []:
-            if isinstance(name, str) and _IDENTIFIER.fullmatch(name):
-                expected.add(name)
+    def _step(self, session: Session, request: Request) -> Step:
+        """The session's step, with the expected outputs the observation adds; rebuilt from the observation
+        when the session does not know it."""
+        known = session.step(request.step_id)
+        expected = list(known.expected) if known else []
+        expected += [name for name in request.expected if name not in expected]
+        contracts = dict(known.contracts) if known else {}
+        for name in expected:
+            wanted = session.contract.get(name)
+            if wanted is not None and name not in contracts:
+                contracts[name] = wanted
         if known:
-            return Step(known.id, known.name, known.goal, sorted(expected))
-        goal = _text(goals.get("step")) or step_id
-        return Step(step_id, goal, goal, sorted(expected))
-
-    def _template(self, session: Session) -> dict[str, Any]:
-        return {
-            "name": session.title,
-            "stages": [
-                {
-                    "id": stage.id,
-                    "name": stage.name,
-                    "goal": stage.name,
-                    "steps": [
-                        {"id": step.id, "name": step.name, "goal": step.goal, "expected_outputs": step.expected}
-                        for step in stage.steps
-                    ],
-                }
-                for stage in session.stages
-            ],
-        }
-
-    def _usage(self, session: Session, behavior_id: str) -> dict[str, Any]:
-        behavior = session.by_behavior.get(behavior_id) if behavior_id else None
-        usage: dict[str, Any] = {
-            "model": session.model,
-            "behavior": behavior.public() if behavior else None,
-            "run": session.usage.public(),
-        }
-        price = self.config.prices.get(session.model) if isinstance(self.config.prices, dict) else None
-        if isinstance(price, dict):
-            usage["cost"] = {
-                "run": _cost(session.usage, price),
-                "behavior": _cost(behavior, price) if behavior else None,
-                "currency": str(price.get("currency", "USD")),
-            }
-        return usage
-
-    def _event(self, kind: str, caller: Caller, session: Session) -> None:
-        if self.on_run_event:
-            self.on_run_event(
-                kind,
-                {"user": caller.user, "notebook": caller.notebook_id, "model": session.model,
-                 "behaviors": session.behaviors, **session.usage.public()},
-            )
-
-
-def _cost(usage: Usage | None, price: dict[str, Any]) -> float:
-    if usage is None:
-        return 0.0
-    prompt = float(price.get("prompt", 0) or 0)
-    completion = float(price.get("completion", 0) or 0)
-    return round((usage.prompt_tokens * prompt + usage.completion_tokens * completion) / 1_000_000, 6)
-
-
-def _record(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
-
-
-def _words(value: Any) -> str:
-    """A model's text that says something: not a placeholder such as "…" or "..."."""
-    text = _text(value)
-    return text if any(ch.isalnum() for ch in text) else ""
-
-
-def _task(variables: dict[str, Any]) -> str:
-    for name in TASK_VARIABLES:
-        value = variables.get(name)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
-
-
-def _data_files(variables: dict[str, Any]) -> list[str]:
-    files: list[str] = []
-    for name in DATA_VARIABLES:
-        value = variables.get(name)
-        values = value if isinstance(value, list) else [value]
-        for item in values:
-            if isinstance(item, str) and item.strip() and item.strip() not in files:
-                files.append(item.strip())
-    return files
+            return Step(known.id, known.name, known.goal, expected, contracts)
+        goal = request.step_goal or request.step_id
+        return Step(request.step_id, goal, goal, expected, contracts)
 
 
 def _title(task: str, files: list[str]) -> str:
@@ -692,176 +287,8 @@ def _title(task: str, files: list[str]) -> str:
     return f"Analysis of {files[0].rsplit('/', 1)[-1]}" if files else "Data analysis"
 
 
-def _focus(text: str, expected: list[str]) -> dict[str, Any]:
-    update: dict[str, Any] = {"level": "behaviors", "focus": text}
-    if expected:
-        update["current_outputs"] = {"expected": list(expected)}
+def _focus(content: str, step: Step) -> dict[str, Any]:
+    update: dict[str, Any] = {"level": "behaviors", "focus": content}
+    if step.expected:
+        update["current_outputs"] = {"expected": list(step.expected), "contracts": step.public_contracts()}
     return update
-
-
-# The planner's own stages, in the task's language: (stage name, step name, step goal).
-_FIXED = {
-    LOAD_STAGE: {
-        False: ("Load the data", "Load and inspect the data",
-                "Read the data file into `df` and look at its shape, columns, types and first rows."),
-        True: ("加载数据", "读取并查看数据", "把数据文件读入 `df`，查看它的形状、列、类型和前几行。"),
-    },
-    PLAN_STAGE: {
-        False: ("Plan", "Plan the analysis", "Plan the analysis from the task and what the data looks like."),
-        True: ("计划", "制定分析计划", "根据任务和数据的样子制定分析计划。"),
-    },
-    REPORT_STAGE: {
-        False: ("Findings", "Write the findings report",
-                "Report what the outputs show about the task, citing only the numbers printed."),
-        True: ("结论", "撰写结论报告", "根据输出回答任务，只引用内核打印出的数字。"),
-    },
-}
-
-
-def _fixed_stage(stage_id: str, step_id: str, expected: list[str], chinese: bool) -> Stage:
-    stage_name, step_name, goal = _FIXED[stage_id][chinese]
-    return Stage(stage_id, stage_name, [Step(step_id, step_name, goal, expected)])
-
-
-def _load_stage(chinese: bool = False) -> Stage:
-    return _fixed_stage(LOAD_STAGE, LOAD_STEP, ["df"], chinese)
-
-
-def _plan_stage(chinese: bool = False) -> Stage:
-    return _fixed_stage(PLAN_STAGE, PLAN_STEP, [], chinese)
-
-
-def _report_stage(chinese: bool = False) -> Stage:
-    return _fixed_stage(REPORT_STAGE, REPORT_STEP, [], chinese)
-
-
-def _slug(text: str, fallback: str, taken: set[str]) -> str:
-    slug = "_".join(re.findall(r"[a-z0-9]+", text.lower()))[:40] or fallback
-    candidate, index = slug, 2
-    while candidate in taken:
-        candidate = f"{slug}_{index}"
-        index += 1
-    taken.add(candidate)
-    return candidate
-
-
-def _stages_of(answer: dict[str, Any], max_steps: int = 6) -> list[Stage]:
-    """The model's stages, bounded (3 stages of 3 steps, `max_steps` in all), with ids of our own and only
-    valid variable names."""
-    taken = {LOAD_STAGE, LOAD_STEP, PLAN_STAGE, PLAN_STEP, REPORT_STAGE, REPORT_STEP}
-    stages: list[Stage] = []
-    raw_stages = answer.get("stages")
-    if not isinstance(raw_stages, list):
-        return []
-    for stage_index, raw_stage in enumerate(raw_stages[:3], start=1):
-        if not isinstance(raw_stage, dict):
-            continue
-        steps: list[Step] = []
-        raw_steps = raw_stage.get("steps")
-        for step_index, raw_step in enumerate(raw_steps[:3] if isinstance(raw_steps, list) else [], start=1):
-            if not isinstance(raw_step, dict) or sum(len(s.steps) for s in stages) + len(steps) >= max(1, max_steps):
-                continue
-            name = _words(raw_step.get("name")) or _words(raw_step.get("goal"))
-            if not name:
-                continue
-            goal = _words(raw_step.get("goal")) or name
-            expected_raw = raw_step.get("expected_variables")
-            expected = [
-                v.strip() for v in (expected_raw if isinstance(expected_raw, list) else [])
-                if isinstance(v, str) and _IDENTIFIER.fullmatch(v.strip()) and v.strip() != "df"
-            ][:4]
-            steps.append(Step(_slug(name, f"step_{stage_index}_{step_index}", taken), name[:120], goal[:400], expected))
-        if steps:
-            name = _words(raw_stage.get("name")) or steps[0].name
-            stages.append(Stage(_slug(name, f"stage_{stage_index}", taken), name[:120], steps))
-    return stages
-
-
-def _effects(observation: dict[str, Any], which: str) -> list[str]:
-    effects = _record(_record(observation.get("context")).get("effects"))
-    current = [e if isinstance(e, str) else str(e) for e in effects.get("current") or []]
-    if which == "current":
-        return current
-    history = [e if isinstance(e, str) else str(e) for e in effects.get("history") or []]
-    return [*history, *current]
-
-
-def _last_error(texts: list[str]) -> str:
-    """The latest effect that holds a Python error (its traceback), or ""."""
-    for text in reversed(texts):
-        if "Traceback (most recent call last)" in text:
-            return text.strip()
-        for line in text.splitlines():
-            word = line.split(":", 1)[0].strip()
-            if ":" in line and word.endswith(("Error", "Exception")) and word.replace(".", "").replace("_", "").isalnum():
-                return text.strip()
-    return ""
-
-
-def _numbers_not_in(report: str, outputs: str) -> list[str]:
-    """Numbers a report cites (two digits or more, or with decimals) that no output shows."""
-    seen = {n.replace(",", "") for n in _NUMBER.findall(outputs)}
-    unseen: list[str] = []
-    for number in _NUMBER.findall(report):
-        plain = number.replace(",", "").rstrip(".")
-        if len(plain.replace(".", "")) < 2 or plain in seen or plain in unseen:
-            continue
-        if _a_rounding(plain, seen):
-            continue
-        unseen.append(plain)
-    return unseen[:10]
-
-
-def _a_rounding(cited: str, seen: set[str]) -> bool:
-    """`cited` is a printed value rounded (or cut) to the decimals it shows: 1234.6 or 1235 for 1234.56."""
-    try:
-        value = float(cited)
-    except ValueError:
-        return False
-    decimals = len(cited.split(".", 1)[1]) if "." in cited else 0
-    for printed in seen:
-        if "." not in printed:
-            continue
-        try:
-            number = float(printed)
-        except ValueError:
-            continue
-        if abs(round(number, decimals) - value) < 10 ** -(decimals + 3) or int(number * 10**decimals) == int(value * 10**decimals):
-            return True
-    return False
-
-
-def _load_actions(files: list[str], task: str) -> list[dict[str, Any]]:
-    import json as _json
-
-    path = files[0] if files else "data.csv"
-    lower = path.lower()
-    reader = "read_csv"
-    if lower.endswith((".xlsx", ".xls")):
-        reader = "read_excel"
-    elif lower.endswith(".parquet"):
-        reader = "read_parquet"
-    elif lower.endswith(".json"):
-        reader = "read_json"
-    code = "\n".join(
-        [
-            "import pandas as pd",
-            "",
-            f"df = pd.{reader}({_json.dumps(path, ensure_ascii=False)})",
-            'print(f"Shape: {df.shape[0]} rows x {df.shape[1]} columns")',
-            'print("Columns and types:")',
-            "print(df.dtypes.to_string())",
-            'print("First rows:")',
-            "print(df.head().to_string())",
-        ]
-    )
-    text = (
-        f"读取数据文件 `{path}`，查看它的行数、列、类型和前几行。"
-        if prompts.is_chinese(task)
-        else f"Read `{path}` and look at its shape, columns, types and first rows."
-    )
-    return [
-        {"action": "add", "shot_type": "dialogue", "content": text},
-        {"action": "add", "shot_type": "action", "content": code},
-        {"action": "exec", "codecell_id": "lastAddedCellId", "need_output": True},
-    ]

@@ -1,10 +1,31 @@
-"""What the model is asked, and the JSON shapes its answers must have. Prompts are short: small local models
-follow short, concrete instructions better, and every token is the user's money on a paid endpoint."""
+"""What the model is asked, and the JSON shapes its answers must have.
+
+Prompts are short (small local models follow short, concrete instructions better, and every token is the
+user's money on a paid endpoint) and start with the same words for every request of a kind: the system
+message and the worked example come first, what changes comes last, so an endpoint that keeps the prompt's
+prefix (llama.cpp does) does not read it again. The examples are about data no task has (a bakery's orders)
+and compute a share, not a maximum, so a model that copies them copies nothing wrong into a task."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from .contract import KINDS, Deliverable, TaskContract, is_chinese
+
+_VARIABLES = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "kind": {"type": "string", "enum": list(KINDS)}},
+        "required": ["name", "kind"],
+    },
+}
+_STEP = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "goal": {"type": "string"}, "variables": _VARIABLES},
+    "required": ["name", "goal", "variables"],
+}
 
 TEMPLATE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -14,26 +35,19 @@ TEMPLATE_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "steps": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "name": {"type": "string"},
-                                "goal": {"type": "string"},
-                                "expected_variables": {"type": "array", "items": {"type": "string"}},
-                            },
-                            "required": ["name", "goal", "expected_variables"],
-                        },
-                    },
-                },
+                "properties": {"name": {"type": "string"}, "steps": {"type": "array", "items": _STEP}},
                 "required": ["name", "steps"],
             },
         },
     },
     "required": ["title", "stages"],
+}
+
+# A closed question's plan: one to two steps, no stages (the planner puts them in one).
+STEPS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "steps": {"type": "array", "items": _STEP, "maxItems": 2}},
+    "required": ["title", "steps"],
 }
 
 CELL_SCHEMA: dict[str, Any] = {
@@ -48,145 +62,210 @@ REPORT_SCHEMA: dict[str, Any] = {
     "required": ["report"],
 }
 
+# Characters of the data's first rows a prompt shows.
+MAX_ROWS_SHOWN = 1200
 
-# One worked example per kind of answer, given as an earlier turn of the conversation: small models copy the
-# form of an example far more reliably than they follow a description of it.
-_EXAMPLE_TASK = "Which city has the highest average price? Store the city in a variable named answer."
-_EXAMPLE_DATA = "Shape: 40 rows x 2 columns\nColumns and types:\ncity object\nprice float64"
-_EXAMPLE_TEMPLATE = {
-    "title": "Average price by city",
-    "stages": [{"name": "Analysis", "steps": [
-        {"name": "Average price per city", "goal": "Group the rows by city and average the price column.",
-         "expected_variables": ["price_by_city"]},
-        {"name": "Pick the answer", "goal": "Store the city with the highest average price in answer.",
-         "expected_variables": ["answer"]},
+SYSTEM = ("You are a careful data scientist working in a Jupyter notebook with pandas. "
+          "Answer with one JSON object only.")
+
+_EXAMPLE_TASK = "What share of the orders were returned? Store it in a variable named returned_share, rounded to 3 decimals."
+_EXAMPLE_DATA = "Shape: 120 rows x 3 columns\nColumns and types:\norder_id int64\nitem object\nstatus object"
+_EXAMPLE_CLOSED_PLAN = {
+    "title": "Share of returned orders",
+    "steps": [{"name": "Share of returned orders",
+               "goal": "Count the orders whose status is 'returned' and divide by all orders, rounded to 3 decimals.",
+               "variables": [{"name": "returned_share", "kind": "number"}]}],
+}
+_EXAMPLE_OPEN_TASK = "How do the bakery's orders differ by item, and which items are returned most often?"
+_EXAMPLE_OPEN_PLAN = {
+    "title": "Orders and returns by item",
+    "stages": [{"name": "Orders by item", "steps": [
+        {"name": "Orders per item", "goal": "Count the orders of each item.",
+         "variables": [{"name": "orders_per_item", "kind": "series"}]},
+        {"name": "Return rate per item", "goal": "Share of each item's orders whose status is 'returned'.",
+         "variables": [{"name": "return_rate", "kind": "series"}]},
     ]}],
 }
 _EXAMPLE_CELL = {
-    "explanation": "Group by city, average the price, and keep the most expensive city.",
-    "code": "price_by_city = df.groupby('city')['price'].mean()\nprint(price_by_city)\n"
-            "answer = price_by_city.idxmax()\nprint(answer)",
+    "explanation": "Count the returned orders and divide by the number of orders.",
+    "code": "returned = (df['status'] == 'returned').sum()\nreturned_share = round(float(returned / len(df)), 3)\n"
+            "print('returned:', returned, 'of', len(df))\nprint(returned_share)",
 }
+_EXAMPLE_OUTPUTS = "returned: 18 of 120\n0.15"
 _EXAMPLE_REPORT = {
-    "report": "- The most expensive city on average is **Paris** (412.5), ahead of Lyon (388.0).\n"
-              "- The outputs do not show how prices changed over time.",
+    "report": "- 18 of the 120 orders were returned, a share of 0.15.\n"
+              "- The outputs do not show which items were returned.",
 }
-_EXAMPLE_OUTPUTS = "city\nLyon     388.0\nParis    412.5\nName: price, dtype: float64\nParis"
-
-
-def _example(user: str, answer: dict[str, Any]) -> list[dict[str, str]]:
-    return [{"role": "user", "content": user}, {"role": "assistant", "content": json.dumps(answer)}]
-
-
-def is_chinese(text: str) -> bool:
-    """A task written in Chinese: its CJK characters outnumber a tenth of its letters."""
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
-    letters = sum(1 for ch in text if ch.isalpha())
-    return cjk > 0 and cjk * 10 >= letters
 
 
 def language_of(task: str) -> str:
     return "Simplified Chinese" if is_chinese(task) else "English"
 
 
-def _system(task: str) -> str:
-    return (
-        "You are a careful data scientist working in a Jupyter notebook with pandas. "
-        f"Write every explanation in {language_of(task)}. Answer with one JSON object only."
-    )
+def _language(task: str, chinese: str, english: str) -> list[str]:
+    """The line that asks for the task's language, in that language."""
+    if is_chinese(task):
+        return [f"请用简体中文写{chinese}（write the {english} in Simplified Chinese）；代码和变量名用英文。"]
+    return []
 
 
-def template_messages(task: str, data_files: list[str], preview: str) -> list[dict[str, str]]:
-    def ask(task_text: str, data: str) -> str:
-        lines = [f"Task: {task_text or 'an exploratory analysis of the data'}"]
-        if data:
-            lines += ["The data is loaded in the DataFrame `df`:", data]
-        elif data_files:
-            lines.append(f"Data files: {', '.join(data_files)}")
+def _example(user: str, answer: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"role": "user", "content": user}, {"role": "assistant", "content": json.dumps(answer)}]
+
+
+def _data(preview: str, columns: dict[str, str]) -> list[str]:
+    """The data as the model needs it: the columns and their types once, then the preview's other lines
+    (its shape and first rows), each cut to 200 characters."""
+    if not columns:
+        return ["The data `df`, as loaded:", preview] if preview else []
+    lines = ["Columns of `df`: " + ", ".join(f"{name} ({dtype})" for name, dtype in columns.items())]
+    rest: list[str] = []
+    listing = False
+    for line in preview.splitlines():
+        if line.strip().startswith("Columns and types"):
+            listing = True
+            continue
+        if listing and line.strip().startswith("First rows"):
+            listing = False
+        if not listing:
+            rest.append(line if len(line) <= 200 else line[:199] + "…")
+    if rest:
+        lines += ["The data `df`, as loaded:", "\n".join(rest)[:MAX_ROWS_SHOWN]]
+    return lines
+
+
+def deliverable_words(item: Deliverable) -> str:
+    words = item.wording()
+    if item.kind == "number" and item.decimals is not None:
+        words += f": round({item.name}, {item.decimals}) as a Python float"
+    elif item.kind == "integer":
+        words += ": a Python int"
+    elif item.kind == "label" and item.of_column:
+        column = item.of_column
+        words = (f"one value of {item.frame}['{column}'], exactly as it appears there: the index of "
+                 f"{item.frame}.groupby('{column}')[…].sum() holds these values, so its .idxmax() or .idxmin() already "
+                 "is one (use it as it is, add nothing to it; not a row number or a position)")
+    return f"`{item.name}`: {words}" if words else f"`{item.name}`"
+
+
+def template_messages(
+    task: str, data_files: list[str], preview: str, contract: TaskContract, columns: dict[str, str]
+) -> list[dict[str, str]]:
+    def ask(task_text: str, data: list[str], closed: bool, wanted: list[str], parts: tuple[str, ...]) -> str:
+        lines = [f"Task: {task_text or 'an exploratory analysis of the data'}", *data]
+        if closed:
+            lines.append("A closed question with one answer: plan 1 or 2 steps that compute it. No exploration.")
+        else:
+            lines.append("Plan the analysis that answers the task: 1 to 3 stages of 1 to 3 steps.")
+        if wanted:
+            lines.append("The last step must create " + "; ".join(wanted) + ".")
+        if parts:
+            lines.append("The task asks for each of these; plan a step for each:")
+            lines += [f"- {part}" for part in parts]
         lines += [
-            "Plan the analysis that answers the task, after the data is loaded: 1 to 3 stages of 1 to 3 steps. "
-            "expected_variables are the new Python variables each step's code must create. If the task names a "
-            "variable for the result, a step must create it. No step for loading the data or for the report.",
-            "Answer with the plan as JSON.",
+            "Each step: a short name, its goal (what its code computes, from which columns) and the variables its "
+            "code creates, each with its kind (" + ", ".join(KINDS) + "). The data is already loaded in `df`: no "
+            "step loads it, none writes the report.",
         ]
         return "\n".join(lines)
 
+    closed = contract.closed
+    example = (ask(_EXAMPLE_TASK, _data(_EXAMPLE_DATA, {}), True, ["`returned_share`: a number"], ())
+               if closed else ask(_EXAMPLE_OPEN_TASK, _data(_EXAMPLE_DATA, {}), False, [], ()))
+    data = _data(preview, columns) if preview else ([f"Data files: {', '.join(data_files)}"] if data_files else [])
+    wanted = [deliverable_words(item) for item in contract.deliverables]
+    request = ask(task, data, closed, wanted, contract.parts) + "\n" + "\n".join(
+        _language(task, "每个步骤的 name 和 goal", "names and goals of the steps"))
     return [
-        {"role": "system", "content": _system(task)},
-        *_example(ask(_EXAMPLE_TASK, _EXAMPLE_DATA), _EXAMPLE_TEMPLATE),
-        {"role": "user", "content": ask(task, preview)},
+        {"role": "system", "content": SYSTEM},
+        *_example(example, _EXAMPLE_CLOSED_PLAN if closed else _EXAMPLE_OPEN_PLAN),
+        {"role": "user", "content": request.strip()},
     ]
 
 
 def cell_messages(
     task: str,
     preview: str,
+    columns: dict[str, str],
+    done: str,
     variables: dict[str, Any],
     step_name: str,
     goal: str,
-    expected: list[str],
-    error: str,
-    focus: str,
+    wanted: list[Deliverable],
+    retry: str,
 ) -> list[dict[str, str]]:
-    def ask(task_text: str, data: str, known: str, step: str, step_goal: str, names: list[str]) -> str:
-        lines = [f"Task: {task_text}", "Variables in the kernel:", known]
-        if data:
-            lines += ["The data `df`:", data]
-        lines += [f"Step: {step}. {step_goal}"]
-        if names:
-            lines.append(f"Create the variables: {', '.join(names)}.")
+    """One cell for one step. `done` is the run's memory (memory.py); `retry` what failed before, if any."""
+
+    def ask(task_text: str, data: list[str], before: str, known: str, step: str, step_goal: str,
+            creates: list[str]) -> str:
+        lines = [f"Task: {task_text}", *data]
+        if before:
+            lines += ["Done so far (newest first):", before]
+        lines += ["Variables in the kernel:", known, f"Step: {step}. {step_goal}"]
+        if creates:
+            lines += ["The code must create:", *(f"- {item}" for item in creates)]
         return "\n".join(lines)
 
     known = "\n".join(f"- {name}: {_short(value)}" for name, value in list(variables.items())[:40]) or "- none"
-    request = ask(task, preview, known, step_name, goal, expected)
-    extra = []
-    if focus:
-        extra.append(f"Note: {focus}")
-    if error:
-        extra += ["The previous code for this step failed with:", error, "Write corrected code."]
-    extra.append(
-        "Write one notebook cell for this step only, as JSON: an explanation and Python code that uses pandas and "
-        "the variables above and prints what it computes. No shell commands, no other files."
-    )
-    example = ask(_EXAMPLE_TASK, _EXAMPLE_DATA, "- df: DataFrame(40×2)", "Average price per city",
-                  "Group the rows by city and average the price column.", ["price_by_city", "answer"])
+    instruction = ("Write one notebook cell for this step only, as JSON: an explanation and Python code that uses "
+                   "pandas and the variables above and prints what it computes. Store plain Python values "
+                   "(float, int, str). No shell commands, no other files, no plots unless the step asks for one.")
+    example = ask(_EXAMPLE_TASK, _data(_EXAMPLE_DATA, {}), "", "- df: DataFrame(120×3)", "Share of returned orders",
+                  "Count the orders whose status is 'returned' and divide by all orders.",
+                  ["`returned_share`: a number rounded to 3 decimals"])
+    request = ask(task, _data(preview, columns), done, known, step_name, goal, [deliverable_words(w) for w in wanted])
+    extra = [retry] if retry else []
+    extra += [instruction, *_language(task, "explanation", "explanation")]
     return [
-        {"role": "system", "content": _system(task)},
-        *_example(example + "\n" + extra[-1], _EXAMPLE_CELL),
+        {"role": "system", "content": SYSTEM},
+        *_example(example + "\n" + instruction, _EXAMPLE_CELL),
         {"role": "user", "content": request + "\n" + "\n".join(extra)},
     ]
 
 
-def report_messages(task: str, outputs: str) -> list[dict[str, str]]:
-    def ask(task_text: str, printed: str) -> str:
-        return "\n".join([
-            f"Task: {task_text}",
-            "What the analysis printed in the kernel:",
-            printed or "(nothing)",
-            "Write the findings report in Markdown, as JSON: a few bullet points that answer the task. Cite only "
-            "numbers that appear in the outputs above; never invent one. Say what the outputs do not show.",
-        ])
+def retry_note(code: str, reason: str, known: str, repeated: bool) -> str:
+    """What a retry is told: the code that failed, why, and what is known now."""
+    lines = ["Your previous code for this step was:", "```python", code.strip()[:1500], "```"]
+    if repeated:
+        lines.append(f"This exact code failed with: {reason}. Write different code that avoids this failure.")
+    else:
+        lines.append(f"It failed: {reason}.")
+    if known:
+        lines.append(known)
+    if not repeated:
+        lines.append("Write corrected code, different from the code above.")
+    return "\n".join(lines)
 
+
+def report_messages(task: str, outputs: str, checked: list[str]) -> list[dict[str, str]]:
+    def ask(task_text: str, printed: str, answers: list[str]) -> str:
+        lines = [f"Task: {task_text}", "What the analysis printed in the kernel:", printed or "(nothing)"]
+        if answers:
+            lines += ["Checked in the kernel:", *answers]
+        lines.append(
+            "Write the findings report in Markdown, as JSON: a few bullet points that answer the task. Cite only "
+            "numbers that appear in the outputs above; never compute or invent one. Say what the outputs do not show."
+        )
+        return "\n".join(lines)
+
+    request = ask(task, outputs, checked) + "\n" + "\n".join(_language(task, "报告", "report"))
     return [
-        {"role": "system", "content": _system(task)},
-        *_example(ask(_EXAMPLE_TASK, _EXAMPLE_OUTPUTS), _EXAMPLE_REPORT),
-        {"role": "user", "content": ask(task, outputs)},
+        {"role": "system", "content": SYSTEM},
+        *_example(ask(_EXAMPLE_TASK, _EXAMPLE_OUTPUTS, ["returned_share = 0.15"]), _EXAMPLE_REPORT),
+        {"role": "user", "content": request.strip()},
     ]
 
 
-def retry_messages(messages: list[dict[str, str]], answer: str, problem: str) -> list[dict[str, str]]:
+def unreadable_messages(messages: list[dict[str, str]], answer: str, problem: str) -> list[dict[str, str]]:
     """The same request once more, with the unreadable answer and why it could not be read."""
     return [
         *messages,
         {"role": "assistant", "content": answer[:2000]},
-        {
-            "role": "user",
-            "content": f"Your answer could not be read: {problem}. Answer again with one JSON object only.",
-        },
+        {"role": "user", "content": f"Your answer could not be read: {problem}. Answer again with one JSON object only."},
     ]
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= 160 else text[:157] + "…"
+    content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    content = " ".join(content.split())
+    return content if len(content) <= 160 else content[:157] + "…"

@@ -8,32 +8,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from .observation import Request
+
 REWRITE_CELL = "rewrite_cell"
 LAST_ADDED = "lastAddedCellId"
 
 
-def _record(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def offers_rewrite(body: dict[str, Any]) -> bool:
+def offers_rewrite(request: Request) -> bool:
     """The client says it takes `rewrite_cell`."""
-    offered = _record(body.get("options")).get("optional_actions")
-    return isinstance(offered, list) and REWRITE_CELL in offered
+    return REWRITE_CELL in request.optional_actions
 
 
-def failed_cell(body: dict[str, Any], step_id: str, error: str) -> str | None:
+def failed_cell(request: Request, step_id: str, failed: bool) -> str | None:
     """The cell a retry's code rewrites, or None for a new cell.
 
-    Only after this step's code failed (`error`, from the effects of the step's last behavior) and when the
-    client offers the action: the step's rewritten cell the observation names in `cell_attempts`, else the
-    step's last code cell, which is the one that failed (`lastAddedCellId`).
+    Only after this step's code failed (`failed`: its error is in the effects of the step's last behavior,
+    or the planner remembers a failed try of the step) and when the client offers the action: the step's
+    rewritten cell the observation names in `cell_attempts`, else the step's last code cell, which is the
+    one that failed (`lastAddedCellId`).
     """
-    if not error or not offers_rewrite(body):
+    if not failed or not offers_rewrite(request):
         return None
-    context = _record(_record(body.get("observation")).get("context"))
-    for item in context.get("cell_attempts") or []:
-        cell = _record(item)
+    for cell in request.cell_attempts:
         if cell.get("step_id") == step_id:
             name = cell.get("store_id") or cell.get("cell_id")
             if isinstance(name, str) and name:

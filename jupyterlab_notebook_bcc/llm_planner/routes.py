@@ -1,5 +1,6 @@
 """The LLM planner's settings in the Jupyter server: `{base_url}notebook-bcc/llm/settings` (GET, PUT, DELETE),
-`…/llm/test` (POST: is the endpoint there, does it take the key and know the model) and `…/llm/status`."""
+`…/llm/test` (POST: is the endpoint there, does it take the key, does it serve the model: its model list
+where it has one, since a server such as llama.cpp answers under any name) and `…/llm/status`."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from .failures import OPEN_SETTINGS
 from .model import ModelError, OpenAIModel
 from .service import LLMPlannerService
-from ..config import display_url
 from .settings import ModelSettings, updated, with_overrides
+from .urls import display_url
 
 TEST_TIMEOUT = 20.0
 
@@ -103,18 +105,44 @@ class ConnectionTestHandler(_Base):
         if not settings.base_url or not settings.model:
             self.finish(json.dumps({"ok": False, "message": "Give the base URL and a model to test."}))
             return
-        model = OpenAIModel(settings, settings.model, request_timeout=TEST_TIMEOUT, stall_timeout=TEST_TIMEOUT,
-                            max_completion_tokens=8, temperature=0)
-        try:
-            completion = await model.complete([{"role": "user", "content": "Reply with the word OK."}], None)
-        except ModelError as error:
-            self.finish(json.dumps({"ok": False, "message": error.message}))
-            return
-        self.finish(json.dumps({
-            "ok": True,
-            "message": f"The model {settings.model} answers at {display_url(settings.base_url)} "
-                       f"({completion.prompt_tokens + completion.completion_tokens} tokens in {completion.seconds:.1f} s).",
-        }))
+        self.finish(json.dumps(await connection_test(settings)))
+
+
+async def connection_test(settings: ModelSettings) -> dict[str, Any]:
+    """`{ok, message, model, models, served}`: whether the endpoint answers with these settings, the model
+    that answered, the models it lists (`GET /models`; null when it has no list) and whether the named model
+    is among them (null when unknown)."""
+    model = OpenAIModel(settings, settings.model, request_timeout=TEST_TIMEOUT, stall_timeout=TEST_TIMEOUT,
+                        max_completion_tokens=8, temperature=0)
+    listed = await model.served_models()
+    where = display_url(settings.base_url)
+    try:
+        completion = await model.complete([{"role": "user", "content": "Reply with the word OK."}], None)
+    except ModelError as error:
+        failed: dict[str, Any] = {"ok": False, "message": error.message, "model": "", "models": listed,
+                                  "served": None if listed is None else settings.model in listed}
+        if error.action:
+            failed["action"] = error.action
+        return failed
+    cost = f"{completion.prompt_tokens + completion.completion_tokens} tokens in {completion.seconds:.1f} s"
+    if listed is not None and settings.model not in listed:
+        # llama.cpp answers under any name: the one model it lists is the one that answered.
+        answered = listed[0] if len(listed) == 1 else ""
+        names = ", ".join(listed[:10])
+        message = (f"The endpoint at {where} serves {names}, not {settings.model}: "
+                   + (f"{answered} answered ({cost}). Set the model to {answered} in LLM Planner Settings."
+                      if answered else f"set one of them as the model in LLM Planner Settings ({cost})."))
+        return {"ok": False, "message": message, "model": answered, "models": listed, "served": False,
+                "action": OPEN_SETTINGS}
+    answered = settings.model if listed is not None else (completion.model or settings.model)
+    served = "" if listed is not None else " (the endpoint lists no models: the name is not checked)"
+    return {
+        "ok": True,
+        "message": f"The model {answered} answers at {where} ({cost}){served}.",
+        "model": answered,
+        "models": listed,
+        "served": True if listed is not None else None,
+    }
 
 
 class StatusHandler(_Base):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Awaitable
 from typing import Any, Protocol
 from urllib.parse import unquote
@@ -15,8 +14,10 @@ from urllib.parse import unquote
 from tornado import httputil
 
 from .accounting import Accounting
+from .failures import PlannerFailure
 from .model import ModelClient, OpenAIModel
-from .planner import Caller, LLMPlannerCore, PlannerFailure
+from .planner import LLMPlannerCore
+from .sessions import Caller
 from .settings import LLMPlanner, ModelSettings, UserStore, admin_settings
 
 NAME = "LLM planner"
@@ -35,7 +36,8 @@ async def _wait(result: Awaitable[None] | None) -> None:
 
 
 class LLMPlannerService:
-    """Settings (administrator's, else the user's stored ones), the planner core, its run log."""
+    """Settings (administrator's, else the user's stored ones), the model client, the planner core and the
+    accounting (tokens, budgets, the run log), and the HTTP answers."""
 
     def __init__(
         self,
@@ -49,8 +51,8 @@ class LLMPlannerService:
         self.active_model_requests = 0
         self.model_requests = 0
         # Per user: the day's tokens, the run's budget, the run log.
-        self.accounting = Accounting(config)
-        self.core = LLMPlannerCore(config, self.settings, self._model, self._log_run, self.accounting.run_tokens)
+        self.accounting = Accounting(config, run_log=self.run_log)
+        self.core = LLMPlannerCore(config, self.settings, self._model, self.accounting)
 
     def settings(self) -> ModelSettings | None:
         admin = admin_settings(self.config)
@@ -81,17 +83,6 @@ class LLMPlannerService:
             on_start=started,
             on_end=ended,
         )
-
-    def _log_run(self, kind: str, fields: dict[str, Any]) -> None:
-        # One JSON line per run event: who, which notebook, which model, how many tokens. Never a key.
-        self.run_log.info("%s %s", kind, json.dumps({"time": round(time.time(), 3), **fields}, ensure_ascii=False))
-        caller = Caller(str(fields.get("user", "")), str(fields.get("notebook", "")))
-        session = self.core.sessions.get(caller)
-        if kind == "run_start" and session is not None:
-            self.accounting.started(caller, session)
-        elif kind == "run_end":
-            self.accounting.settle(caller, session)
-            self.accounting.ended(caller, "completed")
 
     def status(self) -> dict[str, Any]:
         return {"active_model_requests": self.active_model_requests, "model_requests": self.model_requests}
@@ -128,30 +119,15 @@ class LLMPlannerService:
             return
         notebook = unquote(headers.get("X-Notebook-Id", "")) or str(request.get("notebook_id") or "")
         caller = Caller(user or "anonymous", notebook)
-        try:
-            if path == "planning":
-                try:
-                    answer = await self.core.planning(request, caller)
-                except PlannerFailure as failure:
-                    await _failure(sink, failure)
-                    return
-                await _json(sink, 200, answer)
-                return
+        if path == "planning":
             try:
-                self.accounting.check(caller)
+                answer = await self.core.planning(request, caller)
             except PlannerFailure as failure:
-                self._stopped(caller, failure)
                 await _failure(sink, failure)
                 return
-            await self._stream(sink, request, caller)
-        finally:
-            self.accounting.settle(caller, self.core.sessions.get(caller))
-
-    def _stopped(self, caller: Caller, failure: PlannerFailure) -> None:
-        """A spent budget ends the caller's run (the run log says so); other users' runs go on."""
-        if failure.status == 403:
-            self.accounting.settle(caller, self.core.sessions.get(caller))
-            self.accounting.ended(caller, "budget", failure.message)
+            await _json(sink, 200, answer)
+            return
+        await self._stream(sink, request, caller)
 
     async def _stream(self, sink: Sink, request: dict[str, Any], caller: Caller) -> None:
         actions = self.core.generating(request, caller)
@@ -165,7 +141,6 @@ class LLMPlannerService:
                 await _wait(sink.chunk(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n"))
         except PlannerFailure as failure:
             if not started:
-                self._stopped(caller, failure)
                 await _failure(sink, failure)
                 return
             await _wait(sink.chunk(json.dumps({"error": failure.message}).encode("utf-8") + b"\n"))
@@ -184,7 +159,7 @@ async def _json(sink: Sink, status: int, value: dict[str, Any], extra: dict[str,
 
 async def _failure(sink: Sink, failure: PlannerFailure) -> None:
     extra = {"Retry-After": str(int(failure.retry_after + 0.999))} if failure.retry_after is not None else None
-    await _json(sink, failure.status, {"message": failure.message}, extra)
+    await _json(sink, failure.status, failure.body(), extra)
 
 
 class LocalPlannerRequest:

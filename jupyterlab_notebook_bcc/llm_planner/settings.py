@@ -20,7 +20,7 @@ from jupyter_core.paths import jupyter_data_dir
 from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 from traitlets.config import Configurable
 
-from ..config import display_url
+from .urls import display_url
 
 BASE_URL_VARIABLE = "NOTEBOOK_BCC_LLM_BASE_URL"
 KEY_VARIABLE = "NOTEBOOK_BCC_LLM_API_KEY"
@@ -114,6 +114,16 @@ class LLMPlanner(Configurable):
 
     stall_timeout = Float(
         60.0, help="Seconds a model stream may stay silent before the request is given up; 0 for no limit."
+    ).tag(config=True)
+
+    max_sessions = Int(
+        200, help="Runs the planner keeps in memory at once; the least recently used is forgotten first."
+    ).tag(config=True)
+
+    session_idle_timeout = Float(
+        12 * 3600.0,
+        help=("Seconds a run is kept in memory after its last request; 0 for no limit. A forgotten run goes on "
+              "from what each request carries, its token count started again."),
     ).tag(config=True)
 
     max_completion_tokens = Int(1200, help="The most tokens one model answer may have.").tag(config=True)

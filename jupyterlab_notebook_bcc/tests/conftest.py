@@ -1,6 +1,7 @@
 """A real Jupyter server with the relay enabled, and two kinds of planner behind it:
 
-- `start_planner`: the reference planner (`planner/lib/planner/src/main.js`), a real Node process;
+- `start_planner`: the reference planner service
+  (`referencePlannerService/lib/referencePlannerService/src/main.js`), a real Node process;
 - `scripted_planner`: a small Python HTTP/1.1 server in a thread, for what the reference planner cannot
   do on cue (hold a stream until the test has seen a line, think silently, record exact headers).
 """
@@ -22,7 +23,7 @@ from .helpers import Exchange, PlannerProcess, Received, Script, ScriptedPlanner
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PLANNER_MAIN = REPO_ROOT / "planner" / "lib" / "planner" / "src" / "main.js"
+PLANNER_MAIN = REPO_ROOT / "referencePlannerService" / "lib" / "referencePlannerService" / "src" / "main.js"
 
 
 @pytest.fixture
@@ -57,7 +58,7 @@ def relay_url(jp_serverapp: Any, http_server_client: Any, jp_base_url: str) -> C
 
 @pytest.fixture
 def start_planner() -> Iterator[Callable[..., PlannerProcess]]:
-    """Starts `node planner/lib/planner/src/main.js --port <free> ARGS...` and waits until it listens."""
+    """Starts `node <PLANNER_MAIN> --port <free> ARGS...` and waits until it listens."""
     started: list[PlannerProcess] = []
     node = shutil.which("node")
     if node is None or not PLANNER_MAIN.exists():

@@ -1,6 +1,7 @@
 """A small OpenAI-compatible Chat Completions server for the LLM planner's unit tests (a test double: the
 end-to-end tests use a real model served by llama.cpp). It streams scripted answers as server-sent events,
-in chunks, and records what each request asked."""
+in chunks, and records what each request asked. With `models` set it lists them at `GET /v1/models`, and, like
+llama.cpp, answers under whatever model name it is asked for."""
 
 from __future__ import annotations
 
@@ -30,14 +31,17 @@ class Reply:
     stall_after: int | None = None
     # False: no usage chunk, as llama.cpp's Python server streams.
     usage: bool = True
+    # False: the stream ends without a finish_reason, as when llama.cpp's Python server is interrupted.
+    finish: bool = True
 
 
 Script = Callable[[dict[str, Any]], Reply]
 
 
 class FakeOpenAI:
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, models: list[str] | None = None) -> None:
         self.script = script
+        self.models = models
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.closed_early = threading.Event()
@@ -48,6 +52,18 @@ class FakeOpenAI:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if fake.models is None or not self.path.rstrip("/").endswith("/models"):
+                    self.send_error(404)
+                    return
+                payload = json.dumps({"object": "list", "data": [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "test"} for name in fake.models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
@@ -77,7 +93,8 @@ class FakeOpenAI:
                         if reply.delay:
                             time.sleep(reply.delay)
                         self._event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-                    self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    if reply.finish:
+                        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
                     if reply.usage:
                         self._event({"choices": [], "usage": {"prompt_tokens": reply.prompt_tokens,
                                      "completion_tokens": reply.completion_tokens,
@@ -88,7 +105,8 @@ class FakeOpenAI:
                     fake.closed_early.set()
 
             def _event(self, chunk: dict[str, Any]) -> None:
-                data = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "fake", **chunk}
+                data = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+                        "model": fake.requests[-1].get("model", "fake") if fake.requests else "fake", **chunk}
                 self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 

@@ -22,8 +22,9 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from jupyterlab_notebook_bcc.llm_planner import LLMPlanner, LLMPlannerService
 from jupyterlab_notebook_bcc.llm_planner.answers import AnswerUnreadable, complete_string_field, first_object
-from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP, PLAN_STEP, REPORT_STEP, _numbers_not_in
-from jupyterlab_notebook_bcc.llm_planner.prompts import is_chinese
+from jupyterlab_notebook_bcc.llm_planner.contract import is_chinese
+from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP, PLAN_STEP, REPORT_STEP
+from jupyterlab_notebook_bcc.llm_planner.report import numbers_not_in
 
 from .fake_openai import FakeOpenAI, Reply, cell, plan
 from .helpers import free_port, open_relay_request, read_until
@@ -70,19 +71,24 @@ async def ask(service: LLMPlannerService, path: str, body: dict[str, Any], user:
 
 
 def observation(stage: str | None, step: str | None, iteration: int = 0, variables: dict[str, Any] | None = None,
-                current: list[str] | None = None, history: list[str] | None = None) -> dict[str, Any]:
-    return {
-        "location": {
-            "current": {"stage_id": stage, "step_id": step, "behavior_id": f"behavior_{iteration:03d}" if iteration else None,
-                        "behavior_iteration": iteration},
-            "goals": {"step": step},
-        },
-        "context": {
-            "variables": {"problem_description": "Which region has the highest revenue?",
-                          "csv_file_path": "sales.csv", **(variables or {})},
-            "effects": {"current": current or [], "history": history or []},
-        },
+                current: list[str] | None = None, history: list[str] | None = None,
+                checks: dict[str, Any] | None = None, task: str = "Which region has the highest revenue?",
+                expected: list[str] | None = None) -> dict[str, Any]:
+    """A DSLC observation; `checks` is the extension's `output_checks` (CONTRACTS.md §3), absent when None."""
+    context: dict[str, Any] = {
+        "variables": {"problem_description": task, "csv_file_path": "sales.csv", **(variables or {})},
+        "effects": {"current": current or [], "history": history or []},
     }
+    if checks is not None:
+        context["output_checks"] = checks
+    location: dict[str, Any] = {
+        "current": {"stage_id": stage, "step_id": step, "behavior_id": f"behavior_{iteration:03d}" if iteration else None,
+                    "behavior_iteration": iteration},
+        "goals": {"step": step},
+    }
+    if expected:
+        location["progress"] = {"steps": {"current_outputs": {"expected": expected}}}
+    return {"location": location, "context": context}
 
 
 def feedback(result: str = "success", behavior: str = "behavior_001") -> dict[str, Any]:
@@ -147,8 +153,8 @@ class TestReading:
 
     def test_numbers_the_outputs_do_not_show_are_named(self) -> None:
         outputs = "revenue\nNorth 1,234.56\nSouth 980.1"
-        assert _numbers_not_in("North leads with 1,234.56, South 980.1, West 777.", outputs) == ["777"]
-        assert _numbers_not_in("North leads with 1234.6", outputs) == []
+        assert numbers_not_in("North leads with 1,234.56, South 980.1, West 777.", outputs) == ["777"]
+        assert numbers_not_in("North leads with 1234.6", outputs) == []
 
 
 # --- the loop ----------------------------------------------------------------------------------------
@@ -179,12 +185,15 @@ class TestLoop:
             stages = plan_of(run)["stages"]
             assert [s["id"] for s in stages] == ["data_loading", "plan", "analysis", "findings"]
             assert stages[2]["steps"][0]["expected_outputs"] == ["by_region"]
+            assert stages[2]["steps"][0]["output_contracts"] == [{"name": "by_region", "kind": "any"}]
             shown = run["lines"][-1]
             assert shown["action"] == "add" and "**revenue_by_region**" in shown["content"]
             prompt = list(fake.user_prompts())[0]
-            assert "Which region has the highest revenue?" in prompt and "revenue float64" in prompt
-            schema = fake.requests[0]["response_format"]
-            assert schema["type"] == "json_schema" and "stages" in json.dumps(schema)
+            assert "Which region has the highest revenue?" in prompt and "revenue (float64)" in prompt
+            # A closed question: its plan is asked as one or two steps, each variable with its kind.
+            schema = json.dumps(fake.requests[0]["response_format"])
+            assert fake.requests[0]["response_format"]["type"] == "json_schema"
+            assert '"maxItems": 2' in schema and '"kind"' in schema
             usage = asyncio.run(ask(service, "planning", {
                 "observation": observation("plan", PLAN_STEP, 1, {"df": "D"}), "behavior_feedback": feedback()})).json()
             assert usage["targetAchieved"] is True
@@ -209,7 +218,7 @@ class TestLoop:
             assert lines[3]["content"].startswith("by_region = df.groupby")
             # The explanation was written before the code was complete: it arrived in an earlier chunk.
             assert len(run.times) == 5 and run.times[2] < run.times[3] - 0.1
-            assert "Create the variables: by_region." in list(fake.user_prompts())[1]
+            assert "The code must create:\n- `by_region`\n" in list(fake.user_prompts())[1]
 
     def test_an_error_asks_for_a_fix_with_the_traceback_then_the_step_is_given_up(self) -> None:
         traceback = ("Traceback (most recent call last):\n  File \"<cell>\", line 1\nKeyError: 'revenu'")
@@ -228,7 +237,7 @@ class TestLoop:
             asyncio.run(ask(service, "generating", {
                 "observation": observation("analysis", "revenue_by_region", 2, variables, [traceback])}))
             assert "KeyError: 'revenu'" in list(fake.user_prompts())[-1]
-            assert "Write corrected code." in list(fake.user_prompts())[-1]
+            assert "Write corrected code" in list(fake.user_prompts())[-1]
             given_up = asyncio.run(ask(service, "planning", {
                 "observation": observation("analysis", "revenue_by_region", 2, variables, [traceback]),
                 "behavior_feedback": feedback("error", "behavior_002")})).json()
@@ -243,7 +252,7 @@ class TestLoop:
                 "observation": observation("analysis", "revenue_by_region", 1, {"df": "DataFrame"}, ["ok"]),
                 "behavior_feedback": feedback()})).json()
             assert answer["targetAchieved"] is False
-            assert "by_region were not created" in answer["context_update"]["progress_update"]["focus"]
+            assert "`by_region` is missing" in answer["context_update"]["progress_update"]["focus"]
             done = asyncio.run(ask(service, "planning", {
                 "observation": observation("analysis", "revenue_by_region", 2, {"df": "DataFrame", "by_region": "Series"}),
                 "behavior_feedback": feedback(behavior="behavior_002")})).json()
@@ -254,12 +263,17 @@ class TestLoop:
                         Reply(text=json.dumps({"report": "- North has the highest revenue: 1234.5 (West 999)."}))])
         with FakeOpenAI(lambda body: next(answers)) as fake:
             service = service_for(fake)
-            asyncio.run(loaded_run(service))
+            task = "Describe how the revenue differs by region."
+            asyncio.run(loaded_run(service, {"problem_description": task}))
             report = asyncio.run(ask(service, "generating", {"observation": observation(
-                "findings", REPORT_STEP, 1, history=["region\nNorth 1234.5\nSouth 800.0"])})).lines()
+                "findings", REPORT_STEP, 1, history=["region\nNorth 1234.5\nSouth 800.0"], task=task)})).lines()
             content = report[-1]["content"]
-            assert content.startswith("- North has the highest revenue: 1234.5") and "## Findings" not in content
-            assert "These numbers appear in no output of the kernel: 999" in content
+            # An open task with nothing to deliver: the step not reached said first, then the model's prose,
+            # its unsupported sentence set apart.
+            assert content.startswith("**Given up:** the step “revenue_by_region”: it was not achieved\n\n"
+                                      "> **Not supported by any output**")
+            assert "## Findings" not in content
+            assert "> - North has the highest revenue: 1234.5 (West 999)." in content
             assert "North 1234.5" in list(fake.user_prompts())[-1]
 
     def test_a_task_in_chinese_gets_chinese_text(self) -> None:
@@ -270,8 +284,10 @@ class TestLoop:
                 "observation": observation("data_loading", LOAD_STEP, 1, variables=task)})).lines()
             assert "读取数据文件" in load[-3]["content"]
             run = asyncio.run(loaded_run(service, task))
-            assert "Simplified Chinese" in fake.requests[0]["messages"][0]["content"]
-            assert run["lines"][-1]["content"].startswith("计划：\n- **按地区汇总**")
+            assert "请用简体中文" in fake.requests[0]["messages"][-1]["content"]
+            assert "Simplified Chinese" in fake.requests[0]["messages"][-1]["content"]
+            assert run["lines"][-1]["content"].startswith("封闭式问题：简短的计划。")
+            assert "计划：\n- **按地区汇总**" in run["lines"][-1]["content"]
             assert [stage["name"] for stage in plan_of(run)["stages"]] == ["加载数据", "计划", "Analysis", "结论"]
 
     def test_an_unreadable_answer_is_asked_again_with_the_problem_then_reported(self) -> None:
@@ -314,7 +330,7 @@ class TestLoop:
             run = asyncio.run(loaded_run(service))
             assert plan_of(run)["stages"][2]["id"] == "analysis"
             assert [r["response_format"]["type"] for r in fake.requests] == ["json_schema", "json_object"]
-            assert "stages" in json.dumps(fake.requests[1]["response_format"]["schema"])
+            assert "steps" in json.dumps(fake.requests[1]["response_format"]["schema"])
 
     def test_the_run_model_is_one_the_administrator_allows(self) -> None:
         with FakeOpenAI(lambda body: Reply(text=plan(("x", ["y"])))) as fake:
@@ -355,60 +371,6 @@ class TestLoop:
             other = asyncio.run(ask(service, "planning", {"observation": observation(None, None)}, user="grace")).json()
             assert other["usage"]["run"]["model_calls"] == 0
             assert len(service.core.sessions) == 2
-
-
-# --- errors a user can act on ------------------------------------------------------------------------
-
-
-class TestModelErrors:
-    @pytest.mark.parametrize(
-        ("reply", "status", "words"),
-        [
-            (Reply(status=401, error="Incorrect API key provided"), 424, ["refused the API key", "c.LLMPlanner.api_key"]),
-            (Reply(status=404, error="The model `small` does not exist"), 424, ["has no model 'small'"]),
-            (Reply(status=429, error="Rate limit reached", headers={"Retry-After": "7"}), 429, ["retry after 7 s"]),
-            (Reply(status=400, error="This model's maximum context length is 4096 tokens"), 424, ["too long"]),
-        ],
-    )
-    def test_an_endpoint_error_before_any_cell_is_the_answers_status_and_message(
-        self, reply: Reply, status: int, words: list[str]
-    ) -> None:
-        answers = iter([Reply(text=plan(("revenue_by_region", ["by_region"]))), reply])
-        with FakeOpenAI(lambda body: next(answers)) as fake:
-            service = service_for(fake, response_format="json_schema")
-            asyncio.run(loaded_run(service))
-            answer = asyncio.run(ask(service, "generating", {
-                "observation": observation("analysis", "revenue_by_region", 1, {"df": "D"})}))
-            assert answer.status == status
-            message = answer.json()["message"]
-            for word in words:
-                assert word in message
-            assert KEY not in message
-            if status == 429:
-                assert answer.headers is not None and answer.headers["Retry-After"] == "7"
-
-    def test_an_unreachable_endpoint_names_its_url(self) -> None:
-        port = free_port()
-        service = LLMPlannerService(LLMPlanner(base_url=f"http://127.0.0.1:{port}/v1", models=["small"]))
-        answer = asyncio.run(ask(service, "generating", {"observation": observation("plan", PLAN_STEP, 1, {"df": "D"})}))
-        assert answer.status == 502
-        assert f"127.0.0.1:{port}/v1 cannot be reached (connection refused)" in answer.json()["message"]
-
-    def test_a_stalled_stream_is_given_up_with_its_own_message(self) -> None:
-        answers = iter([Reply(text=plan(("revenue_by_region", ["by_region"]))),
-                        Reply(text=cell("Sum.", "x = 1"), pieces=8, stall_after=1)])
-        with FakeOpenAI(lambda body: next(answers)) as fake:
-            service = service_for(fake, stall_timeout=0.5)
-            asyncio.run(loaded_run(service))
-            answer = asyncio.run(ask(service, "generating", {
-                "observation": observation("analysis", "revenue_by_region", 1, {"df": "D"})}))
-            assert answer.status == 504 and "stopped sending for 0.5 s" in answer.json()["message"]
-            assert service.active_model_requests == 0
-
-    def test_without_a_model_the_planner_says_how_to_configure_one(self) -> None:
-        service = LLMPlannerService(LLMPlanner())
-        answer = asyncio.run(ask(service, "planning", {"observation": observation(None, None)}))
-        assert answer.status == 503 and "LLM Planner Settings" in answer.json()["message"]
 
 
 # --- through the relay of a real Jupyter server ------------------------------------------------------
@@ -542,7 +504,10 @@ class TestUserSettings:
         fake_model.script = lambda body: Reply(status=401, error="invalid key")
         tested = json.loads((await jp_fetch("notebook-bcc", "llm", "test", method="POST", body=json.dumps(
             {"base_url": fake_model.base_url, "model": "small", "api_key": "wrong"}))).body)
-        assert tested["ok"] is False and "refused the API key (HTTP 401" in tested["message"]
+        assert tested["ok"] is False and tested["message"].startswith(f"The model endpoint {fake_model.base_url} "
+                                                                      "refused the API key: set the right key")
+        assert "HTTP 401: wrong key" not in tested["message"] and "HTTP 401: invalid key" in tested["message"]
+        assert tested["action"] == "open-llm-settings"
 
     async def test_an_invalid_url_is_refused_with_a_reason(self, jp_fetch: Fetch) -> None:
         from tornado.httpclient import HTTPClientError

@@ -1,22 +1,22 @@
 export * from './actions/builtins';
-export * from './run/cells';
+export * from './state/cells';
 export * from './contextFilter';
 export * from './ports/driver';
-export * from './effects';
-export * from './fsm';
+export * from './state/effects';
+export * from './state/fsm';
 export * from './messages';
 export * from './observation';
-export * from './progress';
+export * from './state/progress';
 export {
   artifactId,
   behaviorIdFor,
   type IProgressState,
   type IStageAssessments,
   MAX_ASSESSMENT_CHARS
-} from './progressState';
+} from './state/progressState';
 export * from './actions/registry';
 export * from './run/runner';
-export * from './run/runState';
+export * from './state/runState';
 export { RunStopped } from './run/runControl';
 export * from './settings';
 export * from './snapshot';

@@ -11,12 +11,12 @@ import type {
 } from '../protocol';
 import type { INotebookSummary } from './ports/driver';
 import { stepAttempts } from './ports/attempts';
-import { IEffectsState, truncateOutput } from './effects';
-import type { IFsmContext } from './fsm';
-import type { WorkflowProgress } from './progress';
+import { IEffectsState, truncateOutput } from './state/effects';
+import type { IFsmContext } from './state/fsm';
+import type { ProgressReader } from './state/progress';
 
 export interface IObservationParts {
-  progress: WorkflowProgress;
+  progress: ProgressReader;
   variables: Record<string, unknown>;
   effects: IEffectsState;
   notebook: INotebookSummary;

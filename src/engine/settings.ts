@@ -4,6 +4,8 @@
  *
  * `schema/plugin.json` is the source of every default and minimum; `DEFAULT_SETTINGS` and
  * `SETTING_MINIMA` repeat them for code that runs without the schema, and a test holds them equal.
+ * The dialect settings (`protocol` and each dialect's own) are not here: the planner connection reads
+ * them through the dialect registry (`protocol/dialects/registry.ts`).
  */
 import {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
@@ -19,15 +21,15 @@ export interface IRunSettings {
   notebookId: string;
   /** `server`: through the Jupyter server's relay (default); `browser`: straight to the planner. */
   transport: 'server' | 'browser';
-  /** The planner's dialect: `auto` detects it once per run (docs/dialects.md#choosing). */
-  protocol: 'auto' | 'dslc' | 'bcc' | 'v1';
-  /** The `v1` server's fixed entry point, run first when a run has no template. */
-  v1EntryStage: string;
-  v1EntryStep: string;
   /** 0 = unlimited. Counted in behaviors. */
   maxExecutionSteps: number;
   /** Confirm before each behavior's code runs. */
   interactive: boolean;
+  /**
+   * The LLM planner's code: `ask` waits for approval of each behavior (interactive mode for its runs),
+   * `run` does not; `ask-first` is not answered yet: the Run dialog asks, and until then it is `ask`.
+   */
+  llmCodeApproval: 'ask-first' | 'ask' | 'run';
   /** `reflection` = planning first (default); `generation` = generating first. */
   startMode: 'reflection' | 'generation';
   /** Per exec, in seconds; 0 = none. */
@@ -75,11 +77,9 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   token: '',
   notebookId: '',
   transport: 'server',
-  protocol: 'auto',
-  v1EntryStage: 'chapter_0_planning',
-  v1EntryStep: 'section_1_design_workflow',
   maxExecutionSteps: 0,
   interactive: false,
+  llmCodeApproval: 'ask-first',
   startMode: 'reflection',
   executionTimeout: 0,
   maxContextLength: 18600,
@@ -156,17 +156,13 @@ export function toRunSettings(
     token: text(composite.token, d.token).trim(),
     notebookId: text(composite.notebookId, d.notebookId).trim(),
     transport: oneOf(composite.transport, ['server', 'browser'], d.transport),
-    protocol: oneOf(
-      composite.protocol,
-      ['auto', 'dslc', 'bcc', 'v1'],
-      d.protocol
-    ),
-    v1EntryStage:
-      text(composite.v1EntryStage, d.v1EntryStage).trim() || d.v1EntryStage,
-    v1EntryStep:
-      text(composite.v1EntryStep, d.v1EntryStep).trim() || d.v1EntryStep,
     maxExecutionSteps: Math.floor(count('maxExecutionSteps')),
     interactive: flag(composite.interactive, d.interactive),
+    llmCodeApproval: oneOf(
+      composite.llmCodeApproval,
+      ['ask-first', 'ask', 'run'],
+      d.llmCodeApproval
+    ),
     startMode: oneOf(
       composite.startMode,
       ['reflection', 'generation'],

@@ -2,12 +2,15 @@
  * The run as views see it: one composition for a live runner and for a run saved in the notebook, so
  * the panel shows both the same way.
  */
-import { runOutcome } from './contracts';
-import { describeTransition } from './fsm';
+import { runOutcome } from './state/contracts';
+import { describeTransition } from './state/fsm';
 import { stepKey } from './rewindView';
-import type { RunControl } from './run/runControl';
-import { ISavedRunState, RunState } from './run/runState';
-import type { IRunSnapshot } from './types';
+import {
+  type ISavedRunState,
+  RunState,
+  type RunStateView
+} from './state/runState';
+import type { IPauseReason, IRunSnapshot } from './types';
 
 /** What only a live loop knows; absent for a saved run. */
 export interface ILiveRun {
@@ -15,11 +18,18 @@ export interface ILiveRun {
   running: boolean;
   /** A rewind is under way (removing cells, restarting the kernel, re-running the kept ones). */
   rewinding: boolean;
-  control: RunControl;
+  /** Where the loop's pause stands (its `RunControl`). */
+  control: {
+    readonly paused: boolean;
+    readonly pauseRequested: boolean;
+    readonly pauseReason: IPauseReason | null;
+  };
+  /** Actions received and not yet applied (the behavior's queue). */
+  buffered: number;
 }
 
 export function composeSnapshot(
-  state: RunState,
+  state: RunStateView,
   maxExecutionSteps: number,
   live: ILiveRun | null = null
 ): IRunSnapshot {
@@ -55,7 +65,7 @@ export function composeSnapshot(
     task: state.task,
     behaviorsRun: state.behaviorsRun,
     maxExecutionSteps,
-    bufferedActions: state.buffer.length,
+    bufferedActions: live?.buffered ?? 0,
     lastTransition: last ? describeTransition(last) : null,
     lastTransitionAt: last?.timestamp ?? null,
     timings: state.timings.map(t => ({ ...t })),
@@ -75,10 +85,6 @@ export function snapshotFromSaved(
   saved: ISavedRunState,
   maxExecutionSteps: number
 ): IRunSnapshot {
-  const state = new RunState({
-    now: () => new Date(),
-    maxHistoryItems: () => saved.effects.history.length
-  });
-  state.restore(saved);
+  const state = RunState.fromSaved(saved);
   return composeSnapshot(state, maxExecutionSteps);
 }

@@ -8,7 +8,7 @@
  */
 import type { IPlannerObserver, PlannerError } from '../protocol';
 import type { TraceRecord } from '../protocol/traceFormat';
-import type { IRewindRecord } from './rewind';
+import type { IRewindRecord } from './state/rewind';
 
 /**
  * About 8 MB of UTF-16 text. Past it the oldest requests are dropped whole (request, answer, lines and

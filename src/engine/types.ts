@@ -4,7 +4,6 @@
 import type { ISignal } from '@lumino/signaling';
 import type {
   Action,
-  CurrentOutputs,
   GeneratingEvent,
   GeneratingRequestInput,
   INotebookSummary,
@@ -15,12 +14,14 @@ import type {
   UnknownAction,
   WorkflowTemplate
 } from '../protocol';
+import type { ApprovalReason } from './approval';
+import type { ICodeFlag } from './codeRisk';
 import type { CellRole, ICellProvenance } from './ports/driver';
-import type { IOutputCheckRecord, IRunOutcome } from './contracts';
-import type { IEffectsState } from './effects';
-import type { IFsmTransition, WorkflowState } from './fsm';
+import type { IOutputCheckRecord, IRunOutcome } from './state/contracts';
+import type { IEffectsState } from './state/effects';
+import type { IFsmTransition, WorkflowState } from './state/fsm';
 import type { IMessage, IMessageText } from './messages';
-import type { IProgressState } from './progressState';
+import type { IProgressState } from './state/progressState';
 import type { ActionRegistry, IActionResult } from './actions/registry';
 import type {
   IRewindOptions,
@@ -28,8 +29,20 @@ import type {
   IRewindRecord,
   IRewindView,
   RewindTarget
-} from './rewind';
+} from './state/rewind';
 import type { RunTrace } from './trace';
+import type { IProgressSnapshot } from './state/progressViews';
+import type { IBehaviorTiming, IRunError } from './state/runState';
+
+// Data of the run state, defined beside it (state/) and part of this surface.
+export type {
+  ILocationView,
+  IProgressSnapshot,
+  IStageView,
+  IStepView,
+  ItemStatus
+} from './state/progressViews';
+export type { IBehaviorTiming, IRunError } from './state/runState';
 
 /** What streams one behavior's actions: the adapter of the planner's dialect. */
 export interface IGeneratingSource {
@@ -112,15 +125,24 @@ export interface IStopOptions {
 export interface IExistingCellRun {
   cellId: string;
   source: string;
+  /** What that code reaches outside the notebook (`codeRisk.ts`). */
+  flags?: ICodeFlag[];
 }
 
-/** What the user is asked before a behavior's code runs (interactive mode). */
+/**
+ * What the user is asked before a behavior's code runs: in interactive mode, or because its code is
+ * flagged (`reason`; docs/protocol.md#decisions, item 17).
+ */
 export interface IBehaviorApproval {
   behaviorId: string;
   stageId: string | null;
   stepId: string | null;
+  /** `flagged`: interactive mode is off, and the code reaches outside the notebook. */
+  reason?: ApprovalReason;
   /** The code of every code cell the behavior adds, in order. */
   codeCells: string[];
+  /** What each of `codeCells` reaches outside the notebook, in the same order. */
+  codeFlags?: ICodeFlag[][];
   /** The cells already in the notebook that the behavior runs (`exec` by id), once each, in order. */
   existingCells: IExistingCellRun[];
   /** The cells it rewrites (`rewrite_cell`), shown as diffs; absent or empty when none. */
@@ -146,6 +168,8 @@ export interface IRewriteReview {
    * cell, or it is not the run's) or at the end (it is gone).
    */
   inPlace: boolean;
+  /** What the fix reaches outside the notebook (`codeRisk.ts`): held for approval like an added cell's code. */
+  flags?: ICodeFlag[];
 }
 
 /** Run, with the fixes the user edited in their diffs: action index → the code accepted. */
@@ -169,8 +193,10 @@ export interface IRunnerHooks {
   ): Promise<boolean>;
   /**
    * Interactive mode: called once a behavior's actions are all received, before any is applied, when it
-   * adds or runs code. `skip` drops the behavior (nothing applied), `stop` stops the run. `signal` is
-   * aborted when the run stops meanwhile: the question is then void (close its dialog).
+   * adds or runs code. Without it: when its code is flagged, once the rest of it is received, before the
+   * flagged code is added or run (`reason: 'flagged'`). `skip` drops what is not applied yet, `stop`
+   * stops the run. `signal` is aborted when the run stops meanwhile: the question is then void (close
+   * its dialog).
    */
   approveBehavior?(
     request: IBehaviorApproval,
@@ -190,19 +216,6 @@ export interface IRunWarning {
   text?: IMessage;
   /** Who raised it. */
   source: 'planner' | 'action' | 'filter' | 'engine' | 'hook' | 'driver';
-}
-
-export interface IRunError {
-  message: string;
-  text?: IMessage;
-  /** The request that failed, or `engine` for a failure of the loop itself. */
-  endpoint: 'planning' | 'generating' | 'engine';
-  /** `retry()` re-sends the failed request (or re-runs the failed part of the loop). */
-  retryable: boolean;
-  /** Variables the planner said it lacks: set them with `retry({ variables })`. */
-  missingVariables?: string[];
-  /** What the planner's error asks the user to do (`PlannerError.action`: `open-llm-settings`). */
-  action?: string;
 }
 
 export interface IRetryOptions {
@@ -234,58 +247,6 @@ export interface IActionApplied {
   index: number;
   action: Action | UnknownAction;
   result: IActionResult;
-}
-
-export interface IBehaviorTiming {
-  behaviorId: string;
-  /** The behavior's number within its step, from 1. */
-  iteration: number;
-  stageId: string | null;
-  stepId: string | null;
-  /** ISO 8601. */
-  startedAt: string;
-  endedAt: string | null;
-  durationMs: number | null;
-}
-
-/**
- * `skipped`: a step of a completed stage that never ran (the stage ended before it came up);
- * `given_up`: a step that ended without reaching its target, and a completed stage that has one.
- */
-export type ItemStatus =
-  'completed' | 'current' | 'remaining' | 'skipped' | 'given_up';
-
-export interface IStepView {
-  id: string;
-  name: string;
-  status: ItemStatus;
-}
-
-export interface IStageView extends IStepView {
-  steps: IStepView[];
-}
-
-/** Where the current stage or step is: its name, goal and the planner's latest focus text. */
-export interface ILocationView {
-  id: string | null;
-  name: string | null;
-  goal: string | null;
-  focus: string | null;
-}
-
-/** The part of a snapshot that the progress model alone decides (a live or a saved run). */
-export interface IProgressSnapshot {
-  workflowName: string | null;
-  stage: ILocationView;
-  step: ILocationView;
-  behavior: { id: string | null; iteration: number };
-  /** The template with each stage and step marked completed, current, remaining or skipped. */
-  stages: IStageView[];
-  outputs: {
-    stages: CurrentOutputs;
-    steps: CurrentOutputs;
-    behaviors: CurrentOutputs;
-  };
 }
 
 /** Everything a view needs to show the run in plain words. */

@@ -14,7 +14,7 @@ let loading: Promise<IPlannerTransport> | null = null;
 /** One planner per page: it keeps each notebook's session between requests. */
 export function loadBuiltinPlanner(): Promise<IPlannerTransport> {
   if (!loading) {
-    loading = import('../planner/transport').then(module =>
+    loading = import('../referencePlanner/transport').then(module =>
       module.createBuiltinPlannerTransport()
     );
     // A failed load (e.g. the chunk could not be fetched) is tried again at the next request.

@@ -13,8 +13,8 @@ import type { ServerConnection } from '@jupyterlab/services';
 import type { ITranslator } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import type { IConnectionCheck } from '../protocol';
-import type { IEffectsState } from '../engine/effects';
-import type { IFsmTransition } from '../engine/fsm';
+import type { IEffectsState } from '../engine/state/effects';
+import type { IFsmTransition } from '../engine/state/fsm';
 import type { ActionRegistry } from '../engine/actions/registry';
 import type { IRunSettings } from '../engine/settings';
 import { RunTrace } from '../engine/trace';
@@ -35,7 +35,7 @@ import type {
   IRewindPlan,
   IRewindRecord,
   RewindTarget
-} from '../engine/rewind';
+} from '../engine/state/rewind';
 import type { IPlannerLocation, IPlannerStatus, IRunHooks } from '../tokens';
 import type { ISavedRun } from '../ui/saved';
 import { TraceClock } from './traceClock';
@@ -248,6 +248,7 @@ export class LazyRun {
         const parts = createRunParts({
           ...this._options,
           settings: () => settings().current,
+          pluginSettings: () => settings().composite ?? {},
           trace: this.trace,
           hooks: this._options.hooks
         });
@@ -322,7 +323,11 @@ export class LazyRun {
 export namespace LazyRun {
   export interface IOptions {
     panel: NotebookPanel;
-    settings: () => { readonly current: IRunSettings };
+    /** The run settings, and the plugin's settings as JupyterLab holds them (for the dialects'). */
+    settings: () => {
+      readonly current: IRunSettings;
+      readonly composite?: Readonly<Record<string, unknown>>;
+    };
     settingsChanged: ISignal<unknown, unknown>;
     serverSettings: ServerConnection.ISettings;
     registry: ActionRegistry;

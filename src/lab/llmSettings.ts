@@ -124,7 +124,20 @@ export class LlmSettingsService implements ILlmSettingsBackend {
   async test(request: ILlmTestRequest): Promise<ILlmTestResult> {
     const body = await this._json(LLM_TEST_ROUTE, 'POST', request);
     const result = isRecord(body) ? body : {};
-    return { ok: result.ok === true, message: text(result.message) };
+    const answer: ILlmTestResult = {
+      ok: result.ok === true,
+      message: text(result.message)
+    };
+    if (text(result.model)) {
+      answer.model = text(result.model);
+    }
+    if (Array.isArray(result.models)) {
+      answer.models = texts(result.models);
+    }
+    if (typeof result.served === 'boolean') {
+      answer.served = result.served;
+    }
+    return answer;
   }
 
   /** The models a run may pick, or null when the relay serves no LLM planner (or cannot say). */

@@ -1,17 +1,18 @@
 /**
- * The planner connection: the planner as one run sees it, built from the current settings: the
- * dialect façade (`createPlannerService`) with the dslc adapter (`DslcAdapter`), both on one
- * transport. The façade (and the dialect it found) is rebuilt only when the planner itself changes
- * (base URL, transport, protocol, token, v1 entry point); timeouts and the notebook id rebuild the
- * dslc adapter alone, so they apply to the next request without losing the run's dialect state
+ * The planner connection: the planner as one run sees it, built from the current settings: a
+ * transport and the dialect selector (`createDialectSelector`) over the registry's dialects. The
+ * selector (and the dialect it found) is rebuilt only when the planner itself changes (base URL,
+ * transport, token, the `protocol` setting, a dialect's own settings); timeouts and the notebook id are
+ * read at each request, so they apply to the next one without losing the run's dialect state
  * (docs/architecture.md#adding-a-dialect). The engine streams each behavior from the adapter the
- * façade chose (`adapter()`), not through here.
+ * selector chose (`adapter()`), not through here.
  *
  * It also tells the views what the engine does not need: how long a request has been waiting for the
  * planner's first byte, and where the planner is.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 import {
+  checkConnection,
   createBrowserTransport,
   FetchLike,
   GeneratingEvent,
@@ -22,20 +23,22 @@ import {
   IPlannerTransport,
   ITimeouts,
   NOTEBOOK_ID_HEADER,
+  notebookIdOverhead,
   ObservationInput,
-  DslcAdapter,
   PLANNING_RETRIES,
   PlanningRequestInput,
   PlanningResponse,
   withSend
 } from '../protocol';
 import {
-  createPlannerService,
-  DialectPlannerService,
-  IDialectPlannerService,
+  createDialectSelector,
+  DIALECTS,
+  DialectSelector,
+  IDialectAdapter,
   IGeneratingOptions,
   IPlanningOptions,
-  normalizePlannerBaseUrl
+  normalizePlannerBaseUrl,
+  readProtocolSetting
 } from '../protocol/dialects';
 import type { IRunSettings } from '../engine/settings';
 import type { IPlannerService } from '../engine/types';
@@ -51,10 +54,10 @@ export interface IPlannerWhereabouts {
   llm?: ILlmChoice;
 }
 
-interface IFacade {
+interface ISelection {
   key: string;
   transport: IPlannerTransport;
-  service: DialectPlannerService;
+  selector: DialectSelector;
 }
 
 export class PlannerConnection implements IPlannerService, IPlannerStatus {
@@ -67,16 +70,16 @@ export class PlannerConnection implements IPlannerService, IPlannerStatus {
 
   /** The dialect of the current run, once known. */
   get dialect(): string | null {
-    return this._facade?.service.dialect ?? null;
+    return this._selection?.selector.dialect ?? null;
   }
 
   get needsPlanningFirst(): boolean {
-    return this._ensureFacade().service.needsPlanningFirst;
+    return this._select().selector.needsPlanningFirst;
   }
 
   /** Since when (ms since the epoch) a request waits for the planner's first byte; null when none does. */
   get waitingSince(): number | null {
-    const times = [this._clientSince, ...this._sending.values()].filter(
+    const times = [this._adapterSince, ...this._sending.values()].filter(
       (time): time is number => time !== null
     );
     return times.length > 0 ? Math.min(...times) : null;
@@ -84,56 +87,57 @@ export class PlannerConnection implements IPlannerService, IPlannerStatus {
 
   /** Where requests go, for the panel; asks the relay where it forwards when the planner changed. */
   get location(): IPlannerLocation | null {
-    const facade = this._ensureFacade();
-    if (this._located !== facade.key) {
-      this._located = facade.key;
+    const selection = this._select();
+    if (this._located !== selection.key) {
+      this._located = selection.key;
       this._location = {
-        via: facade.transport.label,
-        viaText: facade.transport.labelText
+        via: selection.transport.label,
+        viaText: selection.transport.labelText
       };
-      void this._describe(facade);
+      void this._describe(selection);
     }
     return this._location;
   }
 
   saveState(): unknown {
-    return this._ensureFacade().service.saveState();
+    return this._select().selector.saveState();
   }
 
   restoreState(saved: unknown): void {
-    this._ensureFacade().service.restoreState(saved);
+    this._select().selector.restoreState(saved);
   }
 
   resetState(): void {
-    this._ensureFacade().service.resetState();
+    this._select().selector.resetState();
   }
 
+  /** Characters every request body carries besides its own (`notebook_id`), so the engine fits the rest. */
   requestOverhead(): number {
-    return this._client().requestOverhead();
+    return notebookIdOverhead(this._notebookId(this._options.settings()));
   }
 
   sentSize(request: { observation: ObservationInput }): number | null {
-    return this._ensureFacade().service.sentSize?.(request) ?? null;
+    return this._select().selector.sentSize?.(request) ?? null;
   }
 
-  /** The client's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
+  /** The adapter's warnings during this request (e.g. "retrying in 3 s" after a 429) reach the run too. */
   async planning(
     request: PlanningRequestInput,
     options: IPlanningOptions = {}
   ): Promise<PlanningResponse> {
-    return this._ensureFacade().service.planning(request, options);
+    return this._select().selector.planning(request, options);
   }
 
   generating(
     request: GeneratingRequestInput,
     options?: IGeneratingOptions
   ): AsyncIterable<GeneratingEvent> {
-    return this._ensureFacade().service.generating(request, options);
+    return this._select().selector.generating(request, options);
   }
 
-  /** The adapter the façade chose for this run, once it is to be trusted (null before). */
-  adapter(): IDialectPlannerService | null {
-    return this._ensureFacade().service.adapter();
+  /** The adapter the selector chose for this run, once it is to be trusted (null before). */
+  adapter(): IDialectAdapter | null {
+    return this._select().selector.adapter();
   }
 
   /**
@@ -149,24 +153,25 @@ export class PlannerConnection implements IPlannerService, IPlannerStatus {
   /** Whether the planner answers at all, with a message the user can act on (Run dialog, Test connection). */
   async checkConnection(): Promise<IConnectionCheck> {
     this._located = null;
-    const check = await this._client().checkConnection();
+    const check = await checkConnection(this._select().transport);
     this._changed.emit();
     return check;
   }
 
-  private _ensureFacade(): IFacade {
+  private _select(): ISelection {
     const settings = this._options.settings();
+    const plugin = this._options.pluginSettings?.() ?? {};
+    const protocol = readProtocolSetting(plugin.protocol);
     const planner = {
       baseUrl: settings.baseUrl,
       transport: settings.transport,
       token: settings.token || null,
-      protocol: settings.protocol,
-      v1EntryStage: settings.v1EntryStage,
-      v1EntryStep: settings.v1EntryStep
+      protocol,
+      dialects: DIALECTS.map(dialect => dialect.settings.read(plugin))
     };
     const key = JSON.stringify({ ...planner, revision: this._revision });
-    if (this._facade?.key === key) {
-      return this._facade;
+    if (this._selection?.key === key) {
+      return this._selection;
     }
     const transport = this._watch(
       this._options.transport?.(settings) ??
@@ -176,58 +181,34 @@ export class PlannerConnection implements IPlannerService, IPlannerStatus {
           fetch: this._options.fetch
         })
     );
-    const service = createPlannerService({
-      protocol: settings.protocol,
+    const selector = createDialectSelector({
+      protocol,
+      settings: plugin,
       transport,
-      dslc: () => this._client(),
       baseUrl: settings.baseUrl,
-      v1: {
-        entryStageId: settings.v1EntryStage,
-        entryStepId: settings.v1EntryStep
-      },
-      bcc: { notebookId: this._notebookId(settings) },
-      // The probe is the run's first /planning request: the same timeout and retries as the client's.
+      // Read at each request: a changed timeout or notebook id applies to the next one.
+      timeouts: () => this._timeouts(),
+      notebookId: () => this._notebookId(this._options.settings()),
+      observer: [
+        ...(this._options.observer ? [this._options.observer] : []),
+        {
+          onWarning: (_, warning) =>
+            console.warn(`Notebook-BCC: ${warning.message}`),
+          onWaiting: (_, since) => {
+            this._adapterSince = since;
+            this._changed.emit();
+          }
+        }
+      ],
+      // The probe is the run's first /planning request: the same timeout and retries as the dslc adapter's.
       probeTiming: () => ({
         firstByteTimeoutMs: this._timeouts().firstByteTimeoutMs,
         retries: PLANNING_RETRIES
       }),
-      // The v1 and bcc requests wait like the seed client's (docs/dialects.md).
-      timeouts: () => this._timeouts(),
       log: message => console.debug(`Notebook-BCC: ${message}`)
     });
-    this._facade = { key, transport, service };
-    this._clientKey = '';
-    return this._facade;
-  }
-
-  /** The `dslc` client on the façade's transport, rebuilt when the notebook id or a timeout changes. */
-  private _client(): DslcAdapter {
-    const facade = this._ensureFacade();
-    const settings = this._options.settings();
-    const options = {
-      notebookId: this._notebookId(settings),
-      ...this._timeouts()
-    };
-    const key = JSON.stringify(options);
-    if (!this._current || key !== this._clientKey) {
-      this._clientKey = key;
-      this._current = new DslcAdapter({
-        ...options,
-        transport: facade.transport,
-        observer: [
-          ...(this._options.observer ? [this._options.observer] : []),
-          {
-            onWarning: (_, warning) =>
-              console.warn(`Notebook-BCC: ${warning.message}`),
-            onWaiting: (_, since) => {
-              this._clientSince = since;
-              this._changed.emit();
-            }
-          }
-        ]
-      });
-    }
-    return this._current;
+    this._selection = { key, transport, selector };
+    return this._selection;
   }
 
   private _notebookId(settings: IRunSettings): string {
@@ -235,9 +216,9 @@ export class PlannerConnection implements IPlannerService, IPlannerStatus {
   }
 
   /**
-   * The dialect adapters send through the transport directly: their wait is the time to the headers,
-   * and their requests (detection's probe included) carry the notebook id, in the header and the body,
-   * as the client's do.
+   * The v1 and bcc adapters send through the transport directly: their wait is the time to the
+   * headers, and their requests (detection's probe included) carry the notebook id, in the header and
+   * the body, as the dslc adapter's do.
    */
   private _watch(transport: IPlannerTransport): IPlannerTransport {
     return withSend(transport, async (request: IPlannerRequest) => {
@@ -270,17 +251,17 @@ export class PlannerConnection implements IPlannerService, IPlannerStatus {
     };
   }
 
-  private async _describe(facade: IFacade): Promise<void> {
+  private async _describe(selection: ISelection): Promise<void> {
     const where = this._options.where;
     if (!where) {
       return;
     }
     try {
       const found = await where(this._options.settings());
-      if (found && this._located === facade.key) {
+      if (found && this._located === selection.key) {
         this._location = {
-          via: facade.transport.label,
-          viaText: facade.transport.labelText,
+          via: selection.transport.label,
+          viaText: selection.transport.labelText,
           ...found
         };
         this._changed.emit();
@@ -293,11 +274,10 @@ export class PlannerConnection implements IPlannerService, IPlannerStatus {
     }
   }
 
-  private _facade: IFacade | null = null;
+  private _selection: ISelection | null = null;
   private _revision = 0;
-  private _current: DslcAdapter | null = null;
-  private _clientKey = '';
-  private _clientSince: number | null = null;
+  /** Since when the dslc adapter's call waits for the planner's first byte (its `onWaiting`). */
+  private _adapterSince: number | null = null;
   private _sending = new Map<number, number>();
   private _sends = 0;
   private _location: IPlannerLocation | null = null;
@@ -322,6 +302,11 @@ function withNotebookId(body: unknown, notebookId: string): unknown {
 export namespace PlannerConnection {
   export interface IOptions {
     settings: () => IRunSettings;
+    /**
+     * The plugin's settings as JupyterLab holds them (schema/plugin.json): the `protocol` setting and
+     * each dialect's own, which the engine's settings do not carry. Default: none set.
+     */
+    pluginSettings?: () => Readonly<Record<string, unknown>>;
     /** The notebook id sent when the setting is empty: the notebook's path, read at each request. */
     notebookId: () => string;
     /** The run's trace. */

@@ -23,13 +23,13 @@ import {
   isDemoConfig
 } from './relayTransport';
 
-export { isSavedRunState } from '../engine/savedRun';
-export { checkSavedRunState } from '../engine/savedRun';
+export { isSavedRunState } from '../engine/saved/savedRun';
+export { checkSavedRunState } from '../engine/saved/savedRun';
 export { snapshotFromSaved } from '../engine/snapshot';
 export { showLlmSettingsDialog } from '../ui/llmSettingsDialog';
 export { usesBuiltinPlanner } from './plannerChoice';
+export { showApprovalDialog } from '../ui/approvalDialog';
 export {
-  showApprovalDialog,
   showStopDialog,
   showVariablesDialog,
   showWorkflowUpdateDialog
@@ -39,6 +39,8 @@ export { showRunDialog } from '../ui/runDialog';
 export interface IRunPartsOptions {
   panel: NotebookPanel;
   settings: () => IRunSettings;
+  /** The plugin's settings as JupyterLab holds them: the planner connection reads the dialects' there. */
+  pluginSettings?: () => Readonly<Record<string, unknown>>;
   serverSettings: ServerConnection.ISettings;
   registry: ActionRegistry;
   trace: RunTrace;
@@ -62,6 +64,7 @@ export function createRunParts(options: IRunPartsOptions): {
   });
   const planner = new PlannerConnection({
     settings,
+    pluginSettings: options.pluginSettings,
     notebookId: () => panel.context.path,
     observer: trace,
     transport: current => createPlannerTransport(current, { serverSettings }),

@@ -12,13 +12,23 @@ import {
   IRunSettings,
   toRunSettings
 } from '../engine/settings';
+import { type IApprovalPolicy, withApprovalPolicy } from './approvalPolicy';
 
 export { toRunSettings };
 
-/** The current run settings, replaced whenever the user changes a setting. */
+/**
+ * The current run settings, replaced whenever the user changes a setting or the server's approval
+ * policy changes (`approvalPolicy.ts`: interactive mode may be required).
+ */
 export class RunSettingsModel {
+  /** What runs use: the user's settings under the approval policy. */
   get current(): IRunSettings {
     return this._current;
+  }
+
+  /** The settings as JupyterLab holds them: the planner connection reads the dialect settings from them. */
+  get composite(): ReadonlyPartialJSONObject {
+    return this._composite;
   }
 
   get changed(): ISignal<this, IRunSettings> {
@@ -26,10 +36,25 @@ export class RunSettingsModel {
   }
 
   update(composite: ReadonlyPartialJSONObject): void {
-    this._current = toRunSettings(composite);
+    this._composite = composite;
+    this._own = toRunSettings(composite);
+    this._apply();
+  }
+
+  /** The server's approval policy, once it answered. */
+  setPolicy(policy: IApprovalPolicy | null): void {
+    this._policy = policy;
+    this._apply();
+  }
+
+  private _apply(): void {
+    this._current = withApprovalPolicy(this._own, this._policy);
     this._changed.emit(this._current);
   }
 
+  private _composite: ReadonlyPartialJSONObject = {};
+  private _own: IRunSettings = { ...DEFAULT_SETTINGS };
+  private _policy: IApprovalPolicy | null = null;
   private _current: IRunSettings = { ...DEFAULT_SETTINGS };
   private _changed = new Signal<this, IRunSettings>(this);
 }

@@ -28,6 +28,7 @@ import {
   notebookAttempts,
   rewriteCode
 } from './attempts';
+import { inertMarkdown } from './inertMarkdown';
 import {
   ATTEMPTS_KEY,
   CELL_METADATA_KEY,
@@ -96,17 +97,22 @@ export class NotebookCells {
 
   async add(request: IAddCellRequest): Promise<string> {
     const model = this.model();
+    // What a planner writes must not load or act when rendered (docs/security.md#what-a-planner-writes).
+    const source =
+      request.kind === 'markdown'
+        ? inertMarkdown(request.source)
+        : request.source;
     const metadata = cellMetadata(request.provenance, request.role, {
       ...request.metadata,
       ...(request.role === 'thinking' ? { thinking: true } : {}),
-      [SOURCE_HASH_KEY]: sourceHash(request.source)
+      [SOURCE_HASH_KEY]: sourceHash(source)
     });
     const restore = this._keepActiveCell();
     const below = request.after ? this.indexOf(request.after) : -1;
     const index = below < 0 ? model.sharedModel.cells.length : below + 1;
     const cell = this._insert(index, {
       cell_type: request.kind,
-      source: request.source,
+      source,
       metadata: { [CELL_METADATA_KEY]: metadata }
     });
     if (below < 0) {
@@ -131,15 +137,21 @@ export class NotebookCells {
     if (!cell) {
       return false;
     }
+    const written =
+      source !== null && cell.cell_type === 'markdown'
+        ? inertMarkdown(source)
+        : source;
     this.model().sharedModel.transact(() => {
-      if (source !== null) {
-        cell.setSource(source);
+      if (written !== null) {
+        cell.setSource(written);
       }
-      if (metadata || source !== null) {
+      if (metadata || written !== null) {
         cell.setMetadata(CELL_METADATA_KEY, {
           ...asObject(cell.getMetadata(CELL_METADATA_KEY)),
           ...asObject(toJSON(metadata ?? {})),
-          ...(source !== null ? { [SOURCE_HASH_KEY]: sourceHash(source) } : {})
+          ...(written !== null
+            ? { [SOURCE_HASH_KEY]: sourceHash(written) }
+            : {})
         });
       }
     });
@@ -189,7 +201,7 @@ export class NotebookCells {
     titleCellId: string | null
   ): Promise<string> {
     const shared = this.model().sharedModel;
-    const source = `# ${title}`;
+    const source = inertMarkdown(`# ${title}`);
     shared.transact(() => setTitleMetadata(shared, title));
     const existing = titleCellId ? this.sharedCell(titleCellId) : null;
     if (existing) {

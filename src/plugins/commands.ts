@@ -12,7 +12,9 @@ import { CommandToolbarButton } from '@jupyterlab/ui-components';
 import { addCommands, RUN_COMMANDS } from '../lab/commands/addCommands';
 import { loadRuntime } from '../lab/lazy';
 import { stateDbMemory } from '../lab/runDialogMemory';
+import { confirmLlmRun } from '../lab/approvalPolicy';
 import { LlmSettingsService } from '../lab/llmSettings';
+import { toRunSettings } from '../lab/settings';
 import {
   CommandIDs,
   IRunModelRegistry,
@@ -71,7 +73,20 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
           runners.settings,
           app.serviceManager.serverSettings
         ),
-      runDialogMemory: state ? stateDbMemory(state) : null
+      runDialogMemory: state ? stateDbMemory(state) : null,
+      confirmLlmRun: settings
+        ? () =>
+            confirmLlmRun({
+              serverSettings: app.serviceManager.serverSettings,
+              settings: async () =>
+                toRunSettings(
+                  (await settings.load(PluginIDs.plugin)).composite
+                ),
+              remember: answer =>
+                settings.set(PluginIDs.plugin, 'llmCodeApproval', answer),
+              trans
+            })
+        : undefined
     });
 
     const category = trans.__('Notebook-BCC');

@@ -15,6 +15,10 @@ import { RunHooks } from '../lab/hooks';
 import { LazyRun, readSavedRun } from '../lab/lazy';
 import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
+import {
+  ApprovalPolicyService,
+  requiredApprovalSchema
+} from '../lab/approvalPolicy';
 import { RunSettingsModel, translateSchema } from '../lab/settings';
 import {
   IRunModelRegistry,
@@ -24,6 +28,9 @@ import {
 } from '../tokens';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { RunModelRegistry } from '../ui/modelRegistry';
+
+/** How long the settings wait for the server's approval policy before they load without it. */
+const POLICY_WAIT_MS = 3000;
 
 /**
  * One workflow runner per notebook, each with a driver pinned to its panel, a planner client built
@@ -46,11 +53,41 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const settings = new RunSettingsModel();
-    // Before the first load: the registry does not load a schema marked for transform without it.
-    settingRegistry.transform(PluginIDs.plugin, {
-      fetch: plugin => translateSchema(plugin, trans)
+    const policy = new ApprovalPolicyService({
+      serverSettings: app.serviceManager.serverSettings
     });
-    Promise.all([app.restored, settingRegistry.load(PluginIDs.plugin)])
+    let required: boolean | null = null;
+    policy.changed.connect((_, current) => {
+      settings.setPolicy(current);
+      if (required !== null && current.requireApproval !== required) {
+        required = current.requireApproval;
+        // The Settings Editor shows interactive mode as the administrator set it.
+        void settingRegistry.reload(PluginIDs.plugin).catch(reason => {
+          console.warn('Notebook-BCC: the settings were not reloaded.', reason);
+        });
+      }
+    });
+    // The registry loads a schema marked for transform only once its transform is registered: here once
+    // the approval policy is known (3 s at most), so the schema's defaults are the administrator's.
+    Promise.race([
+      policy.refresh(),
+      new Promise(resolve => setTimeout(resolve, POLICY_WAIT_MS))
+    ])
+      .then(() => {
+        required = policy.current?.requireApproval ?? false;
+        settingRegistry.transform(PluginIDs.plugin, {
+          fetch: plugin => {
+            const translated = translateSchema(plugin, trans);
+            return policy.current?.requireApproval
+              ? requiredApprovalSchema(translated, trans)
+              : translated;
+          }
+        });
+        return Promise.all([
+          app.restored,
+          settingRegistry.load(PluginIDs.plugin)
+        ]);
+      })
       .then(([, setting]) => {
         settings.update(setting.composite);
         setting.changed.connect(() => settings.update(setting.composite));

@@ -363,8 +363,8 @@ export class Exchange {
 /**
  * `transport` whose every answer is bounded by the timeouts `timeouts()` gives when the request is
  * sent: its headers and first byte by the first-byte timeout, each later chunk by the stall timeout;
- * the body is read as it streams. The dialect adapters send through it (the seed client runs its
- * own exchanges).
+ * the body is read as it streams. The v1 and bcc adapters and detection send through it (the dslc
+ * adapter runs its own exchanges).
  */
 export function withTimeouts(
   transport: IPlannerTransport,

@@ -6,6 +6,14 @@
 import { describeCause, PlannerError } from './errors';
 import { type IMessage, type ProtocolMessageId, say } from './messages';
 
+/** The header the reference planner keys its sessions by; the id also travels as `notebook_id`. */
+export const NOTEBOOK_ID_HEADER = 'X-Notebook-Id';
+
+/** Characters `notebook_id` adds to a request body (docs/protocol.md#notebook-id), so callers can fit the rest. */
+export function notebookIdOverhead(notebookId: string | undefined): number {
+  return notebookId ? JSON.stringify({ notebook_id: notebookId }).length : 0;
+}
+
 /** One HTTP request to the planner. */
 export interface IPlannerRequest {
   method: 'GET' | 'POST';

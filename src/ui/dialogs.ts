@@ -1,13 +1,13 @@
 /**
- * The dialogs of a run besides the Run dialog (`runDialog.ts`): stop (interrupt the kernel?), variables
- * the planner lacks, approve a behavior's code (interactive mode) and confirm a workflow update.
+ * The dialogs of a run besides the Run dialog (`runDialog.ts`) and the approval of a behavior's code
+ * (`approvalDialog.ts`): stop (interrupt the kernel?), variables the planner lacks, and confirm a
+ * workflow update.
  * Untrusted text (code, names from the planner) is only ever set as text content.
  */
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import type { WorkflowTemplate } from '../protocol';
-import type { BehaviorDecision, IBehaviorApproval } from '../engine/types';
 import { element } from './element';
 
 /** Asks to confirm Stop; resolves null when cancelled. */
@@ -107,7 +107,7 @@ export async function showVariablesDialog(
  * Shows `dialog` until it is answered or `signal` aborts (the run stopped, its notebook closed): then it
  * is closed and resolves as dismissed.
  */
-async function launchUntil<T>(
+export async function launchUntil<T>(
   dialog: Dialog<T>,
   signal: AbortSignal | undefined
 ): Promise<Dialog.IResult<T>> {
@@ -123,159 +123,6 @@ async function launchUntil<T>(
     signal?.removeEventListener('abort', dismiss);
     dialog.dispose();
   }
-}
-
-function codeBlock(code: string, label: string): HTMLPreElement {
-  const pre = element('pre', 'jp-bcc-approval-code');
-  pre.setAttribute('aria-label', label);
-  pre.tabIndex = 0;
-  pre.append(element('code', '', code));
-  return pre;
-}
-
-/**
- * Interactive mode: shows a behavior's new code and the existing cells it runs; the user runs it, skips
- * the behavior, or stops. Run is neither the default button nor focused: an Enter or a Space meant for
- * a cell never approves code. Closed (as skipped) when `signal` aborts.
- */
-export async function showApprovalDialog(
-  request: IBehaviorApproval,
-  trans: TranslationBundle,
-  context: { label: string; stepName: string | null; iteration: number },
-  signal?: AbortSignal
-): Promise<BehaviorDecision> {
-  const body = new Widget();
-  body.addClass('jp-bcc-approval');
-  const step = context.stepName ?? request.stepId ?? '?';
-  const { codeCells, existingCells } = request;
-  if (codeCells.length > 0) {
-    body.node.append(
-      element(
-        'p',
-        'jp-bcc-approval-intro',
-        trans.__(
-          'Behavior %1 of step "%2" wants to add and run this code:',
-          context.iteration,
-          step
-        )
-      )
-    );
-    codeCells.forEach((code, index) =>
-      body.node.append(
-        codeBlock(
-          code,
-          trans.__('Code cell %1 of %2', index + 1, codeCells.length)
-        )
-      )
-    );
-  }
-  if (existingCells.length > 0) {
-    body.node.append(
-      element(
-        'p',
-        'jp-bcc-approval-intro',
-        codeCells.length > 0
-          ? trans.__('It also runs these cells already in the notebook:')
-          : trans.__(
-              'Behavior %1 of step "%2" wants to run these cells already in the notebook:',
-              context.iteration,
-              step
-            )
-      )
-    );
-    for (const cell of existingCells) {
-      const pre = codeBlock(
-        cell.source,
-        trans.__('Existing cell %1', cell.cellId)
-      );
-      pre.classList.add('jp-bcc-approval-existing');
-      pre.dataset.cellId = cell.cellId;
-      body.node.append(pre);
-    }
-  }
-  // A rewrite is shown as a diff of the cell, the fix editable (a chunk of its own, loaded when needed).
-  const review = request.rewrites?.length
-    ? await (
-        await import('./rewriteReview')
-      ).RewriteReview.create(request.rewrites, trans)
-    : null;
-  if (review) {
-    body.node.append(
-      element(
-        'p',
-        'jp-bcc-approval-intro',
-        trans.__(
-          'Behavior %1 of step "%2" wants to fix code that failed. Accept the fix as it is or after editing it, or reject it to keep the code as it is:',
-          context.iteration,
-          step
-        )
-      ),
-      review.node
-    );
-  }
-  if (codeCells.length === 0 && existingCells.length === 0 && !review) {
-    body.node.append(
-      element(
-        'p',
-        'jp-bcc-approval-intro',
-        trans.__(
-          'Behavior %1 of step "%2" asks to run cells that are gone or not the planner\'s to run: nothing of it will run.',
-          context.iteration,
-          step
-        )
-      )
-    );
-  }
-  const stop = Dialog.warnButton({
-    label: trans.__('Stop'),
-    caption: trans.__('Stop the run'),
-    actions: ['stop']
-  });
-  // Only fixes to review: accept or reject them.
-  const fixesOnly = review !== null && codeCells.length === 0;
-  const skip = Dialog.cancelButton({
-    label: fixesOnly ? trans.__('Reject') : trans.__('Skip'),
-    caption: fixesOnly
-      ? trans.__(
-          'Reject the fix: the cell keeps its code, and the planner is told'
-        )
-      : trans.__('Skip this behavior: nothing is added or run'),
-    actions: ['skip']
-  });
-  const run = Dialog.okButton({
-    label: fixesOnly ? trans.__('Accept') : trans.__('Run'),
-    caption: fixesOnly
-      ? trans.__('Accept the fix, with your edits, and run it')
-      : codeCells.length
-        ? trans.__('Add and run this code')
-        : trans.__('Run these cells'),
-    actions: ['run']
-  });
-  const dialog = new Dialog<unknown>({
-    title: trans.__(
-      'Approve behavior %1 in %2',
-      context.iteration,
-      context.label
-    ),
-    body,
-    buttons: [stop, skip, run],
-    // Enter sent to the dialog itself means Skip; the focus starts on the code, not on a button.
-    defaultButton: 1,
-    focusNodeSelector:
-      '.jp-bcc-approval-code, .jp-bcc-rewrite-diff .cm-content',
-    // It opens mid-run: an Escape meant to leave a cell's edit mode must not decide for the user.
-    hasClose: false
-  });
-  const result = await launchUntil(dialog, signal);
-  const edits = review?.edits() ?? {};
-  review?.dispose();
-  if (result.button.actions.includes('stop')) {
-    return 'stop';
-  }
-  if (!result.button.accept || !result.button.actions.includes('run')) {
-    return 'skip';
-  }
-  return Object.keys(edits).length > 0 ? { decision: 'run', edits } : 'run';
 }
 
 /** A major workflow update from the planner: apply it, or keep the current workflow. */

@@ -42,6 +42,12 @@ export interface ILlmTestResult {
   ok: boolean;
   /** The server's sentence, in English (e.g. "The model gemma answers at http://…"). */
   message: string;
+  /** The model that answered, when the server could tell. */
+  model?: string;
+  /** The models the endpoint lists (`GET /models`), when it lists any. */
+  models?: string[];
+  /** Whether the endpoint lists the model named; absent when it lists none. */
+  served?: boolean;
 }
 
 /** What the dialog needs of the server (`lab/llmSettings.ts`'s `LlmSettingsService`). */
@@ -138,10 +144,49 @@ export interface ILlmSettingsViewProps {
   trans: TranslationBundle;
 }
 
+/**
+ * Which model answered the Test and which the endpoint serves; when it serves another than the one named
+ * (llama.cpp answers under any name), a button that takes the one that answered.
+ */
+function LlmTestModel(props: {
+  result: ILlmTestResult;
+  onUseModel: (model: string) => void;
+  trans: TranslationBundle;
+}): JSX.Element | null {
+  const { result, trans } = props;
+  if (!result.model && !result.models?.length) {
+    return null;
+  }
+  const parts: string[] = [];
+  if (result.model) {
+    parts.push(trans.__('Answered by: %1.', result.model));
+  }
+  if (result.models?.length) {
+    parts.push(trans.__('The endpoint serves: %1.', result.models.join(', ')));
+  }
+  return (
+    <div className="jp-bcc-llm-test-models">
+      <span className="jp-bcc-hint jp-bcc-llm-test-model">
+        {parts.join(' ')}
+      </span>
+      {result.served === false && result.model ? (
+        <button
+          type="button"
+          className="jp-Button jp-mod-styled jp-bcc-llm-use-model"
+          onClick={() => props.onUseModel(result.model ?? '')}
+        >
+          {trans.__('Use %1', result.model)}
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
 /** The Test button and the model's answer: a request with the settings as typed; nothing is saved. */
 function LlmTestRow(props: {
   request: () => ILlmTestRequest;
   test: (request: ILlmTestRequest) => Promise<ILlmTestResult>;
+  onUseModel: (model: string) => void;
   trans: TranslationBundle;
 }): JSX.Element {
   const { trans } = props;
@@ -172,39 +217,52 @@ function LlmTestRow(props: {
     }
   };
   return (
-    <div className="jp-bcc-llm-test-row">
-      <button
-        type="button"
-        className="jp-Button jp-mod-styled jp-bcc-llm-test"
-        disabled={test.running}
-        title={trans.__(
-          'Ask the model a short question with these settings; nothing is saved'
-        )}
-        onClick={() => {
-          void runTest();
-        }}
-      >
-        {trans.__('Test')}
-      </button>
-      <span
-        className={`jp-bcc-llm-test-result${
-          // Not jp-mod-error: a JupyterLab dialog disables its Save button while one is inside it.
-          test.result ? (test.result.ok ? ' jp-mod-ok' : ' jp-mod-failed') : ''
-        }`}
-        role="status"
-        aria-live="polite"
-        data-ok={test.result ? String(test.result.ok) : undefined}
-      >
-        {test.running
-          ? trans.__('Testing…')
-          : test.result
-            ? test.result.message ||
-              (test.result.ok
-                ? trans.__('The model answers.')
-                : trans.__('The model does not answer.'))
-            : ''}
-      </span>
-    </div>
+    <>
+      <div className="jp-bcc-llm-test-row">
+        <button
+          type="button"
+          className="jp-Button jp-mod-styled jp-bcc-llm-test"
+          disabled={test.running}
+          title={trans.__(
+            'Ask the model a short question with these settings; nothing is saved'
+          )}
+          onClick={() => {
+            void runTest();
+          }}
+        >
+          {trans.__('Test')}
+        </button>
+        <span
+          className={`jp-bcc-llm-test-result${
+            // Not jp-mod-error: a JupyterLab dialog disables its Save button while one is inside it.
+            test.result
+              ? test.result.ok
+                ? ' jp-mod-ok'
+                : ' jp-mod-failed'
+              : ''
+          }`}
+          role="status"
+          aria-live="polite"
+          data-ok={test.result ? String(test.result.ok) : undefined}
+        >
+          {test.running
+            ? trans.__('Testing…')
+            : test.result
+              ? test.result.message ||
+                (test.result.ok
+                  ? trans.__('The model answers.')
+                  : trans.__('The model does not answer.'))
+              : ''}
+        </span>
+      </div>
+      {test.result && !test.running ? (
+        <LlmTestModel
+          result={test.result}
+          onUseModel={props.onUseModel}
+          trans={trans}
+        />
+      ) : null}
+    </>
   );
 }
 
@@ -313,6 +371,11 @@ export function LlmSettingsView(props: ILlmSettingsViewProps): JSX.Element {
       <LlmTestRow
         request={() => testRequestFrom(form, readonly)}
         test={props.test}
+        onUseModel={model => {
+          if (!readonly) {
+            change({ model });
+          }
+        }}
         trans={trans}
       />
       {props.error ? (

@@ -1,6 +1,7 @@
 /**
- * Planner-written text (focus, goals) rendered as markdown through JupyterLab's renderer. The model is
- * untrusted, so the renderer sanitizes the HTML: no script, no event handler attribute survives.
+ * Planner-written text (focus, the assessment's reasoning) rendered as markdown through JupyterLab's
+ * renderer. The planner is untrusted: its text is made inert first (`inertMarkdown`: no image that loads
+ * by itself, no raw HTML, no command link), and the renderer sanitizes the HTML.
  */
 import {
   IRenderMime,
@@ -11,13 +12,18 @@ import * as React from 'react';
 
 const MARKDOWN = 'text/markdown';
 
-/** Renders `source` as untrusted (sanitized) markdown; the renderer's node holds the result. */
+/** Renders `source` as inert, untrusted (sanitized) markdown; the renderer's node holds the result. */
 export async function renderUntrustedMarkdown(
   rendermime: IRenderMimeRegistry,
   source: string
 ): Promise<IRenderMime.IRenderer> {
+  // Loaded with the first planner text, not at startup (docs/architecture.md#lazy-loading).
+  const { inertMarkdown } = await import('../notebook/inertMarkdown');
   const renderer = rendermime.createRenderer(MARKDOWN);
-  const model = new MimeModel({ data: { [MARKDOWN]: source }, trusted: false });
+  const model = new MimeModel({
+    data: { [MARKDOWN]: inertMarkdown(source) },
+    trusted: false
+  });
   await renderer.renderModel(model);
   return renderer;
 }

@@ -6,9 +6,9 @@
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
 import type { Artifact } from '../protocol';
-import type { IEffectsState } from '../engine/effects';
-import type { IFsmTransition } from '../engine/fsm';
-import type { IProgressState } from '../engine/progressState';
+import type { IEffectsState } from '../engine/state/effects';
+import type { IFsmTransition } from '../engine/state/fsm';
+import type { IProgressState } from '../engine/state/progressState';
 import { canRewind } from '../engine/rewindView';
 import type { IRunSettings } from '../engine/settings';
 import type {

@@ -5,7 +5,7 @@
  * steps given up, and a run that ended with problems said in words. Pure functions of a snapshot.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import type { IDeliverable, IRunOutcome } from '../engine/contracts';
+import type { IDeliverable, IRunOutcome } from '../engine/state/contracts';
 import type { IRunFinished, IRunSnapshot } from '../engine/types';
 
 /** `answer` as the panel quotes a variable. */

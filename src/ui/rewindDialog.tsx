@@ -9,7 +9,7 @@ import type {
   IRewindCell,
   IRewindOptions,
   IRewindPlan
-} from '../engine/rewind';
+} from '../engine/state/rewind';
 
 function CellList(props: {
   cells: IRewindCell[];

@@ -56,10 +56,14 @@ export class RewriteReview {
     private readonly _views: { rewrite: IRewriteReview; view: EditorView }[]
   ) {}
 
-  /** Renders `rewrites` (with the language loaded first, so the diffs open highlighted). */
+  /**
+   * Renders `rewrites` (with the language loaded first, so the diffs open highlighted); `below` gives
+   * what is shown under a diff (what the fix reaches outside the notebook), if anything.
+   */
   static async create(
     rewrites: readonly IRewriteReview[],
-    trans: TranslationBundle
+    trans: TranslationBundle,
+    below: (rewrite: IRewriteReview) => HTMLElement | null = () => null
   ): Promise<RewriteReview> {
     const language = await python();
     const node = element('div', 'jp-bcc-rewrite-review');
@@ -87,6 +91,10 @@ export class RewriteReview {
         )
       );
       section.append(host);
+      const under = below(rewrite);
+      if (under) {
+        section.append(under);
+      }
       node.append(section);
       const view = new EditorView({
         parent: host,

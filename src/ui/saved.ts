@@ -4,7 +4,7 @@
  * that reads it is part of the runtime, loaded on first use: `lab/lazy.ts` implements the reader and
  * the plugins hand it to the run models.
  */
-import type { ISavedRunState } from '../engine/run/runState';
+import type { ISavedRunState } from '../engine/state/runState';
 import type { IRunSnapshot } from '../engine/types';
 
 export type { ISavedRunState };

@@ -3,7 +3,7 @@
  * them. Pure functions of a snapshot and its progress state.
  */
 import type { Artifact, CompletedItem, CurrentOutputs } from '../protocol';
-import type { IProgressState } from '../engine/progressState';
+import type { IProgressState } from '../engine/state/progressState';
 import type {
   IBehaviorTiming,
   IRunSnapshot,

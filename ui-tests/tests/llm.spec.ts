@@ -167,6 +167,11 @@ test.describe.serial('LLM planner on a real model', () => {
       LLM_MODEL
     );
     await dialog.getByRole('button', { name: 'Run' }).click();
+    // The LLM planner's first run asks once whether its code may run without approval.
+    await page
+      .locator('.jp-Dialog', { has: page.locator('.jp-bcc-llm-approval') })
+      .getByRole('button', { name: "Run the model's code without asking" })
+      .click();
 
     await expect(panel(page).locator('.jp-bcc-planner-dialect')).toContainText(
       `LLM planner: ${LLM_MODEL}`,
@@ -224,6 +229,8 @@ test.describe.serial('LLM planner on a real model', () => {
   }) => {
     test.setTimeout(6 * 60 * 1000);
     await saveSettings(page, ENDPOINT, LLM_KEY);
+    // Answered as the first test did (galata's settings are each test's own).
+    await configure(page, { llmCodeApproval: 'run' });
     await newNotebook(page, 'stop.ipynb');
     await startRun(page, TASK, { dataFiles: ['sales.csv'] });
     await expect
@@ -246,6 +253,7 @@ test.describe.serial('LLM planner on a real model', () => {
   }) => {
     test.setTimeout(8 * 60 * 1000);
     await saveSettings(page, STOPPED_ENDPOINT, LLM_KEY);
+    await configure(page, { llmCodeApproval: 'run' });
     await newNotebook(page, 'down.ipynb');
     await startRun(page, TASK, { dataFiles: ['sales.csv'] });
     const down = await waitForEnd(page, `${tmpPath}/down.ipynb`, 120000);

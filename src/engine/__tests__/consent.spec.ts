@@ -51,16 +51,18 @@ describe('Interactive mode: what the user is shown', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [[text('Running your cell.'), exec(cellId)]]
       },
-      { interactive: true },
       {
-        approveBehavior: async request => {
-          seen.push(request);
-          // Nothing ran while the user was asked.
-          expect(driver.executed).toEqual([]);
-          return 'run';
-        }
-      },
-      driver
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async request => {
+            seen.push(request);
+            // Nothing ran while the user was asked.
+            expect(driver.executed).toEqual([]);
+            return 'run';
+          }
+        },
+        driver
+      }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
     expect(seen).toHaveLength(1);
@@ -92,14 +94,16 @@ describe('Interactive mode: what the user is shown', () => {
           ]
         ]
       },
-      { interactive: true },
       {
-        approveBehavior: async request => {
-          seen.push(request);
-          return 'run';
-        }
-      },
-      driver
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async request => {
+            seen.push(request);
+            return 'run';
+          }
+        },
+        driver
+      }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
     expect(seen.map(r => r.codeCells)).toEqual([['x = 1'], ['z = 3']]);
@@ -121,14 +125,16 @@ describe('Interactive mode: what the user is shown', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [[exec(cellId), exec('ghost')]]
       },
-      { interactive: true },
       {
-        approveBehavior: async request => {
-          seen.push(request);
-          return 'run';
-        }
-      },
-      driver
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async request => {
+            seen.push(request);
+            return 'run';
+          }
+        },
+        driver
+      }
     );
     await s.runner.start({ task: 't' });
     expect(seen).toHaveLength(1);
@@ -152,14 +158,16 @@ describe('Interactive mode: nothing is evaluated in the kernel before approval',
           [text('no code')]
         ]
       },
-      { interactive: true },
       {
-        approveBehavior: async () => {
-          asked.push(driver.collectCount);
-          return decisions.shift() ?? 'run';
-        }
-      },
-      driver
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async () => {
+            asked.push(driver.collectCount);
+            return decisions.shift() ?? 'run';
+          }
+        },
+        driver
+      }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
     // Asked twice (the third behavior adds no code): the kernel was not asked before either, even
@@ -186,12 +194,14 @@ describe('Interactive mode: nothing is evaluated in the kernel before approval',
         planning: [withTemplate(false), plan(true)],
         generating: [[code('a = 1'), exec()]]
       },
-      { interactive: true },
       {
-        approveBehavior: () =>
-          new Promise<BehaviorDecision>(resolve => (answer = resolve))
-      },
-      driver
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: () =>
+            new Promise<BehaviorDecision>(resolve => (answer = resolve))
+        },
+        driver
+      }
     );
     const run = s.runner.start({ task: 't' });
     await settle();
@@ -220,9 +230,11 @@ describe('Interactive mode: nothing is evaluated in the kernel before approval',
         ],
         generating: [[text('ok')]]
       },
-      { interactive: true },
-      { approveBehavior: async () => 'run' },
-      driver
+      {
+        settings: { interactive: true },
+        hooks: { approveBehavior: async () => 'run' },
+        driver
+      }
     );
     await s.runner.start({ task: 't' });
     expect(driver.summarizeRequests).toEqual([]);
@@ -245,9 +257,7 @@ describe('Interactive mode: nothing is evaluated in the kernel before approval',
         ],
         generating: [[text('ok')]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     await s.runner.start({ task: 't' });
     expect(driver.summarizeRequests).toEqual([{ big: 'shape_only' }]);
@@ -266,11 +276,13 @@ describe('Interactive mode: a changed setting applies from the next behavior', (
           [code('c = 3'), exec()]
         ]
       },
-      { interactive: false },
       {
-        approveBehavior: async request => {
-          asked.push(request.behaviorId);
-          return 'run';
+        settings: { interactive: false },
+        hooks: {
+          approveBehavior: async request => {
+            asked.push(request.behaviorId);
+            return 'run';
+          }
         }
       }
     );
@@ -294,12 +306,14 @@ describe('Interactive mode: a changed setting applies from the next behavior', (
           [code('b = 2'), exec()]
         ]
       },
-      { interactive: true },
       {
-        approveBehavior: async request => {
-          asked.push(request.behaviorId);
-          s.settings.interactive = false;
-          return 'run';
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async request => {
+            asked.push(request.behaviorId);
+            s.settings.interactive = false;
+            return 'run';
+          }
         }
       }
     );
@@ -317,12 +331,14 @@ describe('Interactive mode: a stop ends the question', () => {
         planning: [withTemplate(false)],
         generating: [[code('a = 1'), exec()]]
       },
-      { interactive: true },
       {
-        approveBehavior: (_, given) => {
-          signal = given;
-          // A dialog nobody answers.
-          return new Promise<BehaviorDecision>(() => undefined);
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: (_, given) => {
+            signal = given;
+            // A dialog nobody answers.
+            return new Promise<BehaviorDecision>(() => undefined);
+          }
         }
       }
     );
@@ -359,11 +375,12 @@ describe('Interactive mode: a stop ends the question', () => {
           ]
         ]
       },
-      {},
       {
-        confirmWorkflowUpdate: (_, __, given) => {
-          signal = given;
-          return new Promise<boolean>(() => undefined);
+        hooks: {
+          confirmWorkflowUpdate: (_, __, given) => {
+            signal = given;
+            return new Promise<boolean>(() => undefined);
+          }
         }
       }
     );

@@ -22,8 +22,8 @@ import {
   savedContracts,
   uncheckedResults,
   withChecks
-} from '../contracts';
-import { WorkflowProgress } from '../progress';
+} from '../state/contracts';
+import { WorkflowProgress } from '../state/progress';
 
 const ANSWER: OutputContract = {
   name: 'answer',

@@ -6,7 +6,7 @@ import {
   MAX_CURRENT_EFFECTS,
   MAX_EFFECT_CHARS,
   truncationMarker
-} from '../effects';
+} from '../state/effects';
 
 describe('summarizeRepetitiveLogs', () => {
   it('summarizes the epoch log of OBSERVATION_PROCESSING.md', () => {

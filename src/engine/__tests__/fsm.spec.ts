@@ -6,7 +6,7 @@ import {
   WorkflowEvent,
   WorkflowState,
   WorkflowStateMachine
-} from '../fsm';
+} from '../state/fsm';
 
 const clock = () => new Date('2025-01-15T10:23:45.000Z');
 

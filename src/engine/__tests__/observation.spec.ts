@@ -1,7 +1,7 @@
 import type { PlanningRequestInput } from '../../protocol';
-import { WorkflowStateMachine } from '../fsm';
+import { WorkflowStateMachine } from '../state/fsm';
 import { buildObservation, fitRequest } from '../observation';
-import { WorkflowProgress } from '../progress';
+import { WorkflowProgress } from '../state/progress';
 
 function request(historyItems: number, itemLength = 500): PlanningRequestInput {
   const progress = new WorkflowProgress();

@@ -48,9 +48,7 @@ describe('a pause is saved before it is shown', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [stream]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     // Every snapshot a view saw that said "paused", with the file's state at that moment.
     const shownPaused: Array<{ saved: string | undefined }> = [];
@@ -103,9 +101,7 @@ describe('a pause is saved before it is shown', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [stream]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     s.runner.actionApplied.connect((_, applied) => {
       if (applied.index === 0) {
@@ -135,9 +131,7 @@ describe('a pause is saved before it is shown', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [stream]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     s.runner.actionApplied.connect((_, applied) => {
       if (applied.index === 0) {

@@ -3,12 +3,9 @@
  * sent to the planner as an effect: effects are what the code produced (docs/protocol.md#effects).
  */
 import { DslcAdapter } from '../../protocol';
-import { DEFAULT_SETTINGS } from '../settings';
 import type { IPlannerService } from '../types';
-import { FakeNotebookDriver } from '../testing';
-import { WorkflowRunner } from '../run/runner';
 import { RunTrace } from '../trace';
-import { ONE_STEP } from './runnerSetup';
+import { ONE_STEP, setup } from './runnerSetup';
 
 describe('notices about the client’s own work', () => {
   it('shows a /planning retry in the panel and keeps it out of the effects sent to the planner', async () => {
@@ -50,16 +47,9 @@ describe('notices about the client’s own work', () => {
         }),
       generating: (request, options) => client.generating(request, options)
     };
-    const runner = new WorkflowRunner({
-      driver: new FakeNotebookDriver(),
-      client: service,
-      settings: () => DEFAULT_SETTINGS,
-      trace
-    });
-    const warnings: string[] = [];
-    runner.warning.connect((_, w) => warnings.push(w.message));
+    const { runner, warnings } = setup(service, { trace });
     expect((await runner.start({ task: 't' })).reason).toBe('completed');
-    expect(warnings.filter(w => /retrying in/.test(w))).toHaveLength(2);
+    expect(warnings.filter(w => /retrying in/.test(w.message))).toHaveLength(2);
     expect(sent.length).toBeGreaterThanOrEqual(5);
     expect(sent.filter(body => /retrying/.test(body))).toEqual([]);
   });

@@ -33,4 +33,23 @@ describe('the notebook port', () => {
     expect(sourceHash('print(1)')).not.toBe(sourceHash('print(2)'));
     expect(sourceHash('')).not.toBe(sourceHash(' '));
   });
+
+  it('hashes as it always has: a notebook saved by an earlier version keeps its stamps', () => {
+    expect(
+      [
+        '',
+        'x = 1',
+        'df.describe()\nprint(df)',
+        '# 销售数据分析报告',
+        'é😀'
+      ].map(sourceHash)
+    ).toEqual([
+      '488bdcb81aee8d83',
+      'ec7856a1d77328e4',
+      '3d578d4193d51f9d',
+      '03a7cee1a76fc535',
+      '82016db748ff104e'
+    ]);
+    expect(sourceHash(`0 ${'x'.repeat(512 * 1024)}`)).toBe('0b3f03b7f5761e71');
+  });
 });

@@ -1,10 +1,10 @@
 import type { WorkflowTemplate } from '../../protocol';
-import { WorkflowProgress } from '../progress';
+import { WorkflowProgress } from '../state/progress';
 import {
   artifactId,
   behaviorIdFor,
   MAX_ASSESSMENT_CHARS
-} from '../progressState';
+} from '../state/progressState';
 
 const TEMPLATE: WorkflowTemplate = {
   name: 'Ames',

@@ -1,7 +1,7 @@
 import type { ObservationInput } from '../../protocol';
-import { WorkflowStateMachine } from '../fsm';
+import { WorkflowStateMachine } from '../state/fsm';
 import { englishText, msg } from '../messages';
-import { WorkflowProgress } from '../progress';
+import { WorkflowProgress } from '../state/progress';
 import {
   fitToContext,
   generatingBody,

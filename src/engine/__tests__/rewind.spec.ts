@@ -1,14 +1,14 @@
 import type { WorkflowTemplate } from '../../protocol';
-import { CellMap } from '../run/cells';
-import { EffectsStore } from '../effects';
-import { WorkflowProgress } from '../progress';
+import { CellMap } from '../state/cells';
+import { EffectsStore } from '../state/effects';
+import { WorkflowProgress } from '../state/progress';
 import {
   editedByUser,
   IRunCheckpoint,
   MAX_CHECKPOINTS,
   readRewindState,
   RewindLog
-} from '../rewind';
+} from '../state/rewind';
 import { sourceHash } from '../ports/driver';
 
 const TEMPLATE: WorkflowTemplate = {
@@ -112,7 +112,7 @@ describe('EffectsStore marks', () => {
     store.add('c');
     const restored = new EffectsStore(() => 1);
     restored.restore(store.toJSON());
-    restored.position = store.position;
+    restored.setPosition(store.position);
     expect(restored.rollback(mark)).toBe(true);
     expect(restored.toJSON()).toEqual({ current: [], history: ['b'] });
   });
@@ -123,7 +123,7 @@ describe('CellMap marks', () => {
     const cells = new CellMap();
     cells.cellAdded('c1', 'code', 'load');
     cells.cellAdded('m1', 'markdown', undefined, 'content');
-    cells.titleCellId = 't1';
+    cells.setTitleCell('t1');
     const mark = cells.mark();
     cells.cellAdded('c2', 'code', 'load');
     cells.cellAdded('m2', 'markdown', undefined, 'content');

@@ -9,6 +9,7 @@ import {
   code,
   effectsOf,
   exec,
+  type ISetup,
   plan,
   setup,
   withTemplate
@@ -28,10 +29,10 @@ function reviewed(
     rewrite('load', `\`\`\`python\n${FIX}\n\`\`\``),
     exec('load')
   ],
-  beforeFix?: (s: ReturnType<typeof setup>) => void
+  beforeFix?: (s: ISetup) => void
 ) {
   const seen: IBehaviorApproval[] = [];
-  let s!: ReturnType<typeof setup>;
+  let s!: ISetup;
   const atFailure = (): PlanningResponse => {
     beforeFix?.(s);
     return plan(false);
@@ -41,11 +42,13 @@ function reviewed(
       planning: [withTemplate(false), atFailure, plan(true)],
       generating: [[code(FAILING, 'load'), exec('load')], second]
     },
-    { interactive: true },
     {
-      approveBehavior: async request => {
-        seen.push(request);
-        return seen.length === 1 ? 'run' : answer(request);
+      settings: { interactive: true },
+      hooks: {
+        approveBehavior: async request => {
+          seen.push(request);
+          return seen.length === 1 ? 'run' : answer(request);
+        }
       }
     }
   );
@@ -116,5 +119,86 @@ describe('Interactive mode: a rewrite is reviewed as a diff', () => {
       { before: 'x = 0', after: FIX, inPlace: false }
     ]);
     expect(s.driver.codeCells().map(c => c.source)).toEqual(['x = 0', FIX]);
+  });
+});
+
+/** Step p1 without interactive mode: a first code that fails, then a fix whose code reaches outside. */
+function flaggedFix(answer: BehaviorDecision) {
+  const asked: IBehaviorApproval[] = [];
+  const s = setup(
+    {
+      planning: [withTemplate(false), plan(false), plan(true)],
+      generating: [
+        [code(FAILING, 'load'), exec('load')],
+        [rewrite('load', FLAGGED_FIX), exec('load')]
+      ]
+    },
+    {
+      hooks: {
+        approveBehavior: async request => {
+          asked.push(request);
+          return answer;
+        }
+      }
+    }
+  );
+  return { s, asked };
+}
+
+const FLAGGED_FIX = 'import os\ntotal = len(os.environ)';
+
+describe('A fix whose code reaches outside is held like new code', () => {
+  it('asks without interactive mode, with the fix and its flags; a skip keeps the failed code and says why', async () => {
+    const { s, asked } = flaggedFix('skip');
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    // The failed first code was not flagged: only the fix was asked about.
+    expect(asked).toHaveLength(1);
+    const [cell] = s.driver.codeCells();
+    expect(asked[0]).toMatchObject({
+      reason: 'flagged',
+      codeCells: [],
+      rewrites: [
+        {
+          cellId: cell.id,
+          before: FAILING,
+          after: FLAGGED_FIX,
+          inPlace: true,
+          flags: [{ risk: 'environment', line: 2, what: 'os.environ' }]
+        }
+      ]
+    });
+    expect(cell.source).toBe(FAILING);
+    expect(cell.metadata.attempts).toBeUndefined();
+    expect(s.driver.executed).toEqual([cell.id]);
+    const after = s.client.planningRequests[2];
+    expect(after.behavior_feedback?.last_action_result).toBe('skipped');
+    expect(effectsOf(after)).toEqual([
+      "Behavior behavior_002 was held before its code ran, because the code reads the environment (line 2: os.environ); the user skipped it: its 2 remaining actions were not applied. The user rejected the rewrite of 'load': the cell keeps its code."
+    ]);
+  });
+
+  it('rewrites the cell once the user allows it', async () => {
+    const { s, asked } = flaggedFix('run');
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    expect(asked).toHaveLength(1);
+    const [cell] = s.driver.codeCells();
+    expect(cell.source).toBe(FLAGGED_FIX);
+    expect(cell.metadata.attempts).toMatchObject([{ code: FAILING }]);
+    expect(s.driver.executed).toEqual([cell.id, cell.id]);
+  });
+
+  it('holds it with no one to ask: nothing is rewritten', async () => {
+    const s = setup({
+      planning: [withTemplate(false), plan(false), plan(true)],
+      generating: [
+        [code(FAILING, 'load'), exec('load')],
+        [rewrite('load', FLAGGED_FIX), exec('load')]
+      ]
+    });
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    expect(s.driver.codeCells().map(c => c.source)).toEqual([FAILING]);
+    expect(effectsOf(s.client.planningRequests[2])[0]).toContain(
+      'no one could approve it'
+    );
   });
 });

@@ -282,8 +282,7 @@ describe('WorkflowRunner', () => {
         planning: [withTemplate(false), plan(true), plan(true)],
         generating: [[{ action: 'update_workflow', updated_workflow: updated }]]
       },
-      {},
-      hooks
+      { hooks }
     );
     const finished = await s.runner.start({ task: 't' });
     expect(finished.reason).toBe('completed');
@@ -311,8 +310,7 @@ describe('WorkflowRunner', () => {
       {
         planning: [withTemplate(false), withTemplate(true, other)]
       },
-      {},
-      { confirmWorkflowUpdate: confirm }
+      { hooks: { confirmWorkflowUpdate: confirm } }
     );
     s.client.generatingScript.push([text('working')]);
     const finished = await s.runner.start({ task: 't' });
@@ -349,8 +347,7 @@ describe('WorkflowRunner', () => {
           ]
         ]
       },
-      {},
-      { confirmWorkflowUpdate: confirm }
+      { hooks: { confirmWorkflowUpdate: confirm } }
     );
     const finished = await s.runner.start({ task: 't' });
     expect(finished.reason).toBe('completed');
@@ -373,8 +370,10 @@ describe('WorkflowRunner', () => {
         planning: [withTemplate(false), withTemplate(true, TEMPLATE)],
         generating: [[text('a')]]
       },
-      { autoAcceptWorkflowUpdates: true },
-      { confirmWorkflowUpdate: confirm }
+      {
+        settings: { autoAcceptWorkflowUpdates: true },
+        hooks: { confirmWorkflowUpdate: confirm }
+      }
     );
     await s.runner.start({ task: 't' });
     expect(confirm).not.toHaveBeenCalled();
@@ -399,7 +398,7 @@ describe('WorkflowRunner', () => {
         ],
         generating: [[text('a')]]
       },
-      { autoAcceptWorkflowUpdates: true }
+      { settings: { autoAcceptWorkflowUpdates: true } }
     );
     await s.runner.start({ task: 't' });
     expect(
@@ -411,5 +410,33 @@ describe('WorkflowRunner', () => {
     expect(
       saved(s.driver).progress.stages.completed.map(c => c.stage_id)
     ).toEqual(['s1', 's2']);
+  });
+
+  it('changes the run only through recorded transactions: each transition and each save is one of theirs', async () => {
+    const s = setup({
+      planning: [withTemplate(false), plan(true)],
+      generating: [[code('x = 1'), exec(), text('done')]]
+    });
+    await s.runner.start({ task: 't' });
+    const record = s.runner.transactions;
+    expect(record.map(r => r.seq)).toEqual(record.map((_, i) => i + 1));
+    expect(
+      record.flatMap(r => r.transitions.map(t => `${t.event} -> ${t.to}`))
+    ).toEqual(s.transitions);
+    expect(record.filter(r => r.save !== undefined)).toHaveLength(
+      s.driver.saveCount
+    );
+    expect(record.map(r => r.origin)).toEqual(
+      expect.arrayContaining([
+        'runner.start',
+        'rewind.stepCheckpoint',
+        'plan.context',
+        'phases.behaviorBegun',
+        'notebook.cellAdded',
+        'behavior.actionApplied',
+        'phases.behaviorClosed',
+        'phases.stepCompleted'
+      ])
+    );
   });
 });

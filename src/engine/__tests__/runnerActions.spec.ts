@@ -35,13 +35,11 @@ function longOutputsRun() {
         exec()
       ])
     },
-    {},
-    {},
-    driver
+    { driver }
   );
 }
 
-function allRequests(s: ReturnType<typeof setup>) {
+function allRequests(s: ISetup) {
   return [...s.client.planningRequests, ...s.client.generatingRequests];
 }
 
@@ -198,9 +196,7 @@ describe('WorkflowRunner actions, requests and modes', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [[code('x = 1'), exec(), text('after')]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     const run = s.runner.start({ task: 't' });
     const snap = await s.paused();
@@ -237,11 +233,13 @@ describe('WorkflowRunner actions, requests and modes', () => {
           [code('c = 3'), exec()]
         ]
       },
-      { interactive: true },
       {
-        approveBehavior: async request => {
-          seen.push(request.codeCells);
-          return decisions.shift() ?? 'run';
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async request => {
+            seen.push(request.codeCells);
+            return decisions.shift() ?? 'run';
+          }
         }
       }
     );
@@ -280,9 +278,7 @@ describe('WorkflowRunner actions, requests and modes', () => {
         ],
         generating: [[text('ok')]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     await s.runner.start({ task: 't' });
     const request = s.client.generatingRequests[0];
@@ -324,7 +320,7 @@ describe('WorkflowRunner actions, requests and modes', () => {
   it('starts with /generating in generation mode', async () => {
     const s = setup(
       { planning: [plan(true)], generating: [[text('first')]] },
-      { startMode: 'generation' }
+      { settings: { startMode: 'generation' } }
     );
     await s.runner.start({ task: 't' });
     expect(s.client.generatingRequests).toHaveLength(1);
@@ -344,7 +340,7 @@ describe('WorkflowRunner actions, requests and modes', () => {
         ],
         generating: [[text('p1')], [text('p2')], [text('q1')]]
       },
-      { startMode: 'generation' }
+      { settings: { startMode: 'generation' } }
     );
     // Detection rides on the run's first planning request; then the dialect is known.
     let detecting = true;

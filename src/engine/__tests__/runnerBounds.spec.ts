@@ -3,8 +3,7 @@ import {
   MAX_QUEUED_ACTIONS,
   MAX_QUEUED_CHARS
 } from '../run/actionQueue';
-import { isSavedRunState } from '../savedRun';
-import { RunState } from '../run/runState';
+import { isSavedRunState } from '../saved/savedRun';
 import {
   limitSavedRunState,
   MAX_SAVED_CHECKPOINTS,
@@ -12,9 +11,10 @@ import {
   MAX_SAVED_BEHAVIORS,
   MAX_SAVED_EFFECT_CHARS,
   MAX_SAVED_VALUE_CHARS
-} from '../savedRunLimits';
+} from '../saved/savedRunLimits';
 import { ActionStream } from '../testing';
 import {
+  begunState,
   code,
   effectsOf,
   ONE_STEP,
@@ -130,11 +130,13 @@ describe('WorkflowRunner bounds what a stream may pile up', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [stream]
       },
-      { interactive: true },
       {
-        approveBehavior: async request => {
-          approved.push(request.actions.length);
-          return 'run';
+        settings: { interactive: true },
+        hooks: {
+          approveBehavior: async request => {
+            approved.push(request.actions.length);
+            return 'run';
+          }
         }
       }
     );
@@ -176,11 +178,7 @@ describe('WorkflowRunner bounds the run state saved in the notebook', () => {
   });
 
   it('saves the newest rewind checkpoints only, each with its context cut', () => {
-    const state = new RunState({
-      now: () => new Date(0),
-      maxHistoryItems: () => 50
-    });
-    state.begin({ task: 't' }, ONE_STEP);
+    const state = begunState('t', ONE_STEP);
     const full = state.toJSON();
     const big = 'v'.repeat(1024 * 1024);
     const checkpoint = (seq: number) => ({
@@ -223,11 +221,7 @@ describe('WorkflowRunner bounds the run state saved in the notebook', () => {
   });
 
   it('keeps the newest completed behaviors and actions taken, oldest first out, with markers', () => {
-    const state = new RunState({
-      now: () => new Date(0),
-      maxHistoryItems: () => 50
-    });
-    state.begin({ task: 't' }, ONE_STEP);
+    const state = begunState('t', ONE_STEP);
     const full = state.toJSON();
     full.progress.behaviors.completed = Array.from(
       { length: 1000 },

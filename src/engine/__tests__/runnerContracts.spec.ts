@@ -8,9 +8,7 @@ import {
   type PlanningResponse,
   type WorkflowTemplate
 } from '../../protocol';
-import { WorkflowRunner } from '../run/runner';
 import { snapshotFromSaved } from '../snapshot';
-import { FakePlannerService } from '../testing';
 import {
   code,
   exec,
@@ -202,7 +200,7 @@ describe('WorkflowRunner: output contracts', () => {
         generating: [[text('tried')], [text('exploring')]]
       },
       // The run stops (resumable) after two behaviors: one of step p1, one of p2.
-      { maxExecutionSteps: 2 }
+      { settings: { maxExecutionSteps: 2 } }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('max_steps');
     expect(s.warnings.map(w => w.message)).toContain(
@@ -220,15 +218,10 @@ describe('WorkflowRunner: output contracts', () => {
     ]);
 
     // Another window (a reload) resumes the saved run and completes it.
-    const client = new FakePlannerService({
-      planning: [plan(true), plan(true)]
-    });
-    const runner = new WorkflowRunner({
-      driver: s.driver,
-      client,
-      settings: () => s.settings
-    });
-    s.settings.maxExecutionSteps = 0;
+    const { runner } = setup(
+      { planning: [plan(true), plan(true)] },
+      { driver: s.driver, settings: { ...s.settings, maxExecutionSteps: 0 } }
+    );
     const finished = await runner.resumeFromSaved();
     expect(finished?.reason).toBe('completed');
     expect(finished?.message).toBe(
@@ -241,11 +234,10 @@ describe('WorkflowRunner: output contracts', () => {
       'Finished with problems: 1 step given up'
     );
     // Opened once more, the completed run still says it.
-    const again = new WorkflowRunner({
-      driver: s.driver,
-      client: new FakePlannerService(),
-      settings: () => s.settings
-    });
+    const { runner: again } = setup(
+      {},
+      { driver: s.driver, settings: { ...s.settings, maxExecutionSteps: 0 } }
+    );
     expect((await again.resumeFromSaved())?.outcome?.ok).toBe(false);
     runner.dispose();
     again.dispose();
@@ -314,8 +306,10 @@ describe('WorkflowRunner: output contracts', () => {
         planning: [FIRST, plan(false), plan(true)],
         generating: [[text('no code')], [code("answer = 'North'"), exec()]]
       },
-      { interactive: true },
-      { approveBehavior: async () => 'run' }
+      {
+        settings: { interactive: true },
+        hooks: { approveBehavior: async () => 'run' }
+      }
     );
     await s.runner.start({ task: 't' });
     // No check after the behavior without code; one after the approved code, one at the end.

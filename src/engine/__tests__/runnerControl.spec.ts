@@ -352,9 +352,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
         planning: [withTemplate(false, TEMPLATE)],
         generating: [[code('a = 1'), exec(), code('b = 2'), exec()]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     let release: () => void = () => undefined;
     const seen: { aborted: boolean; interrupts: boolean }[] = [];
@@ -396,9 +394,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
         planning: [withTemplate(false, TEMPLATE)],
         generating: [stream]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     const run = s.runner.start({ task: 'Predict' });
     stream.push(code('z = 3'), exec());
@@ -433,9 +429,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
     // Later, another runner on the same notebook resumes from the current step.
     const later = setup(
       { planning: [plan(true), plan(true), plan(true)] },
-      {},
-      {},
-      driver
+      { driver }
     );
     const resumed = await later.runner.resumeFromSaved();
     expect(resumed?.reason).toBe('completed');
@@ -462,9 +456,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
         planning: [withTemplate(false, TEMPLATE), plan(true)],
         generating: [stream, [text('later')]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     const run = s.runner.start({ task: 't' });
     stream.push(code('z = 3'), {
@@ -492,9 +484,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
         planning: [withTemplate(false), plan(false)],
         generating: [[code('a = 1'), exec()]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     let inspections = 0;
     const hung = new Promise<IKernelVariables>(() => undefined);
@@ -529,11 +519,12 @@ describe('WorkflowRunner failures, pause and stop', () => {
           [{ action: 'update_workflow', updated_workflow: TEMPLATE }]
         ]
       },
-      {},
       {
-        confirmWorkflowUpdate: () => {
-          asked();
-          return new Promise<boolean>(() => undefined);
+        hooks: {
+          confirmWorkflowUpdate: () => {
+            asked();
+            return new Promise<boolean>(() => undefined);
+          }
         }
       }
     );
@@ -552,7 +543,7 @@ describe('WorkflowRunner failures, pause and stop', () => {
         defaultPlanning: withTemplate(false),
         generating: [[text('1')], [text('2')], [text('3')]]
       },
-      { maxExecutionSteps: 2 }
+      { settings: { maxExecutionSteps: 2 } }
     );
     const finished = await s.runner.start({ task: 't' });
     expect(finished.reason).toBe('max_steps');

@@ -1,7 +1,5 @@
 import type { PlanningRequestInput, PlanningResponse } from '../../protocol';
 import { FakePlannerService, IFakePlannerScript } from '../testing';
-import { WorkflowRunner } from '../run/runner';
-import { DEFAULT_SETTINGS } from '../settings';
 import { FakeNotebookDriver } from '../testing';
 import { plan, setup, TEMPLATE, text, withTemplate } from './runnerSetup';
 
@@ -79,19 +77,16 @@ describe("WorkflowRunner follows the documents' loop", () => {
   });
 
   it('sends the problems found in a /planning answer to the planner as effects', async () => {
-    const client = new WarningPlanner({
-      planning: [withTemplate(false), plan(true)],
-      generating: [[text('hello')]]
-    });
-    const warnings: string[] = [];
-    const runner = new WorkflowRunner({
-      driver: new FakeNotebookDriver(),
-      client,
-      settings: () => DEFAULT_SETTINGS
-    });
-    runner.warning.connect((_, w) => warnings.push(w.message));
+    const { client, runner, warnings } = setup(
+      new WarningPlanner({
+        planning: [withTemplate(false), plan(true)],
+        generating: [[text('hello')]]
+      })
+    );
     await runner.start({ task: 't' });
-    expect(warnings).toContain('progress_update was dropped: level is missing');
+    expect(warnings.map(w => w.message)).toContain(
+      'progress_update was dropped: level is missing'
+    );
     expect(
       client.generatingRequests[0].observation.context?.effects?.current
     ).toContain('⚠️ WARN: progress_update was dropped: level is missing');
@@ -110,9 +105,7 @@ describe("WorkflowRunner follows the documents' loop", () => {
           }
         ]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     await s.runner.start({ task: 't' });
     expect(

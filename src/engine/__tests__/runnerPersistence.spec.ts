@@ -1,9 +1,7 @@
 import { DslcAdapter } from '../../protocol';
-import { DEFAULT_SETTINGS } from '../settings';
 import { endpointOf, RunTrace } from '../trace';
 import type { TraceRecord } from '../../protocol/traceFormat';
-import { FakeNotebookDriver, FakePlannerService } from '../testing';
-import { WorkflowRunner } from '../run/runner';
+import { FakeNotebookDriver } from '../testing';
 import {
   code,
   exec,
@@ -32,17 +30,14 @@ describe('WorkflowRunner persistence and trace', () => {
 
   it('records the run trace through the client observer', async () => {
     const trace = new RunTrace();
-    const client = new FakePlannerService({
-      planning: [withTemplate(false), plan(true)],
-      generating: [[text('hello'), code('x = 1')]],
-      observer: trace
-    });
-    const runner = new WorkflowRunner({
-      driver: new FakeNotebookDriver(),
-      client,
-      settings: () => DEFAULT_SETTINGS,
-      trace
-    });
+    const { client, runner } = setup(
+      {
+        planning: [withTemplate(false), plan(true)],
+        generating: [[text('hello'), code('x = 1')]],
+        observer: trace
+      },
+      { trace }
+    );
     expect(runner.trace).toBe(trace);
     await runner.start({ task: 't' });
     const records = trace
@@ -101,19 +96,11 @@ describe('WorkflowRunner persistence and trace', () => {
       fetch,
       observer: [trace, { onWarning: () => undefined }]
     });
-    const driver = new FakeNotebookDriver();
-    const runner = new WorkflowRunner({
-      driver,
-      client,
-      settings: () => DEFAULT_SETTINGS,
-      trace
-    });
-    const warnings: string[] = [];
-    runner.warning.connect((_, w) => warnings.push(w.message));
+    const { driver, runner, warnings } = setup(client, { trace });
     expect((await runner.start({ task: 't' })).reason).toBe('completed');
     expect(driver.codeCells().map(c => c.source)).toEqual(['k = 5']);
     expect(driver.variables).toEqual({ k: '5' });
-    expect(warnings.some(w => w.includes('not json'))).toBe(true);
+    expect(warnings.some(w => w.message.includes('not json'))).toBe(true);
     const lines = trace.records.filter(r => r.kind === 'line');
     expect(lines.map(r => (r.kind === 'line' ? r.line : ''))).toEqual([
       '{"action": {"type": "add_content", "content_type": "code", "content": "k = 5"}}',
@@ -131,15 +118,13 @@ describe('WorkflowRunner persistence and trace', () => {
           { actions: [text('partial')], thenFail: new Error('reset') }
         ]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('error');
     // The broken behavior was closed with what it applied; its feedback waits for the next plan.
     expect(saved(driver).openBehavior).toBeNull();
     expect(saved(driver).pendingFeedback?.behavior_id).toBe('behavior_001');
-    const later = setup({ planning: [plan(true)] }, {}, {}, driver);
+    const later = setup({ planning: [plan(true)] }, { driver });
     expect((await later.runner.resumeFromSaved())?.reason).toBe('completed');
     expect(later.client.planningRequests[0].behavior_feedback).toEqual({
       behavior_id: 'behavior_001',
@@ -169,12 +154,10 @@ describe('WorkflowRunner persistence and trace', () => {
     const driver = new FakeNotebookDriver();
     const first = setup(
       { planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)] },
-      {},
-      {},
-      driver
+      { driver }
     );
     await first.runner.start({ task: 'first' });
-    const second = setup({ defaultPlanning: plan(true) }, {}, {}, driver);
+    const second = setup({ defaultPlanning: plan(true) }, { driver });
     await second.runner.start({ task: 'second' });
     expect(
       second.client.planningRequests.map(
@@ -236,8 +219,7 @@ describe('WorkflowRunner persistence and trace', () => {
           [code('a = 1'), exec()]
         ]
       },
-      { interactive: true },
-      { approveBehavior: approve }
+      { settings: { interactive: true }, hooks: { approveBehavior: approve } }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('error');
     expect(approve).not.toHaveBeenCalled();

@@ -5,6 +5,7 @@ import {
   code,
   effectsOf,
   exec,
+  type ISetup,
   plan,
   setup,
   TEMPLATE,
@@ -74,7 +75,7 @@ describe('a retry fixes its own cell (rewrite_cell)', () => {
   });
 
   it('never rewrites a cell the user edited: the fix goes right below it, takes its name, and the user is told', async () => {
-    let s!: ReturnType<typeof setup>;
+    let s!: ISetup;
     const userEdits = (): PlanningResponse => {
       s.driver.editCell(s.driver.codeCells()[0].id, `${FAILING}  # mine`);
       return plan(false);
@@ -124,9 +125,7 @@ describe('a retry fixes its own cell (rewrite_cell)', () => {
           ]
         ]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
     expect(driver.cells.map(c => c.source)).toEqual([
@@ -247,9 +246,7 @@ describe('rewritten cells through undo, redo, pause and reload', () => {
         planning: [withTemplate(false), plan(false)],
         generating: [[code(FAILING, 'load'), exec('load')]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     // Paused once the failed exec is applied, as a user who saw the error would.
     first.runner.actionApplied.connect((_, applied) => {
@@ -266,9 +263,7 @@ describe('rewritten cells through undo, redo, pause and reload', () => {
         planning: [plan(false), plan(true)],
         generating: [[rewrite('load', FIX), exec('load')]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     expect((await later.runner.resumeFromSaved())?.reason).toBe('completed');
     expect(driver.codeCells().map(c => [c.id, c.source])).toEqual([

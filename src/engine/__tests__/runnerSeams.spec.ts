@@ -3,8 +3,6 @@ import type {
   PlanningResponse,
   WorkflowTemplate
 } from '../../protocol';
-import { WorkflowRunner } from '../run/runner';
-import { DEFAULT_SETTINGS } from '../settings';
 import {
   FakeNotebookDriver,
   FakePlannerService,
@@ -97,17 +95,13 @@ function achievedTo(
 
 describe('WorkflowRunner and the planner service state', () => {
   it('resets, saves and restores the service state with the run, and records its dialect once', async () => {
-    const driver = new FakeNotebookDriver();
-    const client = new DialectPlanner({
-      planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)]
-    });
     const trace = new RunTrace();
-    const runner = new WorkflowRunner({
-      driver,
-      client,
-      trace,
-      settings: () => DEFAULT_SETTINGS
-    });
+    const { driver, client, runner } = setup(
+      new DialectPlanner({
+        planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)]
+      }),
+      { trace }
+    );
     expect(runner.snapshot.plannerDialect).toBeNull();
     await runner.start({ task: 't' });
     expect(client.calls[0]).toBe('reset');
@@ -129,12 +123,10 @@ describe('WorkflowRunner and the planner service state', () => {
     state.phase = 'plan';
     state.fsm = { state: 'STEP_RUNNING', returnTo: null, history: [] };
     await driver.saveRunState(state);
-    const reloaded = new DialectPlanner({ defaultPlanning: plan(true) });
-    const resumed = new WorkflowRunner({
-      driver,
-      client: reloaded,
-      settings: () => DEFAULT_SETTINGS
-    });
+    const { client: reloaded, runner: resumed } = setup(
+      new DialectPlanner({ defaultPlanning: plan(true) }),
+      { driver }
+    );
     await resumed.resumeFromSaved();
     expect(reloaded.calls[0]).toBe('restore {"requests":3}');
     expect(reloaded.calls).not.toContain('reset');
@@ -160,9 +152,7 @@ describe('WorkflowRunner and the notebook a planner service may read', () => {
         planning: [withTemplate(false), plan(true)],
         generating: [[code(`x = 1\nprint('${'y'.repeat(600)}')`), exec()]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     await s.runner.start({ task: 't' });
     const afterBehavior = s.client.planningRequests[1];
@@ -336,9 +326,7 @@ describe("WorkflowRunner and a run's first template", () => {
     const driver = new FakeNotebookDriver();
     const first = setup(
       { planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)] },
-      {},
-      {},
-      driver
+      { driver }
     );
     await first.runner.start({ task: 'first' });
     const confirm = jest.fn(async () => false);
@@ -347,9 +335,7 @@ describe("WorkflowRunner and a run's first template", () => {
         planning: [withTemplate(true, THREE_STEPS)],
         defaultPlanning: plan(true)
       },
-      {},
-      { confirmWorkflowUpdate: confirm },
-      driver
+      { hooks: { confirmWorkflowUpdate: confirm }, driver }
     );
     await second.runner.start({ task: 'second' });
     expect(confirm).not.toHaveBeenCalled();
@@ -368,9 +354,7 @@ describe("WorkflowRunner and a run's first template", () => {
     const driver = new FakeNotebookDriver();
     const first = setup(
       { planning: [withTemplate(true, TEMPLATE), plan(true), plan(true)] },
-      {},
-      {},
-      driver
+      { driver }
     );
     await first.runner.start({ task: 'first' });
     const other: WorkflowTemplate = {
@@ -382,9 +366,7 @@ describe("WorkflowRunner and a run's first template", () => {
         planning: [withTemplate(false, other), plan(true)],
         generating: [[text('hello')]]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     await second.runner.start({ task: 'second' });
     expect(stepIds(second.client.planningRequests)).toEqual(['p1', 'x1']);
@@ -420,8 +402,7 @@ describe("WorkflowRunner and a run's first template", () => {
         ],
         generating: [[text('a')], [text('b')], [text('c')]]
       },
-      {},
-      { confirmWorkflowUpdate: confirm }
+      { hooks: { confirmWorkflowUpdate: confirm } }
     );
     expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
     expect(confirm).toHaveBeenCalledTimes(2);
@@ -467,8 +448,7 @@ describe("WorkflowRunner and a run's first template", () => {
           [text('plotting')]
         ]
       },
-      {},
-      { confirmWorkflowUpdate: confirm }
+      { hooks: { confirmWorkflowUpdate: confirm } }
     );
     const finished = await s.runner.start({ task: 't' });
     expect(finished.reason).toBe('completed');
@@ -493,8 +473,7 @@ describe("WorkflowRunner and a run's first template", () => {
         ],
         defaultPlanning: plan(true)
       },
-      {},
-      { confirmWorkflowUpdate: confirm }
+      { hooks: { confirmWorkflowUpdate: confirm } }
     );
     await s.runner.start({ task: 't' });
     expect(confirm).toHaveBeenCalledTimes(1);

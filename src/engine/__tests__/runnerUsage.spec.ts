@@ -1,8 +1,15 @@
 import type { PlanningUsage } from '../../protocol';
-import { RunState } from '../run/runState';
 import { snapshotFromSaved } from '../snapshot';
 import { FakeNotebookDriver } from '../testing';
-import { plan, saved, setup, text, withTemplate } from './runnerSetup';
+import {
+  newState,
+  plan,
+  restoredState,
+  saved,
+  setup,
+  text,
+  withTemplate
+} from './runnerSetup';
 
 const FIRST: PlanningUsage = {
   model: 'gemma',
@@ -56,27 +63,21 @@ describe('WorkflowRunner: the LLM planner usage', () => {
         planning: [withTemplate(false, undefined, { usage: SECOND })],
         generating: [new Error('down')]
       },
-      {},
-      {},
-      driver
+      { driver }
     );
     await s.runner.start({ task: 't' });
     expect(saved(driver).usage).toEqual(SECOND);
     expect(snapshotFromSaved(saved(driver), 10).usage).toEqual(SECOND);
 
-    const later = setup({ planning: [plan(true)] }, {}, {}, driver);
+    const later = setup({ planning: [plan(true)] }, { driver });
     await later.runner.resumeFromSaved();
     expect(later.runner.snapshot.usage).toEqual(SECOND);
     expect(saved(driver).usage).toEqual(SECOND);
   });
 
   it('leaves out a saved usage it cannot read, and the run is still resumable', () => {
-    const state = new RunState({
-      now: () => new Date(),
-      maxHistoryItems: () => 10
-    });
-    const good = state.toJSON();
-    state.restore({
+    const good = newState().toJSON();
+    const state = restoredState({
       ...good,
       usage: { run: { prompt_tokens: 'many' } } as unknown as PlanningUsage
     });

@@ -2,8 +2,8 @@
  * A malformed saved run (hand-edited, truncated, older) is never restored: it is reported with what is
  * wrong, and a Run starts afresh instead of throwing.
  */
-import { checkSavedRunState } from '../savedRun';
-import { isSavedRunState } from '../savedRun';
+import { checkSavedRunState } from '../saved/savedRun';
+import { isSavedRunState } from '../saved/savedRun';
 import { FakeNotebookDriver } from '../testing';
 import { plan, saved, setup, withTemplate, code } from './runnerSetup';
 
@@ -84,9 +84,7 @@ describe('saved run validation', () => {
     driver.savedState = broken;
     const s = setup(
       { planning: [withTemplate(false), plan(true)], generating: [[]] },
-      {},
-      {},
-      driver
+      { driver }
     );
     expect(await s.runner.resumeFromSaved()).toBeNull();
     expect((await s.runner.start({ task: 'again' })).reason).toBe('completed');

@@ -5,6 +5,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { z } from 'zod';
+import { DIALECT_SETTING_KEYS } from '../../protocol/dialects/registry';
 import {
   DEFAULT_SETTINGS,
   IRunSettings,
@@ -35,8 +36,10 @@ const schema = SchemaFile.parse(
 const keys = Object.keys(DEFAULT_SETTINGS) as (keyof IRunSettings)[];
 
 describe('settings defaults', () => {
-  it('has one setting in the code for each in the schema', () => {
-    expect(Object.keys(schema).sort()).toEqual([...keys].sort());
+  it('has one setting in the code for each in the schema, the dialect registry holding the dialects’', () => {
+    expect(Object.keys(schema).sort()).toEqual(
+      [...keys, ...DIALECT_SETTING_KEYS].sort()
+    );
   });
 
   it.each(keys)('%s: the default is the schema default', key => {

@@ -7,10 +7,9 @@ import {
   type PlanningRequestInput,
   type WorkflowTemplate
 } from '../../protocol';
-import { WorkflowRunner } from '../run/runner';
-import { ISavedRunState, RunState } from '../run/runState';
+import type { ISavedRunState } from '../state/runState';
 import { DEFAULT_SETTINGS, IRunSettings } from '../settings';
-import { FakeNotebookDriver, FakePlannerService } from '../testing';
+import { FakeNotebookDriver } from '../testing';
 import { RunTrace } from '../trace';
 import {
   describeValue,
@@ -22,6 +21,7 @@ import {
   code,
   exec,
   plan,
+  restoredState,
   saved,
   setup,
   text,
@@ -48,18 +48,14 @@ async function runWithSecrets(overrides: Partial<IRunSettings> = {}) {
     config: { auth_token: SECRET, model: 'm' },
     tokens: ['a', 'b']
   };
-  const client = new FakePlannerService({
-    planning: [withTemplate(false), plan(true)],
-    generating: [[code('n = 1'), exec()]],
-    observer: trace
-  });
-  const settings = { ...DEFAULT_SETTINGS, ...overrides };
-  const runner = new WorkflowRunner({
-    driver,
-    client,
-    settings: () => settings,
-    trace
-  });
+  const { client, runner } = setup(
+    {
+      planning: [withTemplate(false), plan(true)],
+      generating: [[code('n = 1'), exec()]],
+      observer: trace
+    },
+    { settings: overrides, driver, trace }
+  );
   await runner.start({ task: 't' });
   const lastPlanning = client.planningRequests[
     client.planningRequests.length - 1
@@ -131,11 +127,7 @@ describe('kernel variable values', () => {
       kernelVariables: { api_key: SECRET, rows: [1, 2] }
     } as ISavedRunState;
     delete older.kernelVariableTypes;
-    const state = new RunState({
-      now: () => new Date(0),
-      maxHistoryItems: () => 50
-    });
-    state.restore(older);
+    const state = restoredState(older);
     const again = state.toJSON();
     expect(JSON.stringify(again)).not.toContain(SECRET);
     expect(again.kernelVariableTypes).toEqual({

@@ -11,7 +11,7 @@ import type {
 
 export { unwrapCodeFence };
 import type { CellRole, IExecResult } from '../ports/driver';
-import { processOutput } from '../effects';
+import { processOutput } from '../state/effects';
 import { msg } from '../messages';
 import type {
   ActionHandler,
@@ -20,7 +20,7 @@ import type {
   IActionResult,
   IDisposableLike
 } from './registry';
-import { liveThinkingTitle } from '../run/runNotebook';
+import { liveThinkingTitle } from './thinking';
 import { rewriteCellHandler } from './rewriteCell';
 
 function headingText(content: string): string {

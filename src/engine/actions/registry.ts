@@ -13,7 +13,7 @@ import type {
   WorkflowStep,
   WorkflowTemplate
 } from '../../protocol';
-import type { CellMap } from '../run/cells';
+import type { CellMapReader } from '../state/cells';
 import type {
   CellRole,
   ICellProvenance,
@@ -96,7 +96,7 @@ export interface IActionContext {
   /** Where the action runs; the provenance of every cell it creates. */
   readonly provenance: ICellProvenance;
   /** The engine's cell-id resolution state. */
-  readonly cells: CellMap;
+  readonly cells: CellMapReader;
   /** Effects of the running behavior: what the planner will see; `archive` moves them into history now. */
   readonly effects: { add(text: string): void; archive(): void };
   /** Aborted when the run is stopped. */

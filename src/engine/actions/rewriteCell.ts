@@ -9,7 +9,7 @@ import { unwrapCodeFence } from '../../protocol/codeFence';
 import type { LAST_ADDED_CELL_ID, RewriteCellAction } from '../../protocol';
 import type { RewriteStatus } from '../ports/driver';
 import { msg } from '../messages';
-import type { CellResolution } from '../run/cells';
+import type { CellResolution } from '../state/cells';
 import type { ActionHandler, IActionContext } from './registry';
 
 /** `LAST_ADDED_CELL_ID`, spelt out: the built-in actions load at startup, the protocol's schemas do not. */

@@ -122,6 +122,10 @@ export interface ICellRecord {
   sourceHash: string | null;
 }
 
+// Looked up once: read from the global at each character, it made the hash 4 times slower in Node and
+// over 100 times in jest's vm context (a 512 KiB cell took 0.35 s there).
+const imul = Math.imul;
+
 /** A short, stable hash of a cell's source: the driver stamps what it writes for the run, so a rewind
  * sees later edits (`ICellRecord.sourceHash`). */
 export function sourceHash(source: string): string {
@@ -129,13 +133,13 @@ export function sourceHash(source: string): string {
   let h2 = 0x41c6ce57;
   for (let i = 0; i < source.length; i++) {
     const c = source.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
+    h1 = imul(h1 ^ c, 2654435761);
+    h2 = imul(h2 ^ c, 1597334677);
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  h1 = imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= imul(h1 ^ (h1 >>> 13), 3266489909);
   return (
     (h2 >>> 0).toString(16).padStart(8, '0') +
     (h1 >>> 0).toString(16).padStart(8, '0')

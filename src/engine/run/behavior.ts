@@ -13,6 +13,8 @@ import type {
   WorkflowTemplate
 } from '../../protocol';
 import { plannerMayRunCell, unwrapCodeFence } from '../actions/builtins';
+import { type ApprovalReason, approvalNeed, heldEffect } from '../approval';
+import { flagCode } from '../codeRisk';
 import { englishText, type IMessage, msg, reported } from '../messages';
 import type { ICellProvenance } from '../ports/driver';
 import {
@@ -140,24 +142,23 @@ export class BehaviorRun {
   async run(): Promise<IBehaviorOutcome> {
     const { control, settings } = this._options;
     const interactive = settings().interactive;
-    const reader = this._read(interactive);
+    this._wholeAnswer = interactive;
+    const reader = this._read();
     if (interactive) {
-      while (!this._ended && !control.stopRequested) {
-        await control.waitWake();
-      }
-      control.throwIfStopped();
-      // Nothing of an unapproved or broken behavior is applied; a retry asks again.
-      if (this._failure !== null || !(await this._approve())) {
-        this._queue.clear();
-      }
+      await this._approveRest('interactive');
     }
     for (;;) {
       if (control.pauseRequested) {
         await this._options.sink.pausePoint();
       }
       control.throwIfStopped();
-      const next = this._queue.shift();
-      if (next) {
+      const next = this._queue.items[0];
+      // Without interactive mode, flagged code waits for the user before it is added or run.
+      if (next && !this._decided && this._flagged(next.action)) {
+        await this._approveRest('flagged');
+        continue;
+      }
+      if (this._queue.shift()) {
         control.wake();
         await this._apply(next.action);
         continue;
@@ -171,7 +172,38 @@ export class BehaviorRun {
     return { failure: this._failure, cut: this._cut };
   }
 
-  private async _read(interactive: boolean): Promise<void> {
+  /** The rest of the answer, read whole, is shown for approval; nothing of it is applied unless approved. */
+  private async _approveRest(reason: ApprovalReason): Promise<void> {
+    const { control } = this._options;
+    this._decided = true;
+    this._wholeAnswer = true;
+    control.wake();
+    while (!this._ended && !control.stopRequested) {
+      await control.waitWake();
+    }
+    control.throwIfStopped();
+    // Nothing of an unapproved or broken behavior is applied; a retry asks again.
+    if (this._failure !== null || !(await this._approve(reason))) {
+      this._queue.clear();
+    }
+  }
+
+  /** Whether `action` adds or runs code that reaches outside the notebook. */
+  private _flagged(action: AnyAction): boolean {
+    const code = codeOf(action);
+    const allowedPaths = this._options.dataFiles?.() ?? [];
+    if (code !== null) {
+      return flagCode(code, { allowedPaths }).length > 0;
+    }
+    return (
+      action.action === 'exec' &&
+      this._existingCellsRun([action]).some(
+        cell => flagCode(cell.source, { allowedPaths }).length > 0
+      )
+    );
+  }
+
+  private async _read(): Promise<void> {
     const { control, sink, registry } = this._options;
     try {
       for await (const event of this._options.stream) {
@@ -188,8 +220,11 @@ export class BehaviorRun {
               ),
               'planner'
             );
-          } else if (this._queue.spent || (interactive && this._queue.full)) {
-            this._cut = this._stopReading(interactive);
+          } else if (
+            this._queue.spent ||
+            (this._wholeAnswer && this._queue.full)
+          ) {
+            this._cut = this._stopReading(this._wholeAnswer);
             break;
           } else {
             this._queue.push(event);
@@ -197,7 +232,11 @@ export class BehaviorRun {
               sink.queueChanged();
             }
             // The stream is not read until there is room: a paused run holds a bounded queue.
-            while (this._queue.full && !interactive && !control.stopRequested) {
+            while (
+              this._queue.full &&
+              !this._wholeAnswer &&
+              !control.stopRequested
+            ) {
               control.wake();
               await control.waitWake();
             }
@@ -238,45 +277,70 @@ export class BehaviorRun {
     return englishText(message);
   }
 
-  /** Interactive mode; false when the behavior is to be skipped. Throws when the user stops the run. */
-  private async _approve(): Promise<boolean> {
+  /** False when the rest of the behavior is to be skipped. Throws when the user stops the run. */
+  private async _approve(reason: ApprovalReason): Promise<boolean> {
     const { control, hooks, sink } = this._options;
     const location = this._options.location();
     const actions = this._queue.items.map(event => event.action);
+    const allowedPaths = this._options.dataFiles?.() ?? [];
     const codeCells = actions
       .filter(a => a.action === 'add')
       .map(codeOf)
       .filter((code): code is string => code !== null);
-    const rewrites = rewritesToReview(actions, this._reviewNotebook());
-    const runsCode = actions.some(a => a.action === 'exec');
+    const codeFlags = codeCells.map(code => flagCode(code, { allowedPaths }));
+    // A fix is new code too: flagged like an added cell's.
+    const rewrites = rewritesToReview(actions, this._reviewNotebook()).map(
+      rewrite => {
+        const flags = flagCode(rewrite.after, { allowedPaths });
+        return flags.length > 0 ? { ...rewrite, flags } : rewrite;
+      }
+    );
+    const existingCells = this._existingCellsRun(actions).map(cell => {
+      const flags = flagCode(cell.source, { allowedPaths });
+      return flags.length > 0 ? { ...cell, flags } : cell;
+    });
+    const flags = [
+      ...codeFlags.flat(),
+      ...rewrites.flatMap(rewrite => rewrite.flags ?? []),
+      ...existingCells.flatMap(cell => cell.flags ?? [])
+    ];
     const approveHook = hooks.approveBehavior;
-    if (
-      !approveHook ||
-      (codeCells.length === 0 && rewrites.length === 0 && !runsCode)
-    ) {
+    const need = approvalNeed({
+      interactive: reason === 'interactive',
+      runsCode:
+        codeCells.length > 0 ||
+        rewrites.length > 0 ||
+        actions.some(a => a.action === 'exec'),
+      flagged: flags.length > 0,
+      canAsk: !!approveHook
+    });
+    if (need === 'apply') {
       return true;
     }
-    let decision: BehaviorDecision;
-    try {
-      decision = await control.untilStopped(
-        approveHook.call(
-          hooks,
-          {
-            behaviorId: this.id,
-            stageId: location.stageId,
-            stepId: location.stepId,
-            codeCells,
-            existingCells: this._existingCellsRun(actions),
-            rewrites,
-            actions
-          },
-          control.signal
-        )
-      );
-    } catch (error) {
-      control.throwIfStopped();
-      sink.warn(msg('approvalFailed', errorMessage(error)), 'hook');
-      decision = 'skip';
+    let decision: BehaviorDecision = 'skip';
+    if (approveHook && need === 'ask') {
+      try {
+        decision = await control.untilStopped(
+          approveHook.call(
+            hooks,
+            {
+              behaviorId: this.id,
+              stageId: location.stageId,
+              stepId: location.stepId,
+              reason,
+              codeCells,
+              codeFlags,
+              existingCells,
+              rewrites,
+              actions
+            },
+            control.signal
+          )
+        );
+      } catch (error) {
+        control.throwIfStopped();
+        sink.warn(msg('approvalFailed', errorMessage(error)), 'hook');
+      }
     }
     if (decision === 'stop') {
       control.stop();
@@ -284,7 +348,10 @@ export class BehaviorRun {
     }
     if (decision === 'skip') {
       sink.effect(
-        `Behavior ${this.id} was skipped by the user: its ${actions.length} actions were not applied.${rejectedNote(rewrites)}`
+        (flags.length > 0
+          ? heldEffect(this.id, flags, actions.length, need === 'ask')
+          : `Behavior ${this.id} was skipped by the user: its ${actions.length} actions were not applied.`) +
+          (need === 'ask' ? rejectedNote(rewrites) : '')
       );
       this.counters.lastResult = 'skipped';
       return false;
@@ -426,6 +493,10 @@ export class BehaviorRun {
 
   private readonly _options: BehaviorRun.IOptions;
   private readonly _queue = new ActionQueue<ActionEvent>();
+  /** The rest of the answer is read whole before anything more is applied (it is to be approved). */
+  private _wholeAnswer = false;
+  /** The rest of this behavior was shown for approval (or did not need it): nothing more is asked. */
+  private _decided = false;
   private _ended = false;
   private _failure: unknown = null;
   private _cut: string | null = null;
@@ -447,6 +518,8 @@ export namespace BehaviorRun {
     control: RunControl;
     settings: () => IRunSettings;
     hooks: Pick<IRunnerHooks, 'approveBehavior'>;
+    /** Paths the run was given (its data files): code that reads them is not flagged for them. */
+    dataFiles?: () => readonly string[];
     now: () => Date;
     sink: IBehaviorSink;
   }

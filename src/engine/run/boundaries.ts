@@ -1,22 +1,80 @@
 /**
  * What the loop does at its boundaries (between actions, requests and phases): a requested pause takes
- * effect, the kernel's variables are collected again, the run is saved, the thinking cell is closed,
- * warnings and effects are told. It changes the run's fields only through the runner (`IRunHost`).
+ * effect, the kernel's variables are collected again, the thinking cell is closed, warnings and effects
+ * are told. What each changes in the run state is decided by the functions below, as transactions.
  */
 import { type IMessage, msg, reported } from '../messages';
 import { errorMessage } from '../actions/registry';
-import { limitSavedRunState } from '../savedRunLimits';
+import type { IKernelVariables } from '../ports/driver';
+import { kernelVariableChanges, type RunStateView } from '../state/runState';
+import { op, type RunOp, transaction } from '../state/transaction';
 import type { IPauseReason, IRunWarning } from '../types';
-import { redactedPatterns, redactionTest } from '../variables';
+import { redactedPatterns } from '../variables';
 import type { IRunHost } from './host';
 import { RunStopped } from './runControl';
-import { kernelVariableChanges, withoutSecrets } from './runState';
+
+/** The first effect of a behavior moves the previous behavior's effects to history. */
+export function rotateEffects(state: RunStateView): RunOp[] {
+  const behavior = state.behavior;
+  return behavior && !behavior.rotated
+    ? [
+        op.set({ behavior: { ...behavior, rotated: true } }),
+        op.effects('rotate')
+      ]
+    : [];
+}
+
+/** An effect of the running behavior (the first one moves the previous behavior's to history). */
+export function addEffect(state: RunStateView, text: string): RunOp[] {
+  return [...rotateEffects(state), op.effects('add', text)];
+}
+
+/** The loop resumes after a pause: the user may have run cells, or restarted the kernel, meanwhile. */
+export function resumed(state: RunStateView): RunOp[] {
+  return [
+    op.set({
+      variablesDirty: true,
+      variablesBeforePause: Object.keys(state.kernelVariableTypes)
+    }),
+    op.fsm('RESUME')
+  ];
+}
+
+/**
+ * The kernel's variables were collected (`collected`; null when asking failed): the values kept, the
+ * flags cleared, outputs tracking told; and the names a pause lost, for a warning.
+ */
+export function variablesCollected(
+  state: RunStateView,
+  collected: IKernelVariables | null
+): { ops: RunOp[]; show: boolean; gone: string[] } {
+  const kernel = collected ? kernelVariableChanges(collected) : null;
+  const types = kernel?.kernelVariableTypes ?? state.kernelVariableTypes;
+  const present = Object.keys(types);
+  const gone = (state.variablesBeforePause ?? []).filter(
+    name => !(name in types)
+  );
+  const show = state.progress.observes(present);
+  return {
+    ops: [
+      ...(kernel ? [op.set(kernel)] : []),
+      op.set({
+        variablesDirty: false,
+        codeRanSinceCollection: false,
+        variablesBeforePause: null
+      }),
+      ...(show ? [op.progress('observeVariables', present)] : [])
+    ],
+    show,
+    gone
+  };
+}
 
 /** What the boundaries read and tell: no action registry, no hooks, no clock. */
 export type IBoundariesHost = Pick<
   IRunHost,
   | 'state'
-  | 'change'
+  | 'dispatch'
   | 'signals'
   | 'control'
   | 'notebook'
@@ -27,11 +85,7 @@ export type IBoundariesHost = Pick<
 >;
 
 export class RunBoundaries {
-  constructor(
-    private readonly _host: IBoundariesHost,
-    /** Brings the open behavior's counters into the state before it is saved. */
-    private readonly _beforeSave: () => void
-  ) {}
+  constructor(private readonly _host: IBoundariesHost) {}
 
   warn(message: string | IMessage, source: IRunWarning['source']): void {
     this._host.signals.warning({ ...reported(message), source });
@@ -39,22 +93,15 @@ export class RunBoundaries {
 
   /** An effect of the running behavior (the first one moves the previous behavior's to history). */
   addEffect(text: string): void {
-    const { state, signals } = this._host;
-    if (state.behavior) {
-      this.rotateEffects();
-    }
-    state.effects.add(text);
-    signals.effects(state.effects.toJSON());
+    const { state, dispatch } = this._host;
+    void dispatch(transaction('boundaries.effect', addEffect(state, text)));
   }
 
   /** The first effect of a behavior moves the previous behavior's effects to history. */
   rotateEffects(): void {
-    const { state, signals } = this._host;
-    const behavior = state.behavior;
-    if (behavior && !behavior.rotated) {
-      this._host.change({ behavior: { ...behavior, rotated: true } });
-      state.effects.rotate();
-      signals.effects(state.effects.toJSON());
+    const ops = rotateEffects(this._host.state);
+    if (ops.length > 0) {
+      void this._host.dispatch(transaction('boundaries.rotateEffects', ops));
     }
   }
 
@@ -69,15 +116,14 @@ export class RunBoundaries {
    * file says PAUSED whenever the panel does.
    */
   async pausePoint(): Promise<void> {
-    const { control, state, notebook, signals } = this._host;
+    const { control, state, notebook, signals, dispatch } = this._host;
     if (!control.pauseRequested || control.stopRequested) {
       return;
     }
-    const fsm = state.fsm;
-    fsm.dispatch('PAUSE');
+    await dispatch(transaction('boundaries.pause', [op.fsm('PAUSE')]));
     // The file and the screen say the same: the thinking cell says paused in the save that records it.
     await notebook.markThinkingPaused(true);
-    await this.saveState();
+    await dispatch(transaction('boundaries.paused', [], { save: 'now' }));
     let paused = false;
     await control.pausePoint({
       onPause: async () => {
@@ -85,19 +131,15 @@ export class RunBoundaries {
         signals.progress();
       },
       onResume: () => {
-        // The user may have run cells, or restarted the kernel, while the run was paused.
-        this._host.change({
-          variablesDirty: true,
-          variablesBeforePause: Object.keys(state.kernelVariableTypes)
-        });
-        fsm.dispatch('RESUME');
-        signals.progress();
+        void dispatch(
+          transaction('boundaries.resume', resumed(state), { show: true })
+        );
       }
     });
     if (!paused) {
       // Stopped or resumed while the pause was being saved: the run never showed paused.
       control.throwIfStopped();
-      fsm.dispatch('RESUME');
+      await dispatch(transaction('boundaries.resume', [op.fsm('RESUME')]));
     }
     await notebook.markThinkingPaused(false);
     signals.progress();
@@ -115,32 +157,24 @@ export class RunBoundaries {
     ) {
       return;
     }
+    let collected: IKernelVariables | null = null;
     try {
-      const collected = await control.untilStopped(
+      collected = await control.untilStopped(
         driver.collectVariables(redactedPatterns(settings()))
       );
-      this._host.change(kernelVariableChanges(collected));
     } catch (error) {
       if (error instanceof RunStopped) {
         throw error;
       }
       this.warn(msg('variablesNotCollected', errorMessage(error)), 'driver');
     }
-    const before = state.variablesBeforePause;
-    this._host.change({
-      variablesDirty: false,
-      codeRanSinceCollection: false,
-      variablesBeforePause: null
-    });
-    const gone = (before ?? []).filter(
-      name => !(name in state.kernelVariableTypes)
-    );
+    const { ops, show, gone } = variablesCollected(state, collected);
     if (gone.length > 0) {
       this.warn(msg('kernelVariablesGone', gone.join(', ')), 'engine');
     }
-    if (state.progress.observeVariables(state.presentVariables())) {
-      this._host.signals.progress();
-    }
+    await this._host.dispatch(
+      transaction('boundaries.variablesCollected', ops, { show })
+    );
   }
 
   /** Closes the open thinking cell, if any; a failure is a warning, never the end of the run. */
@@ -154,39 +188,16 @@ export class RunBoundaries {
 
   /** Records the planner's dialect once it is known (in the state, the snapshot and the trace). */
   observeDialect(): void {
-    const { client, state, trace, signals } = this._host;
+    const { client, state, trace, dispatch } = this._host;
     const dialect = client.dialect ?? null;
     if (dialect === null || dialect === state.plannerDialect) {
       return;
     }
-    this._host.change({ plannerDialect: dialect });
     trace.dialect(dialect);
-    signals.progress();
-  }
-
-  /** The run state as it is saved, the planner service's state included, secrets left out. */
-  captureState(): unknown {
-    const { client, state, settings } = this._host;
-    if (client.saveState) {
-      try {
-        this._host.change({ planner: client.saveState() });
-      } catch (error) {
-        this.warn(msg('plannerStateNotSaved', errorMessage(error)), 'planner');
-      }
-    }
-    this._beforeSave();
-    return limitSavedRunState(
-      withoutSecrets(state.toJSON(), redactionTest(settings()))
+    void dispatch(
+      transaction('boundaries.dialect', [op.set({ plannerDialect: dialect })], {
+        show: true
+      })
     );
-  }
-
-  /** A `checkpoint` (the run goes on) may be written to disk later; other saves are written now. */
-  async saveState(options: { checkpoint?: boolean } = {}): Promise<void> {
-    const saved = this.captureState();
-    try {
-      await this._host.driver.saveRunState(saved, options);
-    } catch (error) {
-      this.warn(msg('runStateNotSaved', errorMessage(error)), 'driver');
-    }
   }
 }

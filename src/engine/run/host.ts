@@ -1,11 +1,12 @@
 /**
  * What the parts of the loop are given by `WorkflowRunner`: the run state to read, the one way to
- * change its fields (`change`, which the runner writes), the runner's signals, and the run's services.
+ * change it (`dispatch`, a transaction the runner applies), the runner's signals, and the services.
  */
-import type { IEffectsState } from '../effects';
 import type { INotebookDriver } from '../ports/driver';
 import type { ActionRegistry } from '../actions/registry';
 import type { IRunSettings } from '../settings';
+import type { RunStateView } from '../state/runState';
+import type { IRunTransaction } from '../state/transaction';
 import type { RunTrace } from '../trace';
 import type {
   IActionApplied,
@@ -16,20 +17,22 @@ import type {
 } from '../types';
 import type { RunControl } from './runControl';
 import type { RunNotebook } from './runNotebook';
-import type { RunChanges, RunState } from './runState';
 
-/** The runner's signals, emitted on its behalf. */
+/**
+ * The runner's signals that no transaction carries, emitted on its behalf. (A transaction's own
+ * transitions, effects and `show` are told by the runner as it applies it.)
+ */
 export interface IRunSignals {
+  /** The loop's pause or queue changed (`RunControl`, the behavior's queue): not the run state. */
   progress(): void;
-  effects(effects: IEffectsState): void;
   error(error: IRunError): void;
   warning(warning: IRunWarning): void;
   actionApplied(event: IActionApplied): void;
 }
 
 export interface IRunHost {
-  /** Read only: its fields change through `change`. */
-  readonly state: Readonly<RunState>;
+  /** Read only: it changes through `dispatch`. */
+  readonly state: RunStateView;
   readonly control: RunControl;
   readonly client: IPlannerService;
   readonly hooks: IRunnerHooks;
@@ -41,6 +44,10 @@ export interface IRunHost {
   /** Read at every use, so changed settings apply at once. */
   settings(): IRunSettings;
   now(): Date;
-  /** The one way to change the run state's fields: the runner writes them. */
-  change(changes: RunChanges): void;
+  /**
+   * The one way to change the run state: the runner applies `transaction` at once, records it, tells
+   * its transitions, effects and (`show`) the new snapshot, and saves when it asks; the promise settles
+   * once that save is handed to the notebook.
+   */
+  dispatch(transaction: IRunTransaction): Promise<void>;
 }

@@ -2,7 +2,8 @@
  * The run's output contracts checked in the kernel (docs/protocol.md#output-contracts): after each
  * behavior (the current step's contracts and the run's deliverables) and once more at the end (the
  * deliverables), and what a `/planning` answer changes in them. What to check and how the run ends
- * are pure (`../contracts.ts`); the run's fields change through the runner (`IRunHost.change`).
+ * are pure (`state/contracts.ts`); what they change in the run state is decided by the functions
+ * below and dispatched as transactions.
  */
 import type { PlanningResponse } from '../../protocol';
 import { errorMessage } from '../actions/registry';
@@ -15,24 +16,23 @@ import {
   runOutcome,
   uncheckedResults,
   withChecks
-} from '../contracts';
+} from '../state/contracts';
 import { type IMessage, msg } from '../messages';
-import { union } from '../progressState';
+import { union } from '../state/progressState';
+import type { RunStateView } from '../state/runState';
+import { op, type RunOp, transaction } from '../state/transaction';
 import { redactedPatterns } from '../variables';
 import type { IRunHost } from './host';
 import { RunStopped } from './runControl';
-import type { RunState } from './runState';
 
 /** What the checks use of the runner. */
 export type IOutputChecksHost = Pick<
   IRunHost,
-  'state' | 'change' | 'control' | 'driver' | 'settings' | 'signals'
+  'state' | 'dispatch' | 'control' | 'driver' | 'settings'
 >;
 
 /** Where the run is, as the contracts see it. */
-export function contractsLocation(
-  state: Readonly<RunState>
-): IContractsLocation {
+export function contractsLocation(state: RunStateView): IContractsLocation {
   const { progress } = state;
   return {
     stageId: progress.currentStageId,
@@ -45,11 +45,10 @@ export function contractsLocation(
  * A `/planning` answer's contracts applied: the run's contract, and the current step's (their names
  * become expected outputs of the step).
  */
-export function applyAnswerContracts(
-  host: Pick<IRunHost, 'state' | 'change'>,
+export function answerContracts(
+  state: RunStateView,
   answer: PlanningResponse
-): void {
-  const { state } = host;
+): RunOp[] {
   const before = state.contracts;
   const contracts = contractsAfterAnswer(
     before,
@@ -57,37 +56,44 @@ export function applyAnswerContracts(
     contractsLocation(state)
   );
   if (!contracts) {
-    return;
+    return [];
   }
-  host.change({ contracts });
   const step = contracts.step;
-  if (step && step !== before.step) {
-    const expected = state.progress.outputs('steps').expected;
-    state.progress.setExpected(
-      'steps',
-      union(
-        expected,
-        step.contracts.map(c => c.name)
-      )
-    );
-  }
+  return [
+    op.set({ contracts }),
+    ...(step && step !== before.step
+      ? [
+          op.progress(
+            'setExpected',
+            'steps',
+            union(
+              state.progress.outputs('steps').expected,
+              step.contracts.map(c => c.name)
+            )
+          )
+        ]
+      : [])
+  ];
 }
 
 /**
- * The current step ends without reaching its target: said in a warning (the step by its name, with
- * the answer's reason), and recorded as given up for the run's outcome.
+ * The current step ends without reaching its target: what the user is told (the step by its name,
+ * with the answer's reason), and the step recorded as given up for the run's outcome.
  */
-export function giveUpStep(
-  state: Readonly<RunState>,
-  answer: PlanningResponse,
-  warn: (message: IMessage) => void
-): void {
+export function stepGivenUp(
+  state: RunStateView,
+  answer: PlanningResponse
+): { warning: IMessage; ops: RunOp[] } {
   const { progress } = state;
   const step =
     progress.currentStep?.name ?? progress.currentStepId ?? '(unnamed)';
   const reason = givenUpReason(answer);
-  warn(reason ? msg('stepGivenUp', step, reason) : msg('stepEndedEarly', step));
-  progress.skipCurrentStep(reason);
+  return {
+    warning: reason
+      ? msg('stepGivenUp', step, reason)
+      : msg('stepEndedEarly', step),
+    ops: [op.progress('skipCurrentStep', reason)]
+  };
 }
 
 export class RunOutputChecks {
@@ -145,10 +151,17 @@ export class RunOutputChecks {
       this._warn(msg('outputsNotChecked', errorMessage(error)));
       results = uncheckedResults(contracts, errorMessage(error));
     }
-    this._host.change({
-      contracts: withChecks(state.contracts, results, behaviorId)
-    });
-    this._host.signals.progress();
+    await this._host.dispatch(
+      transaction(
+        'outputs.checked',
+        [
+          op.set({
+            contracts: withChecks(state.contracts, results, behaviorId)
+          })
+        ],
+        { show: true }
+      )
+    );
   }
 
   private _codeRan = false;

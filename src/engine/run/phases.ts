@@ -1,8 +1,8 @@
 /**
  * The loop's phases (docs/protocol.md#the-loop): plan, and generate (one behavior's stream, read and
  * applied by a `BehaviorRun` that reports here), step and stage navigation, and the ends of a loop
- * (settle, fail, complete). They change the run's fields only through the runner (`IRunHost.change`);
- * the workflow models (state machine, progress, effects) change through their own methods.
+ * (settle, fail, complete). What each changes in the run state is decided by the functions of
+ * `behaviorChanges.ts` and `stepChanges.ts`, and dispatched here as transactions.
  *
  * Per step: /planning; target achieved -> the step completes and the run moves on through the
  * workflow template itself; otherwise /generating (streamed), the actions are applied one by one, and
@@ -10,30 +10,40 @@
  */
 import { isClientNotice, PlannerError } from '../../protocol';
 import type {
-  BehaviorFeedback,
   GeneratingRequestInput,
   PlanningRequestInput,
   PlanningResponse
 } from '../../protocol';
-import { outcomeProblems } from '../contracts';
-import { type IMessage, msg, say } from '../messages';
+import { outcomeProblems } from '../state/contracts';
+import { msg, say } from '../messages';
 import type { INotebookSummary } from '../ports/driver';
 import { errorMessage, errorText } from '../actions/registry';
-import type { IPauseReason, IRunError, IRunFinished } from '../types';
+import type { IRunError, Phase } from '../state/runState';
+import { op, type RunOp, transaction } from '../state/transaction';
+import type { IPauseReason, IRunFinished } from '../types';
 import {
   BehaviorRun,
   type IBehaviorOutcome,
   type IBehaviorSink,
   ranCode
 } from './behavior';
-import type { RunBoundaries } from './boundaries';
+import {
+  actionApplied,
+  actionStarted,
+  behaviorBegun,
+  behaviorClosed,
+  countersKept,
+  generatingFailed,
+  plannerAction
+} from './behaviorChanges';
+import { rotateEffects, type RunBoundaries } from './boundaries';
 import type { IRunHost } from './host';
 import type { ILocation } from './planUpdate';
 import { PlanApplier } from './planApply';
-import { giveUpStep, RunOutputChecks } from './outputChecks';
-import { checkpointBehavior } from './rewindRun';
+import { RunOutputChecks, stepGivenUp } from './outputChecks';
 import { RunRequests } from './runRequests';
-import type { Phase } from './runState';
+import { plannerMemory } from '../rewind/rollback';
+import { failed, settled, stepCompleted } from './stepChanges';
 
 /** After this many /planning failures in a row the run stops with an error instead of falling back. */
 export const MAX_PLANNING_FAILURES = 3;
@@ -42,10 +52,6 @@ const STEP_PAUSE: IPauseReason = {
   kind: 'step',
   ...say('pausedStepMode')
 };
-
-/** What the planner's error asks the user to do, for the run's error. */
-const plannerAction = (error: unknown): Pick<IRunError, 'action'> =>
-  error instanceof PlannerError && error.action ? { action: error.action } : {};
 
 export class RunPhases {
   constructor(
@@ -76,7 +82,7 @@ export class RunPhases {
     const host = this._host;
     const { state, control } = host;
     // The user may have run cells since the last collection.
-    host.change({ variablesDirty: true });
+    await this._dispatch('phases.plan', [op.set({ variablesDirty: true })]);
     await this._boundaries.refreshVariables();
     const notebook = host.driver.notebookSummary();
     const body =
@@ -102,7 +108,9 @@ export class RunPhases {
       return this._planningFailed(error, body);
     }
     this._boundaries.observeDialect();
-    host.change({ planningFailures: 0, pendingFeedback: null });
+    await this._dispatch('phases.planned', [
+      op.set({ planningFailures: 0, pendingFeedback: null })
+    ]);
     const nextStageId = await this._plans.apply(response);
     if (nextStageId && (await this._jumpToStage(nextStageId))) {
       return null;
@@ -114,16 +122,21 @@ export class RunPhases {
       response.transition?.target_achieved === true;
     if (achieved || state.endStepRequested) {
       const target = achieved ? this._plans.transitionTarget(response) : null;
-      if (!achieved && response.transition?.target_achieved === false) {
-        // The planner ended the step and says its target was not reached: it gave the step up.
-        giveUpStep(state, response, this._warnPlanner);
-      }
-      await this._completeStep(undefined, target, stageComplete);
+      // The planner ended the step and says its target was not reached: it gave the step up.
+      const givenUp =
+        !achieved && response.transition?.target_achieved === false
+          ? this._giveUp(response)
+          : [];
+      await this._completeStep({ target, stageComplete, givenUp });
     } else if (response.transition?.continue_behaviors === false) {
-      giveUpStep(state, response, this._warnPlanner);
-      await this._completeStep('ended without reaching its target');
+      await this._completeStep({
+        note: 'ended without reaching its target',
+        givenUp: this._giveUp(response)
+      });
     } else {
-      host.change({ phase: 'generate' });
+      await this._dispatch('phases.generateNext', [
+        op.set({ phase: 'generate' })
+      ]);
     }
     return null;
   }
@@ -134,7 +147,9 @@ export class RunPhases {
   ): Promise<IRunFinished | null> {
     const host = this._host;
     const failures = host.state.planningFailures + 1;
-    host.change({ planningFailures: failures });
+    await this._dispatch('phases.planningFailed', [
+      op.set({ planningFailures: failures })
+    ]);
     const detail = errorText(error);
     // An answer the service rejects as out of place would be just as wrong blind, and one the planner
     // cannot do without (a bcc reflection) has no fallback: the user decides.
@@ -142,7 +157,9 @@ export class RunPhases {
       error instanceof PlannerError &&
       (error.kind === 'invalid' || error.needsAnswer);
     if (blind || failures >= MAX_PLANNING_FAILURES) {
-      host.change({ retry: { endpoint: 'planning', body } });
+      await this._dispatch('phases.planningFailed', [
+        op.set({ retry: { endpoint: 'planning', body } })
+      ]);
       return this.fail({
         endpoint: 'planning',
         ...(blind
@@ -160,7 +177,9 @@ export class RunPhases {
     this._boundaries.addEffect(
       `⚠️ WARN: /planning failed: ${errorMessage(error)}; continuing with /generating without a plan`
     );
-    host.change({ pendingFeedback: null, filter: null, phase: 'generate' });
+    await this._dispatch('phases.planningFallback', [
+      op.set({ pendingFeedback: null, filter: null, phase: 'generate' })
+    ]);
     return null;
   }
 
@@ -172,7 +191,15 @@ export class RunPhases {
       if (max > 0 && state.behaviorsRun >= max) {
         return this.stopForMaxSteps(max);
       }
-      checkpointBehavior(host, () => this._beginBehavior());
+      await this._dispatch(
+        'phases.behaviorBegun',
+        behaviorBegun(state, {
+          now: host.now(),
+          maxHistoryItems: host.settings().maxHistoryItems,
+          planner: plannerMemory(host.client)
+        }),
+        { show: true }
+      );
     }
     await this._boundaries.refreshVariables();
     const notebook = host.driver.notebookSummary();
@@ -189,80 +216,19 @@ export class RunPhases {
     await this._boundaries.closeThinking();
     if (outcome.failure !== null) {
       host.control.throwIfStopped();
-      return this.fail(this._generatingFailed(outcome.failure, body));
+      const { ops, error } = generatingFailed(state, {
+        failure: outcome.failure,
+        body,
+        now: host.now()
+      });
+      await this._dispatch('phases.generatingFailed', ops);
+      return this.fail(error);
     }
     await this._closeBehavior();
     return null;
   }
 
-  private _generatingFailed(
-    failure: unknown,
-    body: GeneratingRequestInput
-  ): IRunError {
-    const host = this._host;
-    const failed = say('generatingFailed', errorText(failure));
-    const applied = host.state.behavior?.actionIndex ?? 0;
-    if (applied === 0) {
-      host.change({ retry: { endpoint: 'generating', body } });
-    } else {
-      // Re-sending the request would replay the actions already applied and add their cells twice:
-      // the behavior ends with what it did, and a retry asks /planning what comes next.
-      this._boundaries.addEffect(
-        `⚠️ ${failed.message} after ${applied} action(s) were applied; they are kept and the behavior ends here.`
-      );
-      if (host.state.fsm.can('COMPLETE_BEHAVIOR')) {
-        host.state.fsm.dispatch('COMPLETE_BEHAVIOR');
-      }
-      this.closeInterruptedBehavior('error');
-      host.change({ phase: 'plan' });
-    }
-    const missing =
-      failure instanceof PlannerError ? failure.missingVariables : undefined;
-    return {
-      endpoint: 'generating',
-      ...failed,
-      retryable: true,
-      ...(missing?.length ? { missingVariables: [...missing] } : {}),
-      ...plannerAction(failure)
-    };
-  }
-
   // Behaviors
-
-  private _beginBehavior(): void {
-    const host = this._host;
-    const { fsm, progress, timings } = host.state;
-    fsm.dispatch(
-      fsm.state === 'BEHAVIOR_COMPLETED' ? 'NEXT_BEHAVIOR' : 'START_BEHAVIOR'
-    );
-    const id = progress.startBehavior();
-    const max = Math.max(1, host.settings().maxHistoryItems);
-    host.change({
-      behavior: {
-        id,
-        executed: 0,
-        succeeded: 0,
-        sectionsAdded: 0,
-        lastResult: 'success',
-        actionIndex: 0,
-        rotated: false
-      },
-      endStepRequested: false,
-      timings: [
-        ...timings,
-        {
-          behaviorId: id,
-          iteration: progress.iteration,
-          stageId: progress.currentStageId,
-          stepId: progress.currentStepId,
-          startedAt: host.now().toISOString(),
-          endedAt: null,
-          durationMs: null
-        }
-      ].slice(-max)
-    });
-    host.signals.progress();
-  }
 
   /** The open behavior's stream, read and applied by a `BehaviorRun` that reports to `_sink()`. */
   private async _runBehavior(
@@ -291,25 +257,19 @@ export class RunPhases {
       control: host.control,
       settings: () => host.settings(),
       hooks: host.hooks,
+      dataFiles: () => host.state.dataFiles,
       now: () => host.now(),
       sink: this._sink()
     });
     this._behavior = behavior;
-    host.change({ buffer: behavior.queued as unknown[] });
     try {
       return await behavior.run();
     } finally {
-      this.keepCounters();
+      void this._dispatch(
+        'phases.behaviorEnded',
+        countersKept(host.state, behavior)
+      );
       this._behavior = null;
-    }
-  }
-
-  /** The counters of the behavior under way, into the state (it is saved with them). */
-  keepCounters(): void {
-    const open = this._host.state.behavior;
-    const behavior = this._behavior;
-    if (open && behavior && open.id === behavior.id) {
-      this._host.change({ behavior: { ...open, ...behavior.counters } });
     }
   }
 
@@ -320,27 +280,18 @@ export class RunPhases {
     return {
       warn: (message, source) => boundaries.warn(message, source),
       effect: text => boundaries.addEffect(text),
-      archiveEffects: () => {
-        state.effects.rotate();
-        host.signals.effects(state.effects.toJSON());
-      },
-      actionStarted: () => {
-        boundaries.rotateEffects();
-        state.fsm.dispatch(
-          state.fsm.state === 'ACTION_COMPLETED'
-            ? 'NEXT_ACTION'
-            : 'START_ACTION'
-        );
-      },
+      archiveEffects: () =>
+        void this._dispatch('behavior.archiveEffects', [op.effects('rotate')]),
+      actionStarted: () =>
+        void this._dispatch('behavior.actionStarted', actionStarted(state)),
       actionApplied: async (action, index, result) => {
-        if (result.summary) {
-          state.progress.recordAction(result.summary);
-        }
+        await this._dispatch(
+          'behavior.actionApplied',
+          actionApplied(action, result)
+        );
         if (ranCode(action)) {
-          host.change({ variablesDirty: true, codeRanSinceCollection: true });
           this._outputs.codeRan();
         }
-        state.fsm.dispatch('COMPLETE_ACTION');
         const behaviorId = this._behavior?.id ?? null;
         host.signals.actionApplied({ behaviorId, index, action, result });
         if (action.action === 'exec' && this._tracksOutputs()) {
@@ -356,7 +307,9 @@ export class RunPhases {
           const name = state.progress.currentStep?.name ?? current;
           boundaries.warn(msg('endPhaseOtherStep', stepId, name), 'action');
         }
-        host.change({ endStepRequested: true });
+        void this._dispatch('behavior.endStep', [
+          op.set({ endStepRequested: true })
+        ]);
       },
       updateWorkflow: template => this._plans.proposeWorkflow(template),
       replaceStageSteps: async (stageId, steps) =>
@@ -387,124 +340,60 @@ export class RunPhases {
     const host = this._host;
     const { state, control } = host;
     // A behavior that applied nothing still moves the one before's effects to history.
-    this._boundaries.rotateEffects();
-    state.fsm.dispatch('COMPLETE_BEHAVIOR');
+    await this._dispatch('phases.behaviorCompleted', [
+      ...rotateEffects(state),
+      op.fsm('COMPLETE_BEHAVIOR')
+    ]);
     await this._outputs.afterBehavior(state.behavior?.id ?? null);
     await this._boundaries.refreshVariables();
-    // Also after end_phase: /planning gets the feedback; the step completes after its answer.
-    host.change({
-      pendingFeedback: this._finishBehavior(),
-      behaviorsRun: state.behaviorsRun + 1,
-      phase: 'plan'
-    });
-    await this._boundaries.saveState({ checkpoint: true });
+    await this._dispatch(
+      'phases.behaviorClosed',
+      behaviorClosed(state, host.now()),
+      { save: 'checkpoint', show: true }
+    );
     if (state.stepMode || control.pauseAfterBehavior) {
       control.pauseAfterBehavior = false;
       this._boundaries.requestPause(STEP_PAUSE);
     }
-    host.signals.progress();
-  }
-
-  /** Records the open behavior as completed; returns its feedback. */
-  private _finishBehavior(note?: string): BehaviorFeedback {
-    const host = this._host;
-    const { state } = host;
-    const behavior = state.behavior;
-    if (!behavior) {
-      throw new Error('No behavior is open.');
-    }
-    state.progress.completeBehavior(state.presentVariables(), note);
-    // A planner may give two behaviors the same id: the open timing is the latest.
-    const timings = [...state.timings];
-    const at = timings.map(t => t.behaviorId).lastIndexOf(behavior.id);
-    const timing = timings[at];
-    if (timing && timing.endedAt === null) {
-      const end = host.now();
-      timings[at] = {
-        ...timing,
-        endedAt: end.toISOString(),
-        durationMs: end.getTime() - Date.parse(timing.startedAt)
-      };
-    }
-    host.change({ behavior: null, timings });
-    return {
-      behavior_id: behavior.id,
-      actions_executed: behavior.executed,
-      actions_succeeded: behavior.succeeded,
-      sections_added: behavior.sectionsAdded,
-      // Any failed action makes the behavior's result an error, not only the last one.
-      last_action_result:
-        note ??
-        (behavior.succeeded < behavior.executed ? 'error' : behavior.lastResult)
-    };
-  }
-
-  /** A behavior cut short (stop, reload): recorded as it is, its feedback kept for the next plan. */
-  closeInterruptedBehavior(note: string): void {
-    this._host.change({
-      pendingFeedback: this._finishBehavior(note),
-      endStepRequested: false
-    });
   }
 
   // Steps and stages
 
   /**
-   * Completes the current step and goes to `target`, or else to the next step or stage. With
-   * `stageComplete` the stage completes too: none of its remaining steps runs, not even one `target` names.
+   * Completes the current step (`givenUp`: it ended without reaching its target) and goes to `target`,
+   * or else to the next step or stage. With `stageComplete` the stage completes too.
    */
   private async _completeStep(
-    note?: string,
-    target: ILocation | null = null,
-    stageComplete = false
+    step: {
+      note?: string;
+      target?: ILocation | null;
+      stageComplete?: boolean;
+      /** The step was given up (`stepGivenUp`): what that records. */
+      givenUp?: RunOp[];
+    } = {}
   ): Promise<void> {
-    const host = this._host;
-    const { fsm, progress } = host.state;
-    fsm.dispatch('COMPLETE_STEP');
+    await this._dispatch('phases.completeStep', [
+      ...(step.givenUp ?? []),
+      op.fsm('COMPLETE_STEP')
+    ]);
     await this._boundaries.refreshVariables();
-    const present = host.state.presentVariables();
-    progress.completeStep(present, note);
-    host.change({ pendingFeedback: null, endStepRequested: false });
-    const otherStage =
-      target !== null && target.stageId !== progress.currentStageId
-        ? target
-        : null;
-    const nextStepId = stageComplete
-      ? null
-      : (target?.stepId ?? progress.nextStep()?.id ?? null);
-    if (otherStage) {
-      // The rest of the current stage is left: the stage completes with what it produced.
-      fsm.dispatch('COMPLETE_STAGE');
-      progress.completeStage(present);
-      this._enterStage(otherStage.stageId, otherStage.stepId);
-    } else if (nextStepId) {
-      fsm.dispatch('NEXT_STEP');
-      progress.startStep(nextStepId);
-      host.change({ phase: this.stepStartPhase() });
-    } else {
-      fsm.dispatch('COMPLETE_STAGE');
-      progress.completeStage(present);
-      const nextStage = progress.nextStage();
-      if (nextStage) {
-        this._enterStage(nextStage.id);
-      } else {
-        fsm.dispatch('COMPLETE_WORKFLOW');
-        host.change({ phase: 'done' });
-      }
-    }
-    await this._boundaries.saveState({ checkpoint: true });
-    host.signals.progress();
+    await this._dispatch(
+      'phases.stepCompleted',
+      stepCompleted(this._host.state, {
+        note: step.note,
+        target: step.target ?? null,
+        stageComplete: step.stageComplete ?? false,
+        startPhase: this.stepStartPhase()
+      }),
+      { save: 'checkpoint', show: true }
+    );
   }
 
-  private _enterStage(stageId: string, stepId: string | null = null): void {
-    const { fsm, progress } = this._host.state;
-    fsm.dispatch('NEXT_STAGE');
-    progress.startStage(stageId);
-    fsm.dispatch('START_STEP');
-    progress.startStep(
-      stepId ?? progress.firstOpenStep(progress.currentStage)?.id ?? null
-    );
-    this._host.change({ phase: this.stepStartPhase() });
+  /** The planner gave the current step up: the user is told why; returns what the step records. */
+  private _giveUp(response: PlanningResponse): RunOp[] {
+    const { warning, ops } = stepGivenUp(this._host.state, response);
+    this._boundaries.warn(warning, 'planner');
+    return ops;
   }
 
   /** `workflow_update.nextStageId`: leave the current step and stage for another stage. */
@@ -513,9 +402,9 @@ export class RunPhases {
     if (stageId === progress.currentStageId || !progress.findStage(stageId)) {
       return false;
     }
-    await this._completeStep(`left for stage ${stageId}`, {
-      stageId,
-      stepId: null
+    await this._completeStep({
+      note: `left for stage ${stageId}`,
+      target: { stageId, stepId: null }
     });
     return true;
   }
@@ -538,49 +427,34 @@ export class RunPhases {
   /** Leaves a consistent, saved, resumable state: the current step is planned again on resume. */
   async settle(finished: IRunFinished): Promise<IRunFinished> {
     const host = this._host;
-    const { state, control } = host;
+    const { control } = host;
     const leaving = control.leavingNotebook;
     if (leaving) {
       host.driver.holdSaves(true);
     } else {
       await this._boundaries.closeThinking();
     }
-    if (state.behavior) {
-      this.closeInterruptedBehavior(
-        finished.reason === 'stopped' ? 'stopped' : 'interrupted'
-      );
-    }
-    host.change({
-      phase: state.phase === 'done' ? 'done' : 'plan',
-      retry: null,
-      error: null
-    });
     control.clearPause();
-    if (state.fsm.can('CANCEL')) {
-      state.fsm.dispatch('CANCEL');
-    }
-    if (!leaving) {
-      await this._boundaries.saveState();
-    }
+    await this._dispatch(
+      'phases.settled',
+      settled(host.state, finished.reason, host.now()),
+      leaving ? {} : { save: 'now' }
+    );
     return finished;
   }
 
   async fail(error: IRunError): Promise<IRunFinished> {
-    const host = this._host;
     await this._boundaries.closeThinking();
-    host.change({ error });
-    if (host.state.fsm.can('FAIL')) {
-      host.state.fsm.dispatch('FAIL');
-    }
-    host.signals.error({ ...error });
-    await this._boundaries.saveState();
+    await this._dispatch('phases.failed', failed(error));
+    this._host.signals.error({ ...error });
+    await this._dispatch('phases.failed', [], { save: 'now' });
     return { reason: 'error', message: error.message, text: error.text };
   }
 
   async complete(): Promise<IRunFinished> {
     await this._boundaries.closeThinking();
     const outcome = await this._outputs.atEnd();
-    await this._boundaries.saveState();
+    await this._dispatch('phases.completed', [], { save: 'now' });
     const problems = outcomeProblems(outcome.givenUp, outcome.deliverables);
     return {
       reason: 'completed',
@@ -591,10 +465,16 @@ export class RunPhases {
     };
   }
 
+  private _dispatch(
+    origin: string,
+    ops: RunOp[],
+    options: { show?: boolean; save?: 'checkpoint' | 'now' } = {}
+  ): Promise<void> {
+    return this._host.dispatch(transaction(origin, ops, options));
+  }
+
   private readonly _plans: PlanApplier;
   private readonly _requests: RunRequests;
   private readonly _outputs: RunOutputChecks;
-  private readonly _warnPlanner = (warning: IMessage) =>
-    this._boundaries.warn(warning, 'planner');
   private _behavior: BehaviorRun | null = null;
 }

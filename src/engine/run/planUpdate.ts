@@ -21,7 +21,7 @@ import {
   type WorkflowTemplate
 } from '../../protocol';
 import { type IMessage, msg } from '../messages';
-import { firstOpenStep } from '../progressState';
+import { firstOpenStep } from '../state/progressState';
 
 /** What the decisions read of the run: a snapshot, never written. */
 export interface IRunView {

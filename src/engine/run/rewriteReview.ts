@@ -10,11 +10,11 @@ import type { AnyAction } from '../actions/registry';
 import { rewritePlace } from '../actions/rewriteCell';
 import type { RewriteStatus } from '../ports/driver';
 import type { IRewriteReview } from '../types';
-import type { CellMap } from './cells';
+import type { CellMapReader } from '../state/cells';
 
 /** What the review reads of the run's notebook. */
 export interface IReviewNotebook {
-  cells: Pick<CellMap, 'resolve' | 'created'>;
+  cells: Pick<CellMapReader, 'resolve' | 'created'>;
   source(cellId: string): string | null;
   status(cellId: string): RewriteStatus;
 }

@@ -1,38 +1,41 @@
 /**
- * The run's notebook: the notebook port, the cell map (`store_id`, `lastAddedCellId`, the thinking and
- * title cells) and the rewind journal. Every cell the run writes goes through here, so the cell map and
- * the journal see every write (docs/architecture.md#rewind).
+ * The run's notebook: the notebook port, and what the run's writes change of the cell map
+ * (`store_id`, `lastAddedCellId`, the thinking and title cells) and the rewind journal. Every cell the
+ * run writes goes through here, so the cell map and the journal see every write, as transactions
+ * (docs/architecture.md#rewind).
  */
-import type { CellMap, IOpenThinking } from './cells';
+import { closedThinkingSource, liveThinkingTitle } from '../actions/thinking';
 import type {
   ICellProvenance,
   INotebookDriver,
   RewriteResult
 } from '../ports/driver';
 import type { INewCell, IRunControl } from '../actions/registry';
-import type { RewindLog } from '../rewind';
+import type { CellMapReader } from '../state/cells';
+import type { RewindReader } from '../state/rewind';
+import {
+  type IRunTransaction,
+  op,
+  type RunOp,
+  transaction
+} from '../state/transaction';
 import type { ICellAdded } from '../types';
 
 /**
- * The closed form of a thinking cell: one "💭 Thought for N s" line, with the thinking text (if any)
- * folded under it, so no finished notebook keeps a live "is thinking…" title.
+ * Before the run overwrites a cell it made before the latest checkpoint, the journal keeps the source
+ * it had (`source()`, read only when it is needed); nothing for a cell made since.
  */
-export function closedThinkingSource(
-  thinking: IOpenThinking,
-  seconds: number | null
-): string {
-  const who = thinking.agentName ? `${thinking.agentName} thought` : 'Thought';
-  const line = `💭 ${who}${seconds === null ? '' : ` for ${seconds} s`}`;
-  return thinking.body
-    ? `<details><summary>${line}</summary>\n\n${thinking.body}\n\n</details>`
-    : line;
-}
-
-/** The live title of a thinking cell. */
-export function liveThinkingTitle(
-  agentName: string | null | undefined
-): string {
-  return agentName ? `🤔 ${agentName} is thinking…` : '🤔 Thinking…';
+export function sourceKept(
+  state: { cells: CellMapReader; rewind: RewindReader },
+  cellId: string,
+  source: () => string | null
+): RunOp[] {
+  const latest = state.rewind.latest;
+  if (!latest || state.cells.createdSince(latest.cells).includes(cellId)) {
+    return [];
+  }
+  const earlier = source();
+  return earlier === null ? [] : [op.journal('rewriting', cellId, earlier)];
 }
 
 export class RunNotebook {
@@ -42,12 +45,13 @@ export class RunNotebook {
     this._journal = options.journal;
     this._now = options.now;
     this._cellAdded = options.cellAdded;
+    this._dispatch = options.dispatch;
   }
 
   /** The notebook port itself: reads, execution, the kernel, saves. */
   readonly driver: INotebookDriver;
   /** Which cell a name means; the run's own cells. */
-  readonly cells: CellMap;
+  readonly cells: CellMapReader;
 
   /** What an action's handler writes to the notebook (`IActionContext.run`), as `provenance`. */
   writerFor(
@@ -85,7 +89,9 @@ export class RunNotebook {
       metadata: cell.metadata,
       ...(cell.after ? { after: cell.after } : {})
     });
-    this.cells.cellAdded(cellId, cell.kind, cell.storeId, cell.role);
+    this._change('notebook.cellAdded', [
+      op.cells('cellAdded', cellId, cell.kind, cell.storeId, cell.role)
+    ]);
     this._cellAdded({
       cellId,
       kind: cell.kind,
@@ -102,7 +108,7 @@ export class RunNotebook {
     metadata?: Record<string, unknown>
   ): Promise<boolean> {
     if (source !== null) {
-      this._remember(cellId);
+      this._change('notebook.rewriting', this._sourceKept(cellId));
     }
     return this.driver.updateCell(cellId, source, metadata);
   }
@@ -115,7 +121,15 @@ export class RunNotebook {
       at: this._now()
     });
     if (result.status === 'rewritten') {
-      this._remember(cellId, result.previous);
+      const { previous } = result;
+      this._change(
+        'notebook.rewritten',
+        sourceKept(
+          { cells: this.cells, rewind: this._journal },
+          cellId,
+          () => previous
+        )
+      );
     }
     return result;
   }
@@ -123,12 +137,12 @@ export class RunNotebook {
   /** `update_title`: the run's title cell, made or rewritten, and the notebook's title metadata. */
   async setTitle(title: string, provenance: ICellProvenance): Promise<string> {
     const titleCellId = this.cells.titleCellId;
-    if (titleCellId !== null) {
-      this._remember(titleCellId);
-    }
-    this._journal.retitling(this.driver.notebookTitle());
+    this._change('notebook.retitling', [
+      ...(titleCellId !== null ? this._sourceKept(titleCellId) : []),
+      op.journal('retitling', this.driver.notebookTitle())
+    ]);
     const cellId = await this.driver.setTitle(title, provenance, titleCellId);
-    this.cells.titleCellId = cellId;
+    this._change('notebook.titled', [op.cells('setTitleCell', cellId)]);
     return cellId;
   }
 
@@ -153,11 +167,13 @@ export class RunNotebook {
       },
       provenance
     );
-    this.cells.openThinking = {
-      ...thinking,
-      cellId,
-      startedAt: this._now().toISOString()
-    };
+    this._change('notebook.thinkingOpened', [
+      op.cells('setOpenThinking', {
+        ...thinking,
+        cellId,
+        startedAt: this._now().toISOString()
+      })
+    ]);
     return cellId;
   }
 
@@ -167,7 +183,9 @@ export class RunNotebook {
     if (!thinking) {
       return;
     }
-    this.cells.openThinking = null;
+    this._change('notebook.thinkingClosed', [
+      op.cells('setOpenThinking', null)
+    ]);
     const started = thinking.startedAt ? Date.parse(thinking.startedAt) : NaN;
     const seconds = Number.isNaN(started)
       ? null
@@ -203,22 +221,22 @@ export class RunNotebook {
     );
   }
 
-  /**
-   * Before the run overwrites a cell it made before the latest checkpoint, its source (`previous`, else
-   * the cell's now) is journaled.
-   */
-  private _remember(cellId: string, previous?: string): void {
-    const latest = this._journal.latest;
-    if (!latest || this.cells.createdSince(latest.cells).includes(cellId)) {
-      return;
-    }
-    const source = previous ?? this.driver.cellSource(cellId);
-    if (source !== null) {
-      this._journal.rewriting(cellId, source);
+  private _sourceKept(cellId: string): RunOp[] {
+    return sourceKept(
+      { cells: this.cells, rewind: this._journal },
+      cellId,
+      () => this.driver.cellSource(cellId)
+    );
+  }
+
+  private _change(origin: string, ops: RunOp[]): void {
+    if (ops.length > 0) {
+      void this._dispatch(transaction(origin, ops));
     }
   }
 
-  private readonly _journal: RewindLog;
+  private readonly _journal: RewindReader;
+  private readonly _dispatch: (transaction: IRunTransaction) => Promise<void>;
   private readonly _now: () => Date;
   private readonly _cellAdded: (event: ICellAdded) => void;
 }
@@ -226,9 +244,11 @@ export class RunNotebook {
 export namespace RunNotebook {
   export interface IOptions {
     driver: INotebookDriver;
-    cells: CellMap;
+    cells: CellMapReader;
     /** The run's rewind log, where rewritten sources and titles are kept. */
-    journal: RewindLog;
+    journal: RewindReader;
+    /** How the cell map and the journal change: the runner applies the transaction. */
+    dispatch: (transaction: IRunTransaction) => Promise<void>;
     now: () => Date;
     /** Told of every cell the run adds (the runner's `cellAdded` signal). */
     cellAdded: (event: ICellAdded) => void;

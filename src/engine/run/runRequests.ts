@@ -1,7 +1,8 @@
 /**
  * The run's side of the request bodies (`requests.ts` builds them): what the builders read of the run,
  * the summaries the context filter asks the kernel for, what the builders report, and the failed
- * request kept for `retry()`. The run's fields change through the runner (`IRunHost.change`).
+ * request kept for `retry()`. What they consume of the run (the kept request, the context filter) goes
+ * back through the runner as a transaction.
  */
 import type {
   GeneratingRequestInput,
@@ -10,8 +11,9 @@ import type {
 import { msg } from '../messages';
 import type { INotebookSummary } from '../ports/driver';
 import { errorMessage } from '../actions/registry';
+import { op, transaction } from '../state/transaction';
 import { redactedPatterns, redactionTest } from '../variables';
-import { checksToSend } from '../contracts';
+import { checksToSend } from '../state/contracts';
 import type { RunBoundaries } from './boundaries';
 import { contractsLocation } from './outputChecks';
 import type { IRunHost } from './host';
@@ -19,7 +21,7 @@ import type { IRunHost } from './host';
 /** What the run's side of the requests uses of the runner. */
 export type IRequestsHost = Pick<
   IRunHost,
-  'state' | 'change' | 'control' | 'driver' | 'settings' | 'client'
+  'state' | 'dispatch' | 'control' | 'driver' | 'settings' | 'client'
 >;
 import {
   generatingBody,
@@ -46,7 +48,9 @@ export class RunRequests {
     if (!retry || retry.endpoint !== endpoint) {
       return null;
     }
-    this._host.change({ retry: null });
+    void this._host.dispatch(
+      transaction('requests.retryTaken', [op.set({ retry: null })])
+    );
     return retry.body;
   }
 
@@ -100,7 +104,9 @@ export class RunRequests {
     // Read before anything below adds an effect: those reach the planner with the next request.
     const inputs = this._requestInputs(notebook);
     const filter = host.state.filter;
-    host.change({ filter: null });
+    await host.dispatch(
+      transaction('requests.filterTaken', [op.set({ filter: null })])
+    );
     const { ask, refused } = summariesToCompute(
       filter,
       host.settings().interactive

@@ -1,13 +1,12 @@
 /**
- * `WorkflowRunner` (docs/protocol.md#the-loop): the run's public API and signals, and the one writer
- * of its state. The phases are in `phases`, one behavior's stream in `behavior`, the notebook the run
- * writes in `runNotebook`, rewind in `rewindRun`; each reads the state and changes it through here.
+ * `WorkflowRunner` (docs/protocol.md#the-loop): the run's public API and signals, and the one place
+ * the run state changes: each transaction the parts of the loop dispatch is applied, recorded, told
+ * and saved here (`_dispatch`). The phases are in `phases`, one behavior's stream in `behavior`, the
+ * notebook the run writes in `runNotebook`, rewind in `rewindRun`.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 import type { WorkflowTemplate } from '../../protocol';
 import { registerBuiltinActions } from '../actions/builtins';
-import type { IEffectsState } from '../effects';
-import type { IFsmTransition, WorkflowStateMachine } from '../fsm';
 import { type IMessage, msg, refusal, say } from '../messages';
 import type { INotebookDriver } from '../ports/driver';
 import {
@@ -16,14 +15,26 @@ import {
   errorText,
   IDisposableLike
 } from '../actions/registry';
+import { planRewind } from '../rewind/plan';
+import {
+  checkpoint,
+  needsStepCheckpoint,
+  plannerMemory
+} from '../rewind/rollback';
+import { isSavedRunState } from '../saved/savedRun';
+import type { IRunSettings } from '../settings';
+import { composeSnapshot } from '../snapshot';
+import type { IEffectsState } from '../state/effects';
+import type { IFsmTransition } from '../state/fsm';
+import type { IRecordedTransaction } from '../state/record';
 import type {
   IRewindOptions,
   IRewindPlan,
   IRewindRecord,
   RewindTarget
-} from '../rewind';
-import type { IRunSettings } from '../settings';
-import { composeSnapshot } from '../snapshot';
+} from '../state/rewind';
+import { type ISavedRunState, RunState } from '../state/runState';
+import { type IRunTransaction, op, transaction } from '../state/transaction';
 import { RunTrace } from '../trace';
 import type {
   IActionApplied,
@@ -41,19 +52,14 @@ import type {
   IWorkflowRunner
 } from '../types';
 import { RunBoundaries } from './boundaries';
+import { TransactionDispatcher } from './dispatcher';
 import type { IRunHost } from './host';
 import { RunPhases } from './phases';
-import {
-  applyRewind,
-  checkpointStepStart,
-  type IRewindHost,
-  planRewind
-} from './rewindRun';
+import { applyRewind } from './rewindRun';
 import { RunControl, RunStopped } from './runControl';
 import { RunNotebook } from './runNotebook';
-import { isSavedRunState } from '../savedRun';
-import { runOutcome } from '../contracts';
-import { type RunChanges, RunState } from './runState';
+import { retried, runBegun, savedRunResumed } from './stepChanges';
+import { runOutcome } from '../state/contracts';
 
 const USER_PAUSE: IPauseReason = {
   kind: 'user',
@@ -100,16 +106,22 @@ export class WorkflowRunner implements IWorkflowRunner {
       maxHistoryItems: () => this._settings().maxHistoryItems
     });
     this._trace.variableTypes = () => this._state.kernelVariableTypes;
-    const host = this._host();
-    this._boundaries = new RunBoundaries(host, () =>
-      this._phases.keepCounters()
-    );
-    this._phases = new RunPhases(host, this._boundaries);
-    this._rewindHost = {
-      ...host,
-      saveState: () => this._boundaries.saveState()
-    };
-    this._state.fsm.changed.connect(this._onTransition, this);
+    this._writer = new TransactionDispatcher({
+      state: this._state,
+      driver: this._driver,
+      client: this._client,
+      settings: () => this._settings(),
+      behavior: () => this._phases.behavior,
+      signals: {
+        transition: transition => this._stateChanged.emit(transition),
+        effects: effects => this._effectsChanged.emit(effects),
+        progress: () => this._emitProgress(),
+        warning: (message, source) => this._warn(message, source)
+      }
+    });
+    this._runHost = this._host();
+    this._boundaries = new RunBoundaries(this._runHost);
+    this._phases = new RunPhases(this._runHost, this._boundaries);
   }
 
   get stateChanged(): ISignal<IWorkflowRunner, IFsmTransition> {
@@ -152,6 +164,11 @@ export class WorkflowRunner implements IWorkflowRunner {
     return this._trace;
   }
 
+  /** The transactions applied in this session, oldest first (bounded). */
+  get transactions(): readonly IRecordedTransaction[] {
+    return this._writer.record;
+  }
+
   get isRunning(): boolean {
     return this._loop !== null || this._rewinding;
   }
@@ -164,7 +181,8 @@ export class WorkflowRunner implements IWorkflowRunner {
     return composeSnapshot(this._state, this._settings().maxExecutionSteps, {
       running: this.isRunning,
       rewinding: this._rewinding,
-      control: this._control
+      control: this._control,
+      buffered: this._phases.behavior?.queued.length ?? 0
     });
   }
 
@@ -180,11 +198,15 @@ export class WorkflowRunner implements IWorkflowRunner {
       this._warn(msg('savedStateReadFailed', errorMessage(error)), 'driver');
     }
     this._assertIdle();
-    this._resetRun();
+    this._control.clearPause();
     this._trace.clear();
     this._client.resetState?.();
-    this._state.begin(options, savedTemplate);
-    this._change({ phase: this._phases.stepStartPhase() });
+    void this._writer.dispatch(
+      transaction(
+        'runner.start',
+        runBegun(options, savedTemplate, this._phases.stepStartPhase())
+      )
+    );
     return this._launch();
   }
 
@@ -198,11 +220,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       return null;
     }
     this._assertIdle();
-    this._resetRun();
-    this._state.restore(saved);
-    if (saved.planner !== undefined) {
-      this._client.restoreState?.(saved.planner);
-    }
+    this._restoreSaved(saved);
     if (saved.phase === 'done' || saved.fsm.state === 'WORKFLOW_COMPLETED') {
       const finished: IRunFinished = {
         reason: 'completed',
@@ -212,14 +230,9 @@ export class WorkflowRunner implements IWorkflowRunner {
       this._finished.emit(finished);
       return finished;
     }
-    if (this._state.behavior) {
-      this._phases.closeInterruptedBehavior('interrupted');
-    }
-    const fsm = this._state.fsm;
-    fsm.dispatch('RESET');
-    fsm.dispatch('START_WORKFLOW');
-    fsm.dispatch('START_STEP');
-    this._change({ phase: 'plan' });
+    void this._writer.dispatch(
+      transaction('runner.resume', savedRunResumed(this._state, this._now()))
+    );
     return this._launch();
   }
 
@@ -271,29 +284,17 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   async retry(options: IRetryOptions = {}): Promise<IRunFinished> {
     this._assertIdle();
-    const state = this._state;
-    if (state.fsm.state !== 'ERROR') {
+    if (this._state.fsm.state !== 'ERROR') {
       throw refusal('noFailedRequest');
     }
-    if (options.variables && Object.keys(options.variables).length > 0) {
-      this._change({
-        contextVariables: { ...state.contextVariables, ...options.variables },
-        userVariables: [
-          ...new Set([
-            ...state.userVariables,
-            ...Object.keys(options.variables)
-          ])
-        ],
-        retry: null
-      });
-    }
-    this._change({ error: null, planningFailures: 0, variablesDirty: true });
-    state.fsm.dispatch('RESUME');
+    void this._writer.dispatch(
+      transaction('runner.retry', retried(this._state, options.variables))
+    );
     return this._launch();
   }
 
   captureRunState(): unknown | null {
-    return this.isRunning ? this._boundaries.captureState() : null;
+    return this.isRunning ? this._writer.capture() : null;
   }
 
   async rewindPlan(target: RewindTarget): Promise<IRewindPlan | null> {
@@ -354,7 +355,7 @@ export class WorkflowRunner implements IWorkflowRunner {
       if (!plan) {
         throw refusal('rewindPointGone');
       }
-      record = await applyRewind(this._rewindHost, plan, options, signal);
+      record = await applyRewind(this._runHost, plan, options, signal);
     } catch (error) {
       // A paused loop was stopped for nothing: the run ends there.
       this._endRewind();
@@ -384,9 +385,11 @@ export class WorkflowRunner implements IWorkflowRunner {
 
   forgetRun(): void {
     this._assertIdle();
-    this._resetRun();
+    this._control.clearPause();
     this._client.resetState?.();
-    this._emitProgress();
+    void this._writer.dispatch(
+      transaction('runner.forget', [op.reset()], { show: true })
+    );
   }
 
   /** An idle runner that never ran here takes the run saved in the notebook; false when there is none. */
@@ -403,12 +406,19 @@ export class WorkflowRunner implements IWorkflowRunner {
     if (this._loop || this._rewinding !== rewinding) {
       throw refusal('runAlreadyActive');
     }
-    this._resetRun();
-    this._state.restore(saved);
+    this._restoreSaved(saved);
+    return true;
+  }
+
+  /** The run saved in the notebook, in place of this one; its planner service's state too. */
+  private _restoreSaved(saved: ISavedRunState): void {
+    this._control.clearPause();
+    void this._writer.dispatch(
+      transaction('runner.restore', [op.reset(), op.restore(saved)])
+    );
     if (saved.planner !== undefined) {
       this._client.restoreState?.(saved.planner);
     }
-    return true;
   }
 
   dispose(): void {
@@ -421,7 +431,6 @@ export class WorkflowRunner implements IWorkflowRunner {
     }
     this._builtins?.dispose();
     Signal.clearData(this);
-    this._state.fsm.changed.disconnect(this._onTransition, this);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -454,7 +463,6 @@ export class WorkflowRunner implements IWorkflowRunner {
         });
       }
     }
-    this._change({ buffer: [] });
     this._loop = null;
     this._emitProgress();
     // A rewind stops the paused loop only to start another: the run has not ended.
@@ -470,7 +478,16 @@ export class WorkflowRunner implements IWorkflowRunner {
       if (this._state.phase === 'done') {
         return this._phases.complete();
       }
-      checkpointStepStart(this._rewindHost);
+      if (needsStepCheckpoint(this._state)) {
+        await this._writer.dispatch(
+          transaction('rewind.stepCheckpoint', [
+            checkpoint(this._state, 'step', {
+              planner: plannerMemory(this._client),
+              now: this._now()
+            })
+          ])
+        );
+      }
       await this._boundaries.pausePoint();
       const outcome =
         this._state.phase === 'plan'
@@ -482,9 +499,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     }
   }
 
-  /** What the parts of the loop are given: the state to read, the writer, the signals, the services. */
+  /** What the parts of the loop are given: the state to read, `dispatch`, the signals, the services. */
   private _host(): IRunHost {
     const state = this._state;
+    const dispatch = (tx: IRunTransaction) => this._writer.dispatch(tx);
     return {
       state,
       control: this._control,
@@ -496,26 +514,21 @@ export class WorkflowRunner implements IWorkflowRunner {
         cells: state.cells,
         journal: state.rewind,
         now: this._now,
-        cellAdded: event => this._cellAdded.emit(event)
+        cellAdded: event => this._cellAdded.emit(event),
+        dispatch
       }),
       registry: this._registry,
       trace: this._trace,
       signals: {
         progress: () => this._emitProgress(),
-        effects: effects => this._effectsChanged.emit(effects),
         error: error => this._errorOccurred.emit(error),
         warning: warning => this._warning.emit(warning),
         actionApplied: event => this._actionApplied.emit(event)
       },
       settings: () => this._settings(),
       now: () => this._now(),
-      change: changes => this._change(changes)
+      dispatch
     };
-  }
-
-  /** Every change of the run state's fields comes through here. */
-  private _change(changes: RunChanges): void {
-    Object.assign(this._state, changes);
   }
 
   private _warn(
@@ -529,19 +542,10 @@ export class WorkflowRunner implements IWorkflowRunner {
     this._progressChanged.emit(this.snapshot);
   }
 
-  private _onTransition(_: WorkflowStateMachine, transition: IFsmTransition) {
-    this._stateChanged.emit(transition);
-  }
-
   private _assertIdle(): void {
     if (this.isRunning) {
       throw refusal('runAlreadyActive');
     }
-  }
-
-  private _resetRun(): void {
-    this._state.reset();
-    this._control.clearPause();
   }
 
   private readonly _driver: INotebookDriver;
@@ -556,7 +560,8 @@ export class WorkflowRunner implements IWorkflowRunner {
   private readonly _control = new RunControl();
   private readonly _boundaries: RunBoundaries;
   private readonly _phases: RunPhases;
-  private readonly _rewindHost: IRewindHost;
+  private readonly _runHost: IRunHost;
+  private readonly _writer: TransactionDispatcher;
   private _loop: Promise<IRunFinished> | null = null;
   private _disposed = false;
   /** From the start of a rewind until the loop it starts (or its stop): the runner is busy. */

@@ -174,6 +174,28 @@ describe('LlmSettingsService', () => {
     });
   });
 
+  it('gives the model that answered and whether the endpoint serves the one named', async () => {
+    const { service } = server(() =>
+      json({
+        ok: false,
+        message:
+          'The endpoint at http://localhost:8080/v1 serves qwen, not gpt-4o: qwen answered',
+        model: 'qwen',
+        models: ['qwen'],
+        served: false,
+        action: 'open-llm-settings'
+      })
+    );
+    expect(await service.test({ model: 'gpt-4o' })).toEqual({
+      ok: false,
+      message:
+        'The endpoint at http://localhost:8080/v1 serves qwen, not gpt-4o: qwen answered',
+      model: 'qwen',
+      models: ['qwen'],
+      served: false
+    });
+  });
+
   it("reads the models a run may pick from the relay's config", async () => {
     const { service, seen } = server(() =>
       json({

@@ -10,6 +10,12 @@ import {
   ORIGIN_HEADER
 } from '../relayTransport';
 import { toRunSettings } from '../settings';
+import {
+  engineRequest,
+  REFLECT_RUNNING,
+  scripted
+} from '../../protocol/dialects/__tests__/bccFixtures';
+import { collect, text } from '../../protocol/dialects/__tests__/fakeTransport';
 
 // JupyterLab's browsers have it; the test environment may not (the v1 adapter saves a copy of its state).
 globalThis.structuredClone ??= <T>(value: T): T =>
@@ -87,10 +93,12 @@ function planner(
   answer: (url: string, init: RequestInit) => Promise<Response> | Response
 ) {
   const root = `http://planner-${++roots}.test`;
-  let settings: IRunSettings = { ...DEFAULT_SETTINGS, baseUrl: root };
+  // The settings as JupyterLab holds them: the run's are read from them, the dialects' too.
+  let composite: Record<string, unknown> = { baseUrl: root };
   const calls: { url: string; init: RequestInit }[] = [];
   const service = new PlannerConnection({
-    settings: () => settings,
+    settings: () => toRunSettings(composite),
+    pluginSettings: () => composite,
     notebookId: () => '数据分析.ipynb',
     fetch: async (url, init) => {
       calls.push({ url, init });
@@ -101,8 +109,8 @@ function planner(
     root,
     service,
     calls,
-    set: (changes: Partial<IRunSettings>) => {
-      settings = { ...settings, ...changes };
+    set: (changes: Record<string, unknown>) => {
+      composite = { ...composite, ...changes };
     }
   };
 }
@@ -378,5 +386,45 @@ describe('toRunSettings', () => {
       followNewCells: DEFAULT_SETTINGS.followNewCells
     });
     expect(toRunSettings({})).toEqual(DEFAULT_SETTINGS);
+  });
+});
+
+describe('PlannerConnection: the bcc dialect', () => {
+  it('sends notebook_id with /planning and /reflecting but not with /generating (§3.2), through the planner connection', async () => {
+    const sent: { path: string; body: Record<string, unknown> }[] = [];
+    const server = scripted(() => text(REFLECT_RUNNING));
+    const settings: IRunSettings = {
+      ...DEFAULT_SETTINGS,
+      baseUrl: 'http://bcc.test',
+      transport: 'browser'
+    };
+    const service = new PlannerConnection({
+      settings: () => settings,
+      pluginSettings: () => ({ protocol: 'bcc' }),
+      notebookId: () => 'sales.ipynb',
+      fetch: async (url, init) => {
+        const path = String(url).replace('http://bcc.test/', '');
+        const body = JSON.parse(String(init?.body)) as Record<string, unknown>;
+        sent.push({ path, body });
+        return server.send({ method: 'POST', path, body });
+      }
+    });
+    jest.spyOn(console, 'debug').mockImplementation(() => undefined);
+    await service.planning(engineRequest(null, null));
+    await collect(
+      service.generating(engineRequest('sales_data_check', 'load_sales'))
+    );
+    await service.planning(
+      engineRequest('sales_data_check', 'load_sales', true)
+    );
+    const ids = sent.map(s => [s.path, s.body.notebook_id]);
+    expect(ids).toEqual([
+      ['planning', 'sales.ipynb'],
+      ['planning', 'sales.ipynb'],
+      ['planning', 'sales.ipynb'],
+      ['generating', undefined],
+      ['reflecting', 'sales.ipynb'],
+      ['planning', 'sales.ipynb']
+    ]);
   });
 });

@@ -119,12 +119,13 @@ describe('the startup code', () => {
     expect(modules).toContain('ui/components/SidebarView.tsx');
   });
 
-  it('leaves the runtime, the trace store, the run view and the Test connection button to chunks loaded on first use', () => {
+  it("leaves the runtime, the trace store, the run view, the Test connection button and the LLM planner's first-run question to chunks loaded on first use", () => {
     for (const lazy of [
       'lab/runtime.ts',
       'lab/traceStore.ts',
       'ui/components/RunView.tsx',
-      'ui/settingsTestButton.tsx'
+      'ui/settingsTestButton.tsx',
+      'ui/llmApprovalQuestion.ts'
     ]) {
       expect(modules).not.toContain(lazy);
     }

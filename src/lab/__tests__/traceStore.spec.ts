@@ -1,7 +1,7 @@
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
 import { ActionRegistry } from '../../engine/actions/registry';
-import type { IRewindRecord } from '../../engine/rewind';
+import type { IRewindRecord } from '../../engine/state/rewind';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
 import { RunTrace } from '../../engine/trace';
 import { LazyRun } from '../lazy';

@@ -51,6 +51,11 @@ export interface ICommandsOptions {
   usesBuiltinPlanner?: () => Promise<boolean>;
   /** Where the Run dialog remembers the last task, data files and target column. */
   runDialogMemory?: IRunDialogMemoryStore | null;
+  /**
+   * After the Run dialog: the LLM planner's first run asks whether its code may run without approval
+   * (`approvalPolicy.ts`); false when the user closed the question, and the run does not start.
+   */
+  confirmLlmRun?: () => Promise<boolean>;
 }
 
 /** A notebook with its runner and run model: what a command acts on. */

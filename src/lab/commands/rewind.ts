@@ -5,7 +5,7 @@
  */
 import { Notification } from '@jupyterlab/apputils';
 import { redoIcon, undoIcon } from '@jupyterlab/ui-components';
-import type { RewindTarget } from '../../engine/rewind';
+import type { RewindTarget } from '../../engine/state/rewind';
 import { stepKey } from '../../engine/rewindView';
 import type { IWorkflowRunner } from '../../engine/types';
 import { CommandIDs } from '../../tokens';

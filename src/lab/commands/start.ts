@@ -188,6 +188,12 @@ function addRunCommand(context: CommandContext): void {
         try {
           if (!options) {
             options = await askStartOptions(context, target);
+            if (
+              options &&
+              !(await (context.options.confirmLlmRun?.() ?? true))
+            ) {
+              options = null;
+            }
             // Checked here, not in the dialog: a planner that does not answer gets its own dialog, with
             // what to do about it, and the panel says so too.
             if (options && !target.runner.isRunning) {

@@ -29,7 +29,7 @@ import {
   parseJson,
   unquotedBody
 } from '../dialects/common';
-import { detectDialect } from '../dialects/probe';
+import { detectDialect } from '../dialects/detect';
 import { V1Adapter } from '../dialects/v1/adapter';
 import {
   describeData,

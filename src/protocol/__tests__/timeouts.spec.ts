@@ -23,7 +23,7 @@ const request: IPlannerRequest = {
 };
 
 describe('withTimeouts', () => {
-  it('times the wait for a chunk only while the reader waits for one, as the seed client does', async () => {
+  it('times the wait for a chunk only while the reader waits for one, as the dslc adapter does', async () => {
     // The second chunk arrives 120 ms after the first, while the reader is busy for 200 ms.
     const body = new ReadableStream<Uint8Array>({
       start(controller) {

@@ -1,6 +1,7 @@
 /**
- * What the dialect adapters share: the service surface they implement, HTTP error mapping, and reading
- * an answer's body (line by line through `readLines` of `actionStream.ts`; docs/dialects.md).
+ * What the dialect adapters share: their per-call options, HTTP error mapping, and reading an answer's
+ * body (line by line through `readLines` of `actionStream.ts`; docs/dialects.md). The plug-in contract
+ * they implement is in `dialect.ts`.
  */
 import { excerpt, PlannerError } from '../errors';
 import {
@@ -20,22 +21,13 @@ import {
   type ProtocolText,
   say
 } from '../messages';
-import type {
-  GeneratingRequestInput,
-  INotebookSummary,
-  ObservationInput,
-  PlanningRequestInput,
-  PlanningResponse
-} from '../schemas';
+import type { INotebookSummary } from '../schemas';
 import type { IPlannerTransport } from '../transport';
 
-export const DIALECTS = ['dslc', 'bcc', 'v1'] as const;
-export type Dialect = (typeof DIALECTS)[number];
-
-/** What a planner service warns about during a request, in English and as a message id. */
+/** What an adapter warns about during a request, in English and as a message id. */
 export type PlannerWarning = (warning: IMessageText<ProtocolMessageId>) => void;
 
-/** Per-call options of a `/generating` request of the engine's planner service. */
+/** Per-call options of an adapter's `/generating` request. */
 export interface IGeneratingOptions {
   signal?: AbortSignal;
   /** The notebook now, for a dialect whose requests describe more of it than the observation does. */
@@ -45,26 +37,6 @@ export interface IGeneratingOptions {
 /** Per-call options of a `/planning` request: also its own warning channel for this request. */
 export interface IPlanningOptions extends IGeneratingOptions {
   onWarning?: PlannerWarning;
-}
-
-/** The planner service the engine drives, with the optional members a dialect adapter adds. */
-export interface IDialectPlannerService {
-  readonly dialect?: string | null;
-  planning(
-    request: PlanningRequestInput,
-    options?: IPlanningOptions
-  ): Promise<PlanningResponse>;
-  generating(
-    request: GeneratingRequestInput,
-    options?: IGeneratingOptions
-  ): AsyncIterable<GeneratingEvent>;
-  /** What the adapter must remember across a reload (saved with the run). */
-  saveState?(): unknown;
-  restoreState?(saved: unknown): void;
-  /** A new run starts. */
-  resetState?(): void;
-  /** The length of the body sent for `request` when it is not the request itself (engine `sentSize`). */
-  sentSize?(request: { observation: ObservationInput }): number | null;
 }
 
 /** Informational lines (the choices an adapter makes); never sent to the planner. */

@@ -1,375 +1,238 @@
 /**
- * Which dialect a planner speaks (docs/dialects.md#choosing), and the service the engine
- * drives whatever the answer: a façade that picks the `dslc`, `bcc` or `v1` adapter once per run and
- * hands it out (`adapter()`), so that a behavior's events go from the adapter to the engine with
- * nothing in between.
+ * Which dialect a planner speaks (docs/dialects.md#choosing): the registry's probes, sent with the
+ * run's first request. `selector.ts` runs them once per run and keeps the adapter they point to.
+ *
+ * The order comes from the registry: the `/planning` probe carries the seed dialect's body with what
+ * each other dialect adds to it (the superset); a strict server's 422 gets each other dialect's own
+ * body, then the seed's; a 2xx answer is claimed by the first other dialect that recognises it, else
+ * by the seed; when `/planning` is missing, each dialect's own routes are probed.
  */
-import type { GeneratingEvent } from '../actionStream';
-import { ITimeouts, withTimeouts } from '../exchange';
-import { isRecord } from '../fields';
-import type {
-  GeneratingRequestInput,
-  ObservationInput,
-  PlanningRequestInput,
-  PlanningResponse
-} from '../schemas';
-import type { IPlannerTransport } from '../transport';
-import { BccAdapter } from './bcc/adapter';
-import type { IBccOptions } from './bcc/plan';
+import { PlannerError } from '../errors';
 import {
-  Dialect,
-  DialectLog,
-  DIALECTS,
-  IDialectPlannerService,
-  IGeneratingOptions,
-  IPlanningOptions,
-  isRouteMissingError
-} from './common';
-import { detectDialect, IProbeTiming } from './probe';
-import { V1Adapter } from './v1/adapter';
-import type { IV1Options } from './v1/state';
+  defaultSleep,
+  ERROR_BODY,
+  Exchange,
+  PLANNING_BODY,
+  SleepLike,
+  withRetries
+} from '../exchange';
+import type { JsonObject } from '../fields';
+import { say } from '../messages';
+import type { INotebookSummary, PlanningRequestInput } from '../schemas';
+import type { IPlannerTransport } from '../transport';
+import { PlannerWarning, send } from './common';
+import type { IDialect, IProbeContext, ProbeClaim } from './dialect';
+import { type DialectName, DIALECTS } from './registry';
 
-export type ProtocolSetting = 'auto' | Dialect;
-
-/** Drops a trailing `/`, then a trailing `/v1` (a hint that the server speaks v1). */
-export function normalizePlannerBaseUrl(url: string): {
-  root: string;
-  v1Hint: boolean;
-} {
-  const trimmed = url.trim().replace(/\/+$/, '');
-  const v1Hint = /\/v1$/i.test(trimmed);
-  return { root: v1Hint ? trimmed.slice(0, -3) : trimmed, v1Hint };
+/** What detection found: the dialect, the probes it sent, and the claim on the `/planning` answer. */
+export interface IDetection {
+  dialect: DialectName;
+  probes: string[];
+  /** Set when the `/planning` probe's answer is the dialect's: its first answer, or the raw answer. */
+  claim?: ProbeClaim;
 }
 
-/** How the dialect of a run was chosen. */
-export type DialectChoice = 'fixed' | 'cached' | 'detected' | 'restored';
-
-export interface IPlannerServiceOptions {
-  protocol: ProtocolSetting;
+/** What detection is given: the run's first request and how to send it. */
+export interface IDetectOptions {
   transport: IPlannerTransport;
-  /**
-   * The dslc adapter, or how to get the current one (the planner connection builds a new one when a
-   * timeout or the notebook id changes).
-   */
-  dslc: IDialectPlannerService | (() => IDialectPlannerService);
-  /** The configured planner URL, for the `/v1` hint; default: the transport's root. */
-  baseUrl?: string;
-  v1?: Omit<IV1Options, 'transport'>;
-  bcc?: Omit<IBccOptions, 'transport'>;
-  /** `{root → dialect}`; shared by every service of the page unless given. */
-  cache?: Map<string, Dialect>;
-  log?: DialectLog;
-  /** Told once per run which dialect the run speaks, how it was chosen, and the probes sent. */
-  onDialect?: (dialect: Dialect, how: DialectChoice, detail: string) => void;
-  /** The first-byte timeout and retries of the `/planning` probe (none when absent), read per probe. */
-  probeTiming?: IProbeTiming | (() => IProbeTiming);
-  /** The timeouts of the v1 and bcc adapters' requests (none when absent), read per request. */
-  timeouts?: () => ITimeouts;
+  request: PlanningRequestInput;
+  /** The notebook the engine described beside the request. */
+  notebook?: INotebookSummary;
+  /** Sent in a dialect's own body where it carries one (bcc). */
+  notebookId?: string;
+  /** The dialect the configured URL names (`normalizePlannerBaseUrl`): only its routes are probed. */
+  hint?: DialectName | null;
+  signal?: AbortSignal;
+  /** The `/planning` probe is the run's first planning request: it gets the same timeout and retries. */
+  timing?: IProbeTiming;
+  onWarning?: PlannerWarning;
+  /** The dialects to tell apart; default: the registry's. */
+  dialects?: readonly IDialect<DialectName>[];
 }
 
-const sharedCache = new Map<string, Dialect>();
+/** How long the `/planning` probe may wait for its answer, and how often a silent one is retried. */
+export interface IProbeTiming {
+  firstByteTimeoutMs: number;
+  retries: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  sleep?: SleepLike;
+}
 
-function isDialect(value: unknown): value is Dialect {
-  return (DIALECTS as readonly unknown[]).includes(value);
+/** The registry's dialects with the seed dialect (the first) last: the order claims and bodies are tried in. */
+function seedLast<T>(dialects: readonly T[]): T[] {
+  return [...dialects.slice(1), ...dialects.slice(0, 1)];
 }
 
 /**
- * The service the engine drives: the dialect is fixed by the setting or detected on the run's first
- * request, reported through `onDialect`, and kept for the run. A route-missing answer re-runs
- * detection once before the request fails.
+ * The seed dialect's own body with what each other dialect adds beside it (the bcc sibling
+ * `state`), so that any of their servers can answer it.
  */
-/** `url` without its user info, query and fragment (a URL that cannot be parsed stays as it is). */
-function withoutCredentials(url: string): string {
+export function supersetProbeBody(
+  request: PlanningRequestInput,
+  notebook?: INotebookSummary,
+  dialects: readonly IDialect<DialectName>[] = DIALECTS
+): JsonObject {
+  const context: IProbeContext = {
+    transport: NO_TRANSPORT,
+    request,
+    notebook
+  };
+  const [seed, ...others] = dialects;
+  return Object.assign(
+    seed.probe.ownBody?.build(context) ?? { ...request },
+    ...others.map(dialect => dialect.probe.supersetFields?.(context) ?? {})
+  );
+}
+
+/** Building a body sends nothing. */
+const NO_TRANSPORT: IPlannerTransport = {
+  label: '',
+  urlOf: path => path,
+  send: () => Promise.reject(new Error('a probe body is built, not sent'))
+};
+
+/** Runs the probes; rejects with a message listing each probe when nothing answers like a dialect. */
+export async function detectDialect(
+  options: IDetectOptions
+): Promise<IDetection> {
+  const dialects = options.dialects ?? DIALECTS;
+  const probes: string[] = [];
+  const hinted = options.hint
+    ? dialects.filter(dialect => dialect.name === options.hint)
+    : null;
+  const found = hinted ? null : await probePlanning(options, dialects, probes);
+  return found ?? probeRoutes(options, hinted ?? dialects, probes);
+}
+
+/** The `/planning` probe: a dialect, or null when the route is missing (404, 405: routes come next). */
+async function probePlanning(
+  options: IDetectOptions,
+  dialects: readonly IDialect<DialectName>[],
+  probes: string[]
+): Promise<IDetection | null> {
+  const { transport, signal } = options;
+  const url = transport.urlOf('planning');
+  const context: IProbeContext = { ...options, transport };
+  const attempt = async (label: string, body: JsonObject) => {
+    const answer = await withRetries(
+      () => probeOnce(options, url, body),
+      {
+        retries: options.timing?.retries ?? 0,
+        baseDelayMs: options.timing?.baseDelayMs ?? 1000,
+        maxDelayMs: options.timing?.maxDelayMs ?? 60_000,
+        sleep: options.timing?.sleep ?? defaultSleep
+      },
+      {
+        request: `POST ${url}`,
+        url,
+        signal,
+        onRetry: warning => options.onWarning?.(warning)
+      }
+    );
+    probes.push(
+      `POST ${url}${label ? ` (${label})` : ''} → HTTP ${answer.response.status}`
+    );
+    return answer;
+  };
+  let { response, text } = await attempt(
+    '',
+    supersetProbeBody(options.request, options.notebook, dialects)
+  );
+  // A server that validates its body strictly may refuse the superset (422): then each dialect's own
+  // body is tried once, the seed's last (docs/dialects.md#choosing).
+  for (const dialect of seedLast(dialects)) {
+    const own = dialect.probe.ownBody;
+    if (response.status !== 422) {
+      break;
+    }
+    if (own) {
+      ({ response, text } = await attempt(own.label, own.build(context)));
+    }
+  }
+  if (response.ok) {
+    const answer = { contentType: response.headers.get('Content-Type'), text };
+    for (const dialect of seedLast(dialects)) {
+      const claim = dialect.probe.claim?.(answer, {
+        url,
+        onWarning: options.onWarning
+      });
+      if (claim) {
+        return { dialect: dialect.name, probes, claim };
+      }
+    }
+    throw new PlannerError({
+      kind: 'invalid',
+      url,
+      status: response.status,
+      ...say(
+        'noDialectAnswer',
+        `POST ${url}`,
+        response.status,
+        text.slice(0, 200)
+      )
+    });
+  }
+  if (response.status !== 404 && response.status !== 405) {
+    throw new PlannerError({
+      kind: 'http',
+      url,
+      status: response.status,
+      ...say(
+        'requestFailed',
+        `POST ${url}`,
+        `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`
+      )
+    });
+  }
+  return null;
+}
+
+/** One `/planning` probe under the first-byte timeout, its body read whole. */
+async function probeOnce(
+  options: IDetectOptions,
+  url: string,
+  body: JsonObject
+): Promise<{ response: Response; text: string }> {
+  const exchange = new Exchange({
+    method: 'POST',
+    url,
+    signal: options.signal,
+    firstByteTimeoutMs: options.timing?.firstByteTimeoutMs ?? 0,
+    stallTimeoutMs: options.timing?.firstByteTimeoutMs ?? 0
+  });
   try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
-  } catch {
-    return url;
-  }
-}
-
-export class DialectPlannerService implements IDialectPlannerService {
-  constructor(private readonly _options: IPlannerServiceOptions) {
-    const { root, v1Hint } = normalizePlannerBaseUrl(
-      _options.baseUrl ?? _options.transport.urlOf('')
+    const response = await exchange.guard(
+      send(options.transport, 'POST', 'planning', body, exchange.signal)
     );
-    // Saved with the run and shown in logs: never with a `user:password@`, a query key or a fragment.
-    this._root = withoutCredentials(root);
-    this._v1Hint = v1Hint;
-    this._cache = _options.cache ?? sharedCache;
-    this._log = _options.log ?? (() => undefined);
-    const timeouts = _options.timeouts;
-    const transport = timeouts
-      ? withTimeouts(_options.transport, timeouts)
-      : _options.transport;
-    this._transport = transport;
-    this._v1 = new V1Adapter({
-      ..._options.v1,
-      log: _options.v1?.log ?? this._log,
-      transport
-    });
-    this._bcc = new BccAdapter({
-      ..._options.bcc,
-      log: _options.bcc?.log ?? this._log,
-      transport
-    });
-  }
-
-  /** The dialect of the run, or null before it is known. */
-  get dialect(): Dialect | null {
-    return this._dialect;
-  }
-
-  /**
-   * Detection is due (`auto`, nothing known for this root): it sends the run's first real request as a
-   * `/planning` probe, whose answer belongs to a planning request, so the run asks for one first. A
-   * new `v1` run asks for one too: its answer installs the server's entry step (docs/dialects.md#v1-loop).
-   */
-  get needsPlanningFirst(): boolean {
-    const protocol = this._options.protocol;
-    const known =
-      this._dialect ??
-      (protocol === 'auto' ? this._cache.get(this._root) : protocol) ??
-      null;
-    if (known === null) {
-      return true;
-    }
-    // A new v1 run starts at the server's entry step, which a planning answer installs.
-    return known === 'v1' && this._v1.needsPlanningFirst;
-  }
-
-  async planning(
-    request: PlanningRequestInput,
-    options: IPlanningOptions = {}
-  ): Promise<PlanningResponse> {
-    const first = await this._choose(request, options);
-    if (first) {
-      return first;
-    }
-    try {
-      const answer = await this._service().planning(request, options);
-      this._confirmed = true;
-      return answer;
-    } catch (error) {
-      if (!this._redetect(error)) {
-        throw error;
-      }
-      return (
-        (await this._choose(request, options)) ??
-        this._service().planning(request, options)
-      );
-    }
-  }
-
-  /**
-   * The adapter of the run's dialect once it is chosen and to be trusted (set in the settings, or
-   * confirmed by an answer), else null. A fixed or cached dialect is chosen here without a request;
-   * a cached or restored one is confirmed by the run's first answer, since a missing route may still
-   * send it back to detection.
-   */
-  adapter(): IDialectPlannerService | null {
-    if (!this._dialect) {
-      this._chooseKnown();
-    }
-    return this._dialect && this._confirmed ? this._service() : null;
-  }
-
-  /** The chosen adapter's own stream; before a choice is trusted, detection first (`adapter()`). */
-  generating(
-    request: GeneratingRequestInput,
-    options: IGeneratingOptions = {}
-  ): AsyncIterable<GeneratingEvent> {
-    const adapter = this.adapter();
-    return adapter
-      ? adapter.generating(request, options)
-      : this._generatingFirst(request, options);
-  }
-
-  /** The run's first stream before its dialect is trusted: a missing route re-runs detection once. */
-  private async *_generatingFirst(
-    request: GeneratingRequestInput,
-    options: IGeneratingOptions
-  ): AsyncGenerator<GeneratingEvent, void, undefined> {
-    const asPlanning: PlanningRequestInput = {
-      observation: request.observation
-    };
-    await this._choose(asPlanning, options);
-    let yielded = false;
-    try {
-      for await (const event of this._service().generating(request, options)) {
-        yielded = true;
-        this._confirmed = true;
-        yield event;
-      }
-    } catch (error) {
-      if (yielded || !this._redetect(error)) {
-        throw error;
-      }
-      await this._choose(asPlanning, options);
-      yield* this._service().generating(request, options);
-    }
-    this._confirmed = true;
-  }
-
-  sentSize(request: { observation: ObservationInput }): number | null {
-    return this._dialect ? (this._service().sentSize?.(request) ?? null) : null;
-  }
-
-  saveState(): unknown {
     return {
-      dialect: this._dialect,
-      root: this._root,
-      adapter: this._dialect ? this._service().saveState?.() : undefined
+      response,
+      text: await exchange.text(
+        response,
+        response.ok ? PLANNING_BODY : ERROR_BODY
+      )
     };
+  } finally {
+    exchange.dispose();
   }
-
-  restoreState(saved: unknown): void {
-    this.resetState();
-    if (!isRecord(saved) || !isDialect(saved.dialect)) {
-      return;
-    }
-    if (
-      this._options.protocol !== 'auto' &&
-      saved.dialect !== this._options.protocol
-    ) {
-      return;
-    }
-    if (typeof saved.root !== 'string') {
-      // A notebook file is untrusted input: a dialect (and its queued cells) for no named planner is not taken.
-      return;
-    }
-    if (saved.root !== this._root) {
-      // The run was saved with another planner: what that one spoke says nothing about this one.
-      this._log(
-        `the run was saved with the planner at ${saved.root}, not ${this._root}: its dialect is detected again`
-      );
-      return;
-    }
-    this._set(
-      saved.dialect,
-      'restored',
-      `saved with the run for ${this._root}`
-    );
-    this._service().restoreState?.(saved.adapter);
-  }
-
-  resetState(): void {
-    this._dialect = null;
-    this._confirmed = false;
-    this._redetected = false;
-    this._v1.resetState();
-    this._bcc.resetState();
-    this._dslc().resetState?.();
-  }
-
-  // ------------------------------------------------------------------------------------------
-
-  /** Picks the dialect when none is chosen; returns the first answer when detection already got it. */
-  private async _choose(
-    request: PlanningRequestInput,
-    options: IPlanningOptions
-  ): Promise<PlanningResponse | null> {
-    if (this._dialect || this._chooseKnown()) {
-      return null;
-    }
-    const result = await detectDialect({
-      transport: this._transport,
-      request,
-      notebook: options.notebook,
-      bcc: this._options.bcc,
-      v1Hint: this._v1Hint,
-      signal: options.signal,
-      timing:
-        typeof this._options.probeTiming === 'function'
-          ? this._options.probeTiming()
-          : this._options.probeTiming,
-      onWarning: options.onWarning
-    });
-    this._cache.set(this._root, result.dialect);
-    this._set(result.dialect, 'detected', result.probes.join('; '));
-    if (result.dialect === 'dslc') {
-      return result.firstAnswer;
-    }
-    if (result.dialect === 'bcc') {
-      this._bcc.usePrefetched(result.firstAnswer);
-    }
-    return null;
-  }
-
-  /** Chooses the dialect the settings fix or the cache knows, without a request; false when neither does. */
-  private _chooseKnown(): boolean {
-    const protocol = this._options.protocol;
-    if (protocol !== 'auto') {
-      this._set(protocol, 'fixed', 'set in the settings');
-      return true;
-    }
-    const cached = this._cache.get(this._root);
-    if (cached) {
-      this._set(cached, 'cached', `detected earlier for ${this._root}`);
-      return true;
-    }
-    return false;
-  }
-
-  /** True when `error` says the route is missing and detection may run again (once per run). */
-  private _redetect(error: unknown): boolean {
-    if (
-      this._options.protocol !== 'auto' ||
-      this._redetected ||
-      !isRouteMissingError(error)
-    ) {
-      return false;
-    }
-    this._redetected = true;
-    this._log(
-      `${this._root}: ${(error as Error).message}; the route is missing, detecting the dialect again`
-    );
-    this._cache.delete(this._root);
-    this._dialect = null;
-    this._confirmed = false;
-    return true;
-  }
-
-  private _set(dialect: Dialect, how: DialectChoice, detail: string): void {
-    this._dialect = dialect;
-    // A fixed dialect is never detected again; a probe's answer is the dialect's own.
-    this._confirmed = how === 'fixed' || how === 'detected';
-    this._log(`Planner: ${dialect} dialect (${how}: ${detail})`);
-    this._options.onDialect?.(dialect, how, detail);
-  }
-
-  private _service(): IDialectPlannerService {
-    switch (this._dialect) {
-      case 'v1':
-        return this._v1;
-      case 'bcc':
-        return this._bcc;
-      default:
-        return this._dslc();
-    }
-  }
-
-  private _dslc(): IDialectPlannerService {
-    const dslc = this._options.dslc;
-    return typeof dslc === 'function' ? dslc() : dslc;
-  }
-
-  private readonly _root: string;
-  /** The planner's transport, under the timeouts when they are given. */
-  private readonly _transport: IPlannerTransport;
-  private readonly _v1Hint: boolean;
-  private readonly _cache: Map<string, Dialect>;
-  private readonly _log: DialectLog;
-  private readonly _v1: V1Adapter;
-  private readonly _bcc: BccAdapter;
-  private _dialect: Dialect | null = null;
-  /** The chosen dialect is to be trusted: `adapter()` hands it out. */
-  private _confirmed = false;
-  private _redetected = false;
 }
 
-export function createPlannerService(
-  options: IPlannerServiceOptions
-): DialectPlannerService {
-  return new DialectPlannerService(options);
+/** Each dialect's own routes, in the registry's order; the error naming every probe when none answers. */
+async function probeRoutes(
+  options: IDetectOptions,
+  dialects: readonly IDialect<DialectName>[],
+  probes: string[]
+): Promise<IDetection> {
+  const context: IProbeContext = { ...options };
+  for (const dialect of dialects) {
+    if (await dialect.probe.routes?.(context, probes)) {
+      return { dialect: dialect.name, probes };
+    }
+  }
+  const root = options.transport.urlOf('').replace(/\/$/, '');
+  throw new PlannerError({
+    kind: 'invalid',
+    url: root,
+    ...say('noKnownDialect', root, probes.join('; '))
+  });
 }

@@ -6,7 +6,7 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
-import type { IDeliverable, IRunOutcome } from '../../engine/contracts';
+import type { IDeliverable, IRunOutcome } from '../../engine/state/contracts';
 import { say } from '../../engine/messages';
 import type { IRunError } from '../../engine/types';
 import * as protocol from '../../protocol/messages';

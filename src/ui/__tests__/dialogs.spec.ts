@@ -5,14 +5,9 @@ import {
 } from '@jupyterlab/testing';
 import { Notification } from '@jupyterlab/apputils';
 import { nullTranslator } from '@jupyterlab/translation';
-import type { IBehaviorApproval } from '../../engine/types';
 import type { IConnectionCheck } from '../../protocol';
 import { msg, say } from '../../protocol/messages';
-import {
-  showApprovalDialog,
-  showVariablesDialog,
-  showWorkflowUpdateDialog
-} from '../dialogs';
+import { showVariablesDialog, showWorkflowUpdateDialog } from '../dialogs';
 import { showRunDialog } from '../runDialog';
 import { markingTrans } from './markingTranslator';
 
@@ -145,119 +140,6 @@ describe('showRunDialog: the planner check', () => {
     ).not.toBeNull();
     await dismissDialog();
     expect(await result).toBeNull();
-  });
-});
-
-describe('showApprovalDialog', () => {
-  const request = (
-    extra: Partial<IBehaviorApproval> = {}
-  ): IBehaviorApproval => ({
-    behaviorId: 'behavior_001',
-    stageId: 's1',
-    stepId: 'p1',
-    codeCells: ['df = load()'],
-    existingCells: [],
-    actions: [],
-    ...extra
-  });
-  const context = { label: 'analysis.ipynb', stepName: 'Load', iteration: 1 };
-
-  /** The dialog, attached and focused as the user first sees it. */
-  async function shown(): Promise<HTMLElement> {
-    await waitForDialog();
-    await new Promise(resolve => setTimeout(resolve, 0));
-    return document.querySelector<HTMLElement>('.jp-Dialog')!;
-  }
-
-  function button(label: string): HTMLButtonElement {
-    return [
-      ...document.querySelectorAll<HTMLButtonElement>('.jp-Dialog button')
-    ].find(b => b.textContent === label)!;
-  }
-
-  afterEach(async () => {
-    // Escape no longer closes it: a button does.
-    document
-      .querySelector<HTMLButtonElement>('.jp-Dialog .jp-mod-reject')
-      ?.click();
-    await dismissDialog();
-  });
-
-  it('starts with the focus on the code, not on Run', async () => {
-    const result = showApprovalDialog(request(), trans, context);
-    await shown();
-    const focused = document.activeElement as HTMLElement;
-    expect(focused.classList.contains('jp-bcc-approval-code')).toBe(true);
-    expect(focused.textContent).toBe('df = load()');
-    // The key events a user typing into a cell would send land on the code and approve nothing.
-    for (const key of ['Enter', ' ']) {
-      focused.dispatchEvent(
-        new KeyboardEvent('keydown', { key, bubbles: true })
-      );
-    }
-    await new Promise(resolve => setTimeout(resolve, 0));
-    expect(document.querySelector('.jp-Dialog')).not.toBeNull();
-    button('Run').click();
-    expect(await result).toBe('run');
-  });
-
-  it('stays open on an Escape (a user leaving edit mode in a cell): only a button decides', async () => {
-    const result = showApprovalDialog(request(), trans, context);
-    const dialog = await shown();
-    dialog.dispatchEvent(
-      new KeyboardEvent('keydown', { key: 'Escape', bubbles: true })
-    );
-    await new Promise(resolve => setTimeout(resolve, 0));
-    expect(document.querySelector('.jp-Dialog')).not.toBeNull();
-    button('Run').click();
-    expect(await result).toBe('run');
-  });
-
-  it('takes Enter sent to the dialog itself as Skip', async () => {
-    const result = showApprovalDialog(request(), trans, context);
-    await acceptDialog();
-    expect(await result).toBe('skip');
-  });
-
-  it('shows the code of the existing cells a behavior runs', async () => {
-    const result = showApprovalDialog(
-      request({
-        codeCells: [],
-        existingCells: [{ cellId: 'c-7', source: 'total = 40 + 2' }]
-      }),
-      trans,
-      context
-    );
-    const dialog = await shown();
-    expect(dialog.textContent).toContain(
-      'Behavior 1 of step "Load" wants to run these cells already in the notebook:'
-    );
-    const existing = dialog.querySelector<HTMLElement>(
-      '.jp-bcc-approval-existing'
-    );
-    expect(existing?.textContent).toBe('total = 40 + 2');
-    expect(existing?.getAttribute('aria-label')).toBe('Existing cell c-7');
-    expect(document.activeElement).toBe(existing);
-    button('Stop').click();
-    expect(await result).toBe('stop');
-  });
-
-  it('closes as skipped when its signal aborts', async () => {
-    const abort = new AbortController();
-    const result = showApprovalDialog(request(), trans, context, abort.signal);
-    await shown();
-    abort.abort();
-    expect(await result).toBe('skip');
-    expect(document.querySelector('.jp-Dialog')).toBeNull();
-  });
-
-  it('is not shown when its signal is already aborted', async () => {
-    const abort = new AbortController();
-    abort.abort();
-    expect(
-      await showApprovalDialog(request(), trans, context, abort.signal)
-    ).toBe('skip');
-    expect(document.querySelector('.jp-Dialog')).toBeNull();
   });
 });
 

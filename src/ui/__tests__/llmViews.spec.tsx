@@ -284,6 +284,40 @@ describe('showLlmSettingsDialog', () => {
     expect(await done).toBeNull();
   });
 
+  it('shows the model that answered and offers it when the endpoint serves another', async () => {
+    const server = backend({
+      source: 'user',
+      base_url: 'http://localhost:8080/v1',
+      model: 'gpt-4o'
+    });
+    server.test.mockResolvedValueOnce({
+      ok: false,
+      message:
+        'The endpoint at http://localhost:8080/v1 serves qwen, not gpt-4o: qwen answered',
+      model: 'qwen',
+      models: ['qwen'],
+      served: false
+    });
+    const done = showLlmSettingsDialog(server, trans);
+    await dialogBody();
+    document
+      .querySelector<HTMLButtonElement>('.jp-Dialog .jp-bcc-llm-test')!
+      .click();
+    const answered = () =>
+      document.querySelector('.jp-Dialog .jp-bcc-llm-test-model');
+    await waitFor(() => answered() !== null);
+    expect(answered()?.textContent).toBe(
+      'Answered by: qwen. The endpoint serves: qwen.'
+    );
+    document
+      .querySelector<HTMLButtonElement>('.jp-Dialog .jp-bcc-llm-use-model')!
+      .click();
+    await waitFor(() => field('.jp-bcc-llm-model-name').value === 'qwen');
+    await acceptDialog();
+    expect(await done).toBe('saved');
+    expect(server.save.mock.calls[0][0].model).toBe('qwen');
+  });
+
   it('stays open with what was typed and the reason when the server refuses', async () => {
     const server = backend();
     server.save.mockRejectedValueOnce(

@@ -1,6 +1,6 @@
 import { Signal } from '@lumino/signaling';
-import type { IEffectsState } from '../../engine/effects';
-import type { IFsmTransition } from '../../engine/fsm';
+import type { IEffectsState } from '../../engine/state/effects';
+import type { IFsmTransition } from '../../engine/state/fsm';
 import { ActionRegistry } from '../../engine/actions/registry';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
 import { RunTrace } from '../../engine/trace';
@@ -11,7 +11,7 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../../engine/types';
-import { checkSavedRunState } from '../../engine/savedRun';
+import { checkSavedRunState } from '../../engine/saved/savedRun';
 import { snapshotFromSaved } from '../../engine/snapshot';
 import type { IRunLock, RunLockState } from '../../tokens';
 import {
@@ -394,7 +394,7 @@ describe('RunModel of a real runner', () => {
       saved.value = driver.savedState;
       saved.changed.emit();
     };
-    const s = setupRun(SCRIPT, {}, {}, driver);
+    const s = setupRun(SCRIPT, { driver });
     const model = new RunModel({
       runner: s.runner,
       saved,

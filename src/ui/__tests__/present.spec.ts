@@ -1,7 +1,7 @@
 import { Gettext } from '@jupyterlab/translation';
 import * as fs from 'fs';
 import * as path from 'path';
-import { WORKFLOW_STATES } from '../../engine/fsm';
+import { WORKFLOW_STATES } from '../../engine/state/fsm';
 import { msg, say } from '../../engine/messages';
 import * as protocol from '../../protocol/messages';
 import type { IPauseReason, IRunError, IRunSnapshot } from '../../engine/types';

@@ -1,7 +1,7 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { nullTranslator } from '@jupyterlab/translation';
 import * as React from 'react';
-import type { IRewindPlan, IRewindRecord } from '../../engine/rewind';
+import type { IRewindPlan, IRewindRecord } from '../../engine/state/rewind';
 import type { ItemStatus } from '../../engine/types';
 import { ProgressTree } from '../components/ProgressTree';
 import { RewindNote } from '../components/RewindNote';

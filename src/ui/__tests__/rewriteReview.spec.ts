@@ -6,7 +6,7 @@ import { dismissDialog, waitForDialog } from '@jupyterlab/testing';
 import { nullTranslator } from '@jupyterlab/translation';
 import { EditorView } from '@codemirror/view';
 import type { IBehaviorApproval, IRewriteReview } from '../../engine/types';
-import { showApprovalDialog } from '../dialogs';
+import { showApprovalDialog } from '../approvalDialog';
 import { RewriteReview } from '../rewriteReview';
 
 const trans = nullTranslator.load('notebook_bcc');
@@ -132,6 +132,34 @@ describe('showApprovalDialog with a rewrite', () => {
       decision: 'run',
       edits: { 0: FIX.replace(/^totals/, 'region_totals') }
     });
+  });
+
+  it('held because the fix reaches outside: its flags are listed under its diff', async () => {
+    const result = showApprovalDialog(
+      request({
+        reason: 'flagged',
+        rewrites: [
+          {
+            ...REWRITE,
+            after: 'import os\ntotals = os.environ',
+            flags: [{ risk: 'environment', line: 2, what: 'os.environ' }]
+          }
+        ]
+      }),
+      trans,
+      context
+    );
+    await waitForDialog();
+    const dialog = document.querySelector('.jp-Dialog')!;
+    expect(dialog.textContent).toContain(
+      'Allow behavior 2 in sales.ipynb to reach outside the notebook?'
+    );
+    const flags = dialog.querySelector(
+      '.jp-bcc-rewrite .jp-bcc-rewrite-diff + .jp-bcc-approval-flags'
+    );
+    expect(flags?.textContent).toBe('Line 2: Reads the environment os.environ');
+    button('Reject').click();
+    await expect(result).resolves.toBe('skip');
   });
 
   it('keeps Run and Skip when the behavior also adds new code, shown as code', async () => {

@@ -4,8 +4,8 @@ import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import * as React from 'react';
 import { ActionRegistry } from '../../engine/actions/registry';
-import type { IEffectsState } from '../../engine/effects';
-import type { IFsmTransition } from '../../engine/fsm';
+import type { IEffectsState } from '../../engine/state/effects';
+import type { IFsmTransition } from '../../engine/state/fsm';
 import { DEFAULT_SETTINGS } from '../../engine/settings';
 import { RunTrace } from '../../engine/trace';
 import type {

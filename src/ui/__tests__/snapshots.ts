@@ -1,8 +1,8 @@
 /** Snapshots and progress states for the view tests. */
 import { nullTranslator } from '@jupyterlab/translation';
-import { WorkflowProgress } from '../../engine/progress';
-import type { IProgressState } from '../../engine/progressState';
-import type { ISavedRunState } from '../../engine/run/runState';
+import { WorkflowProgress } from '../../engine/state/progress';
+import type { IProgressState } from '../../engine/state/progressState';
+import type { ISavedRunState } from '../../engine/state/runState';
 import type { IRunSnapshot } from '../../engine/types';
 import type { WorkflowTemplate } from '../../protocol';
 

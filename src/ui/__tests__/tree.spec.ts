@@ -1,4 +1,4 @@
-import type { IProgressState } from '../../engine/progressState';
+import type { IProgressState } from '../../engine/state/progressState';
 import { buildTree, CompletedItems, trackOutputs } from '../tree';
 import {
   progressInImputeStep,

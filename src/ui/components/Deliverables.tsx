@@ -1,6 +1,6 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
-import type { IRunOutcome } from '../../engine/contracts';
+import type { IRunOutcome } from '../../engine/state/contracts';
 import type { IRunSnapshot } from '../../engine/types';
 import {
   deliverableLines,

@@ -1,6 +1,6 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
-import type { IRewindRecord } from '../../engine/rewind';
+import type { IRewindRecord } from '../../engine/state/rewind';
 
 /** What the panel says after a rewind. */
 export function describeRewind(

@@ -267,3 +267,41 @@ export function focusRun(): ITwoStepRun {
     second: [{ action: 'add', shot_type: 'dialogue', content: 'Done.' }]
   };
 }
+
+/**
+ * A planner whose markdown would load `collector` by itself once rendered (an image in the focus text,
+ * the title, a cell, a srcset, a reference) and carry a command link: all of it must stay inert.
+ */
+export function remoteLoadRun(collector: string): ITwoStepRun {
+  return {
+    start: {
+      context_update: {
+        progress_update: {
+          level: 'steps',
+          focus: `Focus ![f](${collector}?d=focus)`
+        }
+      }
+    },
+    first: [
+      {
+        action: 'update_title',
+        title: `Sales <img src="${collector}?d=title">`
+      },
+      {
+        action: 'add',
+        shot_type: 'dialogue',
+        content: [
+          `Report ![chart](${collector}?d=markdown)`,
+          `<img srcset="${collector}?d=srcset 2x" alt="srcset">`,
+          `![logo][c]`,
+          '<button data-commandlinker-command="help:about">Open</button>',
+          '',
+          `[c]: ${collector}?d=reference`
+        ].join('\n')
+      }
+    ],
+    // The step stays current a while, with its focus in the panel.
+    firstStream: { gapMs: [0, 5000] },
+    second: [{ action: 'add', shot_type: 'dialogue', content: 'Plain text.' }]
+  };
+}

@@ -3,7 +3,6 @@ import type { Action, GeneratingEvent, UnknownAction } from '../../../protocol';
 import { registerBuiltinActions } from '../../actions/builtins';
 import { type IMessage, reported } from '../../messages';
 import { ActionRegistry, type AnyAction } from '../../actions/registry';
-import { RewindLog } from '../../rewind';
 import { DEFAULT_SETTINGS, type IRunSettings } from '../../settings';
 import { FakeNotebookDriver } from '../../testing';
 import type { IBehaviorApproval, IPauseReason } from '../../types';
@@ -12,9 +11,9 @@ import {
   type IBehaviorCounters,
   type IBehaviorSink
 } from '../behavior';
-import { CellMap } from '../cells';
 import { RunControl, RunStopped } from '../runControl';
-import { RunNotebook } from '../runNotebook';
+import { runNotebook } from '../../__tests__/runnerSetup';
+import type { RunNotebook } from '../runNotebook';
 
 function event(action: Action | UnknownAction, line?: string): GeneratingEvent {
   return {
@@ -161,13 +160,7 @@ function harness(): IHarness {
   const driver = new FakeNotebookDriver();
   const control = new RunControl();
   control.launch();
-  const notebook = new RunNotebook({
-    driver,
-    cells: new CellMap(),
-    journal: new RewindLog(),
-    now: () => new Date('2025-05-02T09:00:00Z'),
-    cellAdded: () => undefined
-  });
+  const { notebook } = runNotebook(driver);
   const registry = new ActionRegistry();
   registerBuiltinActions(registry);
   const sink = new FakeSink(control);

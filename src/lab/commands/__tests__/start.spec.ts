@@ -84,6 +84,27 @@ describe('Run', () => {
     });
   });
 
+  it("asks the LLM planner's first-run question after the Run dialog; closed, the run does not start", async () => {
+    const answers = [false, true];
+    const confirmLlmRun = jest.fn(async () => answers.shift()!);
+    const { commands, first, runnerOf } = setup(undefined, { confirmLlmRun });
+    await loadRuntime();
+    for (const expected of [0, 1]) {
+      const run = commands.execute(CommandIDs.run);
+      await waitForDialog();
+      await new Promise(resolve => setTimeout(resolve, 0));
+      const task = document.querySelector<HTMLTextAreaElement>(
+        '.jp-Dialog .jp-bcc-task-input'
+      )!;
+      task.value = 'Which region sells most?';
+      task.dispatchEvent(new Event('input'));
+      await acceptDialog();
+      await run;
+      expect(runnerOf(first).start).toHaveBeenCalledTimes(expected);
+    }
+    expect(confirmLlmRun).toHaveBeenCalledTimes(2);
+  });
+
   it('offers no relay model to a run sent straight to a planner (the browser transport)', async () => {
     const choice = jest.fn(async () => null);
     const { commands } = setup(undefined, {

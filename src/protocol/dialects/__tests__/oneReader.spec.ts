@@ -3,13 +3,15 @@
  * the adapter it chose, whose own stream reaches the engine.
  */
 import { type GeneratingEvent, MAX_LINE_CHARS } from '../../actionStream';
-import { DslcAdapter } from '../../client';
 import type { GeneratingRequestInput } from '../../schemas';
 import { BccAdapter } from '../bcc/adapter';
 import { emptyPlan, level } from '../bcc/plan';
-import type { Dialect, IDialectPlannerService } from '../common';
-import { createPlannerService } from '../detect';
+import type { IDialectAdapter } from '../dialect';
+import { DslcAdapter } from '../dslc/adapter';
+import { type DialectName, DIALECTS } from '../registry';
+import { createDialectSelector } from '../selector';
 import { V1Adapter } from '../v1/adapter';
+import { withAdapter } from './fakeDialects';
 import { collect, FakeTransport, json, text } from './fakeTransport';
 import { request as v1Request, STAGE, STEP, state } from './v1Fixtures';
 
@@ -37,7 +39,7 @@ function byteByByte(lines: string[]): Uint8Array[] {
 }
 
 /** One add line as each dialect's server writes it. */
-const ADD_LINE: Record<Dialect, (content: string) => string> = {
+const ADD_LINE: Record<DialectName, (content: string) => string> = {
   dslc: content =>
     JSON.stringify({ action: 'add', shot_type: 'dialogue', content }),
   v1: content =>
@@ -54,7 +56,7 @@ const ADD_LINE: Record<Dialect, (content: string) => string> = {
 
 /** One behavior's events from each dialect's adapter, its answer's body made of `chunks`. */
 async function eventsOf(
-  dialect: Dialect,
+  dialect: DialectName,
   chunks: Uint8Array[]
 ): Promise<GeneratingEvent[]> {
   const transport = new FakeTransport(() => body(chunks));
@@ -91,7 +93,8 @@ async function eventsOf(
   return collect(bcc.generating(generating));
 }
 
-const DIALECTS: Dialect[] = ['dslc', 'v1', 'bcc'];
+/** Every dialect of the registry. */
+const DIALECT_NAMES = DIALECTS.map(dialect => dialect.name);
 
 /** Each event in words, the planner's address left out (each dialect has its own). */
 function described(events: GeneratingEvent[]): string[] {
@@ -103,7 +106,7 @@ function described(events: GeneratingEvent[]): string[] {
 }
 
 describe('one reader of a streamed body, for every dialect', () => {
-  it.each(DIALECTS)(
+  it.each(DIALECT_NAMES)(
     '%s: keeps a UTF-8 character cut between two chunks whole',
     async dialect => {
       const content = 'Données 数据 ✓ 📈';
@@ -119,7 +122,7 @@ describe('one reader of a streamed body, for every dialect', () => {
     const encoder = new TextEncoder();
     const long = `{"content":     "${'x'.repeat(MAX_LINE_CHARS)}"}\n`;
     const seen = await Promise.all(
-      DIALECTS.map(async dialect =>
+      DIALECT_NAMES.map(async dialect =>
         described(
           await eventsOf(dialect, [
             encoder.encode(long.slice(0, 1000)),
@@ -149,7 +152,7 @@ describe('detection hands out the adapter it chose', () => {
       }
     };
     const calls: string[] = [];
-    const dslc: IDialectPlannerService = {
+    const dslc: IDialectAdapter = {
       dialect: 'dslc',
       async planning() {
         calls.push('planning');
@@ -166,11 +169,11 @@ describe('detection hands out the adapter it chose', () => {
   it('probes once, then gives the adapter and its own stream, with nothing in between', async () => {
     const transport = new FakeTransport(() => json({ targetAchieved: false }));
     const { dslc, stream, calls } = ownStream();
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc,
-      cache: new Map<string, Dialect>()
+      dialects: withAdapter('dslc', dslc),
+      cache: new Map<string, DialectName>()
     });
     expect(service.adapter()).toBeNull();
     await service.planning(v1Request(null, null));
@@ -188,11 +191,11 @@ describe('detection hands out the adapter it chose', () => {
         '<stages><remaining><stage id="s" title="S"><goal>g</goal></stage></remaining></stages>'
       )
     );
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc: ownStream().dslc,
-      cache: new Map<string, Dialect>()
+      dialects: withAdapter('dslc', ownStream().dslc),
+      cache: new Map<string, DialectName>()
     });
     await service.planning(v1Request(null, null)).catch(() => undefined);
     const adapter = service.adapter();
@@ -207,11 +210,11 @@ describe('detection hands out the adapter it chose', () => {
   it('waits for an answer before it trusts a dialect the cache remembers', async () => {
     const transport = new FakeTransport(() => json({ targetAchieved: false }));
     const { dslc } = ownStream();
-    const service = createPlannerService({
+    const service = createDialectSelector({
       protocol: 'auto',
       transport,
-      dslc,
-      cache: new Map<string, Dialect>([['http://planner.test', 'dslc']])
+      dialects: withAdapter('dslc', dslc),
+      cache: new Map<string, DialectName>([['http://planner.test', 'dslc']])
     });
     expect(service.adapter()).toBeNull();
     expect(service.dialect).toBe('dslc');

@@ -1,3 +1,8 @@
+/**
+ * The v1 adapter's requests (docs/dialects.md#v1-request): the entry step, the task variables the
+ * server requires, the step index it knows, and the body as the server reads it.
+ */
+
 import { V1Adapter } from '../v1/adapter';
 import { collect, FakeTransport, json, ndjson } from './fakeTransport';
 import {
@@ -7,11 +12,10 @@ import {
   request,
   STAGE,
   state,
-  STEP,
-  warnings
+  STEP
 } from './v1Fixtures';
 
-describe('v1 adapter', () => {
+describe('v1 adapter: its requests', () => {
   it('starts a run without a template at the entry step, locally', async () => {
     const transport = new FakeTransport(() => json({}));
     const service = new V1Adapter({ transport });
@@ -218,252 +222,6 @@ describe('v1 adapter', () => {
     );
   });
 
-  it('asks v1/reflection after a behavior with the exec outputs in effect.current', async () => {
-    let achieved = false;
-    const transport = new FakeTransport(req =>
-      req.path === 'v1/reflection'
-        ? json({
-            status: 'received',
-            message: 'Feedback processed',
-            targetAchieved: achieved,
-            state: {}
-          })
-        : oneAddStream(['b', 'a'])
-    );
-    const service = new V1Adapter({ transport });
-    await service.planning(request(STAGE, STEP));
-    await collect(service.generating(request(STAGE, STEP)));
-    const again = await service.planning(
-      request(STAGE, STEP, {
-        feedback: true,
-        current: [
-          "['month', 'region']\n",
-          '⚠️ WARN: something',
-          'next_event: x'
-        ]
-      })
-    );
-    expect(again.targetAchieved).toBe(false);
-    expect(again.transition?.continue_behaviors).toBe(true);
-    expect(again.behavior?.id).toBe(`${STEP}#b2`);
-    expect(again.context_update?.progress_update).toEqual({
-      level: 'behaviors',
-      focus: 'next: a'
-    });
-    const reflection = transport.bodies('v1/reflection')[0];
-    expect(reflection.step_index).toBe(STEP);
-    expect((reflection.state as Record<string, unknown>).effect).toEqual({
-      current: ["['month', 'region']\n"],
-      history: []
-    });
-    expect((reflection.state as Record<string, unknown>).toDoList).toEqual([
-      'b',
-      'a'
-    ]);
-
-    // The next behavior resumes with the stored state.
-    await collect(
-      service.generating(request(STAGE, STEP, { current: ['out'] }))
-    );
-    expect(
-      (transport.bodies('v1/actions')[1].state as Record<string, unknown>)
-        .toDoList
-    ).toEqual(['b', 'a']);
-
-    achieved = true;
-    const done = await service.planning(
-      request(STAGE, STEP, { feedback: true })
-    );
-    expect(done.targetAchieved).toBe(true);
-  });
-
-  it('maps update_workflow, update_stage_steps and the declared or fallback actions', async () => {
-    const template = {
-      workflowTemplate: {
-        name: 'Sales',
-        stages: [
-          {
-            id: STAGE,
-            title: 'Data existence',
-            description: 'd',
-            steps: [
-              {
-                id: STEP,
-                step_id: 'section_2_data_structure_discovery',
-                title: 'Structure',
-                description: 's'
-              }
-            ]
-          }
-        ]
-      },
-      nextStageId: STAGE
-    };
-    const transport = new FakeTransport(req =>
-      req.path === 'v1/reflection'
-        ? json({ targetAchieved: true, state: {} })
-        : ndjson([
-            header,
-            { other: 1 },
-            {
-              action: {
-                action: 'is_thinking',
-                shotType: 'thinking',
-                textArray: ['a'],
-                agentName: '',
-                customText: null,
-                state: state([])
-              }
-            },
-            { action: { action: 'finish_thinking', state: state([]) } },
-            {
-              action: {
-                action: 'new_chapter',
-                shotType: 'dialogue',
-                content: 'Ch',
-                state: state([])
-              }
-            },
-            {
-              action: {
-                action: 'add',
-                shotType: 'dialogue',
-                content: 'x',
-                delay: 50,
-                metadata: { is_step: true },
-                state: state([])
-              }
-            },
-            {
-              action: { action: 'update_title', title: 'T', state: state([]) }
-            },
-            {
-              action: {
-                action: 'update_stage_steps',
-                stage_id: STAGE,
-                updated_steps: [
-                  {
-                    id: STEP,
-                    step_id: 's2',
-                    name: 'Structure',
-                    description: 'd',
-                    status: 'completed'
-                  }
-                ],
-                next_step_id: STEP
-              }
-            },
-            {
-              action: {
-                action: 'command_call',
-                command: '/image chart',
-                command_id: 'c1',
-                state: state([])
-              }
-            },
-            {
-              action: {
-                action: 'comunicate_with_agent',
-                agent_name: 'Critic',
-                content: 'ok?',
-                state: state([])
-              }
-            },
-            {
-              action: {
-                action: 'error',
-                error_message: 'invalid event: [x]',
-                state: state([])
-              }
-            },
-            {
-              action: {
-                action: 'text',
-                content: 'Error executing action: boom'
-              }
-            },
-            {
-              action: {
-                action: 'error',
-                content: 'Error executing action: bad'
-              }
-            },
-            'not json',
-            {
-              action: {
-                action: 'update_workflow',
-                updated_workflow: template,
-                state: state([])
-              }
-            }
-          ])
-    );
-    const logs: string[] = [];
-    const service = new V1Adapter({ transport, log: m => logs.push(m) });
-    const events = await collect(service.generating(request(STAGE, STEP)));
-    const got = actions(events);
-    expect(got.map(a => a.action)).toEqual([
-      'is_thinking',
-      'finish_thinking',
-      'new_chapter',
-      'add',
-      'update_title',
-      'update_stage_steps',
-      'add',
-      'add',
-      'update_workflow'
-    ]);
-    expect(got[0]).toMatchObject({ text_array: ['a'], agent_name: '' });
-    expect(got[0]).not.toHaveProperty('custom_text');
-    expect(got[3]).toEqual({
-      action: 'add',
-      shot_type: 'dialogue',
-      content: 'x',
-      metadata: { is_step: true }
-    });
-    expect(got[5]).toMatchObject({
-      stage_id: STAGE,
-      updated_steps: [{ id: STEP, name: 'Structure', status: 'completed' }]
-    });
-    expect(got[5]).not.toHaveProperty('next_step_id');
-    expect(got[6]).toMatchObject({
-      content: '(planner requested: `/image chart`)'
-    });
-    expect(got[7]).toMatchObject({ content: '**Critic:** ok?' });
-    expect(got[8]).toMatchObject({
-      updated_workflow: {
-        name: 'Sales',
-        stages: [
-          {
-            id: STAGE,
-            name: 'Data existence',
-            steps: [{ id: STEP, name: 'Structure' }]
-          }
-        ]
-      }
-    });
-    const warned = warnings(events);
-    expect(warned).toHaveLength(3);
-    expect(warned[0]).toContain('invalid event: [x]');
-    expect(warned[1]).toContain('Error executing action: bad');
-    expect(warned[2]).toContain('malformed line');
-    expect(logs.join('\n')).toContain('Error executing action: boom');
-    expect(logs.join('\n')).toContain('line without action');
-    // Shown but never an effect: the server reads effect.current[0] as the exec output.
-    const notices = events.flatMap(e =>
-      e.kind === 'notice' ? [e.message] : []
-    );
-    expect(notices).toHaveLength(1);
-    expect(notices[0]).toContain('line without action');
-    expect(logs.join('\n')).toContain('next step section_3_x');
-
-    // update_workflow's nextStageId becomes the transition after the step.
-    const done = await service.planning(
-      request(STAGE, STEP, { feedback: true })
-    );
-    expect(done.transition?.next_stage_id).toBe(STAGE);
-  });
-
   it('measures the body it sends, without the kernel summaries it never sends', async () => {
     const transport = new FakeTransport(() => oneAddStream(['next'], 'a'));
     const service = new V1Adapter({ transport });
@@ -484,63 +242,6 @@ describe('v1 adapter', () => {
     const sent = JSON.stringify(transport.bodies('v1/actions')[0]).length;
     expect(measured).toBe(sent);
     expect(measured).toBeLessThan(JSON.stringify(seed).length - 6000);
-  });
-  it('sends a skipped behavior’s request again, as it was, instead of reflecting on work that never ran', async () => {
-    // The stream carries the end-of-behavior toDoList on every line; the user then skips the behavior.
-    const transport = new FakeTransport(req =>
-      req.path === 'v1/reflection'
-        ? json({ status: 'received', targetAchieved: true, state: {} })
-        : ndjson([
-            header,
-            {
-              action: {
-                action: 'add',
-                shotType: 'action',
-                content: 'print(sorted(df.columns))',
-                state: state([])
-              }
-            },
-            {
-              action: {
-                action: 'exec',
-                codecell_id: 'lastAddedCellId',
-                state: state([])
-              }
-            }
-          ])
-    );
-    const service = new V1Adapter({ transport });
-    await service.planning(request(STAGE, STEP));
-    await collect(
-      service.generating(request(STAGE, STEP, { current: ['(240, 4)\n'] }))
-    );
-    const skipped = request(STAGE, STEP, {
-      current: [
-        '(240, 4)\n',
-        `Behavior ${STEP}#b1 was skipped by the user: its 2 actions were not applied.`
-      ]
-    });
-    skipped.behavior_feedback = {
-      actions_executed: 0,
-      last_action_result: 'skipped'
-    };
-    const answer = await service.planning(skipped);
-    // toDoList [] would make the reflection say "done" for a step whose code never ran.
-    expect(transport.bodies('v1/reflection')).toEqual([]);
-    expect(answer.targetAchieved).toBe(false);
-    expect(answer.transition?.continue_behaviors).toBe(true);
-    await collect(service.generating(skipped));
-    const [before, again] = transport.bodies('v1/actions');
-    // The same state and the same effect: effect.current[0] is still the last exec output.
-    expect(again.state).toEqual(before.state);
-    expect((again.state as any).effect.current).toEqual(['(240, 4)\n']);
-    // Saved with the run: a reload before the request sends it as it was too.
-    const restored = new V1Adapter({ transport });
-    const second = await service.planning(skipped);
-    expect(second.targetAchieved).toBe(false);
-    restored.restoreState(JSON.parse(JSON.stringify(service.saveState())));
-    await collect(restored.generating(skipped));
-    expect(transport.bodies('v1/actions').at(-1)?.state).toEqual(before.state);
   });
 
   it('keeps effect.current one entry per exec: the context-trim notice is not sent', async () => {

@@ -1,7 +1,8 @@
 /** The requests, server states and event filters the v1 adapter's tests share. */
 import type { GeneratingEvent } from '../../actionStream';
 import type { PlanningRequestInput } from '../../schemas';
-import { ndjson } from './fakeTransport';
+import type { IPlannerRequest } from '../../transport';
+import { json, ndjson } from './fakeTransport';
 
 export const STAGE = 'chapter_1_data_existence_establishment';
 export const STEP = `${STAGE}_section_2_data_structure_discovery`;
@@ -75,4 +76,32 @@ export function actions(events: GeneratingEvent[]) {
 
 export function warnings(events: GeneratingEvent[]) {
   return events.flatMap(e => (e.kind === 'warning' ? [e.message] : []));
+}
+
+/** A v1 server: health (unless `health` is false), reflection and one streamed action. */
+export function v1Server(health = true) {
+  return (req: IPlannerRequest) => {
+    if (req.path === 'v2/health') {
+      return health
+        ? json({ status: 'ok', message: 'up' })
+        : json({ detail: 'Not Found' }, 404);
+    }
+    if (req.path === 'v1/reflection') {
+      return json({ status: 'received', targetAchieved: false, state: {} });
+    }
+    if (req.path === 'v1/actions') {
+      return ndjson([
+        { header: { stage_id: 's', step: null, next_step: null } },
+        {
+          action: {
+            action: 'add',
+            shotType: 'dialogue',
+            content: 'v1!',
+            state: {}
+          }
+        }
+      ]);
+    }
+    return json({ detail: 'Not Found' }, 404);
+  };
 }

@@ -18,17 +18,17 @@ import type {
 import {
   answerLineEvents,
   type DialectLog,
-  type IDialectPlannerService,
   type IGeneratingOptions,
   type IPlanningOptions
 } from '../common';
 import { BccAnswerReader, bccActionEvents, IBccActionContext } from './actions';
 import { BccLoop } from './loop';
-import type { IBccOptions, IPrefetchedAnswer } from './plan';
+import type { IDialectAdapter, IProbeAnswer } from '../dialect';
+import type { IBccOptions } from './plan';
 import { BccRequests } from './requests';
 import { BccState } from './state';
 
-export class BccAdapter implements IDialectPlannerService {
+export class BccAdapter implements IDialectAdapter {
   constructor(options: IBccOptions) {
     this._log = options.log ?? (() => undefined);
     this._requests = new BccRequests(
@@ -48,7 +48,7 @@ export class BccAdapter implements IDialectPlannerService {
   readonly dialect = 'bcc';
 
   /** The IDLE answer that detection already received: used instead of asking again. */
-  usePrefetched(answer: IPrefetchedAnswer): void {
+  usePrefetched(answer: IProbeAnswer): void {
     this._requests.prefetched = answer;
   }
 

@@ -57,12 +57,6 @@ export interface IPlan {
   variables: JsonObject;
 }
 
-/** An answer already received (during detection) for the IDLE planning request. */
-export interface IPrefetchedAnswer {
-  contentType: string | null;
-  text: string;
-}
-
 export interface IBccOptions {
   transport: IPlannerTransport;
   notebookId?: string | null;

@@ -31,13 +31,13 @@ import {
   send,
   unquotedBody
 } from '../common';
+import type { IProbeAnswer } from '../dialect';
 import { parseLenientXml } from '../xml';
 import { messageList } from './actions';
 import {
   DEFAULT_BCC_IDLE_GOALS,
   FsmName,
   IBccOptions,
-  IPrefetchedAnswer,
   levelJson,
   substitute,
   unwrappedList
@@ -406,7 +406,7 @@ export class BccRequests {
   /** The feedback on the last behavior, sent with the requests after it. */
   feedback: JsonObject | null = null;
   /** The IDLE answer that detection already received: used instead of asking again. */
-  prefetched: IPrefetchedAnswer | null = null;
+  prefetched: IProbeAnswer | null = null;
   private _reflectRoute: 'reflecting' | 'planning' | 'local' = 'reflecting';
 }
 

@@ -29,6 +29,13 @@ function isOwnPending(entry: Record<string, unknown>): boolean {
   );
 }
 
+/** A state `BccState.save` wrote, or null: a notebook file is untrusted input. */
+export function readBccSaved(saved: unknown): JsonObject | null {
+  return isRecord(saved) && isRecord(saved.plan) && isRecord(saved.plan.fsm)
+    ? (saved as JsonObject)
+    : null;
+}
+
 export class BccState {
   plan: IPlan = emptyPlan();
   /** Cells an answer asked for that the next `/generating` writes first. */
@@ -113,15 +120,16 @@ export class BccState {
 
   restore(saved: unknown): void {
     this.reset();
-    if (isRecord(saved) && isRecord(saved.plan) && isRecord(saved.plan.fsm)) {
-      this.plan = structuredClone(saved.plan) as unknown as IPlan;
-      this.headings = Array.isArray(saved.headings)
-        ? saved.headings.map(String)
+    const read = readBccSaved(saved);
+    if (read) {
+      this.plan = structuredClone(read.plan) as unknown as IPlan;
+      this.headings = Array.isArray(read.headings)
+        ? read.headings.map(String)
         : [];
       this.templateSent = this.plan.stages.current !== null;
-      this.pending = Array.isArray(saved.pending)
+      this.pending = Array.isArray(read.pending)
         ? (structuredClone(
-            saved.pending.filter(isRecord).filter(isOwnPending)
+            read.pending.filter(isRecord).filter(isOwnPending)
           ) as JsonObject[])
         : [];
     }

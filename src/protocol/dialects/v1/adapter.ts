@@ -20,7 +20,6 @@ import {
   answerLineEvents,
   DialectLog,
   httpError,
-  IDialectPlannerService,
   IGeneratingOptions,
   invalidAnswer,
   IPlanningOptions,
@@ -29,6 +28,7 @@ import {
   readText,
   send
 } from '../common';
+import type { IDialectAdapter } from '../dialect';
 import { IV1ActionContext, v1Warning } from './actions';
 import { V1AnswerReader } from './answer';
 import { IBeforeBehavior, V1Memory } from './memory';
@@ -56,7 +56,7 @@ interface IV1AdapterSave extends IV1SavedState {
   replayEffect?: JsonObject | null;
 }
 
-export class V1Adapter implements IDialectPlannerService {
+export class V1Adapter implements IDialectAdapter {
   readonly dialect = 'v1';
 
   constructor(options: IV1Options) {

@@ -16,6 +16,7 @@ import {
   NO_DATA_DESCRIPTION,
   NOTICE_PREFIXES,
   problemName,
+  readV1Saved,
   sectionOf,
   TASK_VARIABLES
 } from './state';
@@ -55,9 +56,10 @@ export class V1Memory {
     };
   }
 
-  restore(saved: unknown): void {
+  restore(value: unknown): void {
     this.reset();
-    if (!isRecord(saved) || !isRecord(saved.state)) {
+    const saved = readV1Saved(value);
+    if (!saved) {
       return;
     }
     this.state = structuredClone(saved.state);

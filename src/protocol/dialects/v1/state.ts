@@ -51,6 +51,15 @@ export interface IV1SavedState {
   askedVariables?: string[];
 }
 
+/** A state the adapter saved (`IV1SavedState`), or null: a notebook file is untrusted input. */
+export function readV1Saved(
+  saved: unknown
+): (JsonObject & { state: JsonObject }) | null {
+  return isRecord(saved) && isRecord(saved.state)
+    ? { ...saved, state: saved.state }
+    : null;
+}
+
 export function emptyTodo(state: JsonObject): boolean {
   return !Array.isArray(state.toDoList) || state.toDoList.length === 0;
 }

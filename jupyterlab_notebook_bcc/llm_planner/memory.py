@@ -1,0 +1,132 @@
+"""A run's memory, for the model's next request: what the steps done so far created and printed (newest
+first, within a budget of characters), the code each behavior ran, and the tries of a step that failed, with
+what is now known (a missing column: the real columns; an undefined name: the names defined)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .observation import error_line
+
+CONTEXT_BUDGET = 1800
+PRINTED_PER_STEP = 500
+
+
+def normalized(code: str) -> str:
+    """Code compared as written, whatever its whitespace."""
+    return " ".join(code.split())
+
+
+@dataclass
+class StepRecord:
+    step_id: str
+    name: str
+    created: dict[str, str]
+    printed: str
+
+
+@dataclass
+class FailedTry:
+    code: str
+    reason: str
+
+
+@dataclass
+class RunMemory:
+    done: list[StepRecord] = field(default_factory=list)
+    failed: dict[str, list[FailedTry]] = field(default_factory=dict)
+    # The code each behavior sent: (step id, behavior id) -> code.
+    code: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def sent(self, step_id: str, behavior_id: str, code: str) -> None:
+        self.code[(step_id, behavior_id)] = code
+        if len(self.code) > 200:
+            self.code.pop(next(iter(self.code)))
+
+    def achieved(self, step_id: str, name: str, created: dict[str, Any], printed: str) -> None:
+        self.done = [record for record in self.done if record.step_id != step_id]
+        shown = {key: _short(value) for key, value in created.items()}
+        self.done.append(StepRecord(step_id, name, shown, _tail(printed, PRINTED_PER_STEP)))
+
+    def failed_try(self, step_id: str, behavior_id: str, reason: str) -> None:
+        code = self.code.get((step_id, behavior_id), "")
+        if code:
+            self.failed.setdefault(step_id, []).append(FailedTry(code, reason))
+
+    def tries(self, step_id: str) -> list[FailedTry]:
+        return self.failed.get(step_id, [])
+
+    def repeat_of(self, step_id: str, code: str) -> FailedTry | None:
+        """The earlier failed try of this step whose code this is (whitespace aside)."""
+        wanted = normalized(code)
+        return next((tried for tried in self.tries(step_id) if normalized(tried.code) == wanted), None)
+
+    def context(self, budget: int = CONTEXT_BUDGET) -> str:
+        """The steps done so far, newest first, as long as they fit in `budget` characters."""
+        lines: list[str] = []
+        used = 0
+        for record in reversed(self.done):
+            created = ", ".join(f"`{name}` = {value}" for name, value in record.created.items()) or "nothing new"
+            entry = f"- {record.name}: created {created}"
+            if record.printed:
+                entry += "; printed:\n" + "\n".join(f"    {line}" for line in record.printed.splitlines())
+            if used + len(entry) > budget:
+                if not lines:
+                    lines.append(entry[:budget])
+                break
+            lines.append(entry)
+            used += len(entry)
+        return "\n".join(lines)
+
+
+# What a failed check's reason (CONTRACTS.md §4) asks of the next try.
+_CHECK_HINTS = (
+    ("row number where a label was asked", "Store the label itself: take the index label of a Series indexed by "
+     "that column (for example its .idxmax()), not a position among the rows of df."),
+    ("not a value of", "Store one of the column's own values, spelled as in the data."),
+    ("not rounded to", "Round it with round(value, decimals) and store the rounded Python float."),
+    ("not an integer", "Store a Python int: int(value)."),
+    ("not a number", "Store one number (a Python float or int), not a table, a Series or a text."),
+    ("not a Series", "Make it a pandas Series: select one column (frame['column']) or call .squeeze()."),
+    ("not a DataFrame", "Make it a pandas DataFrame: .to_frame() or .reset_index()."),
+    ("not a text", "Store a non-empty str."),
+    ("is missing", "Assign the variable with that exact name in this cell."),
+)
+
+
+def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) -> str:
+    """What the kernel's error (or a failed check's reason) says is wrong, and the facts that fix it."""
+    hints = [hint for words, hint in _CHECK_HINTS if words in error]
+    if hints and "Traceback" not in error:
+        return hints[0]
+    line = error_line(error)
+    name = line.split(":", 1)[0].rsplit(".", 1)[-1] if line else ""
+    listed = ", ".join(f"{column} ({dtype})" for column, dtype in columns.items())
+    if name == "KeyError" or (name == "AttributeError" and "DataFrame" in line):
+        missing = re.findall(r"'([^']+)'", line.split(":", 1)[-1])
+        if missing and missing[-1] in columns:
+            # Seen on a small model: a grouped Series indexed by 'quarter', then ['quarter'] on it.
+            return (f"'{missing[-1]}' is a column of df, but not of the object the code indexed with it: a grouped "
+                    "result keeps the groups in its index (filter df first, or call .reset_index() and select on "
+                    "the frame it returns). Do not rename the columns of df.")
+        wrong = f"'{missing[-1]}' is not a column. " if missing else ""
+        return f"{wrong}The columns of df are exactly: {listed}." if listed else ""
+    if name == "NameError":
+        defined = [key for key in variables if re.fullmatch(r"[A-Za-z_]\w*", key)]
+        return f"Defined names: {', '.join(defined[:40])}. Define anything else in this cell." if defined else ""
+    if name in ("TypeError", "ValueError") and listed and ("str" in line or "convert" in line or "could not" in line):
+        return f"The columns of df and their types: {listed}."
+    return ""
+
+
+def _short(value: Any) -> str:
+    content = value if isinstance(value, str) else repr(value)
+    content = " ".join(content.split())
+    return content if len(content) <= 120 else content[:117] + "…"
+
+
+def _tail(content: str, size: int) -> str:
+    content = content.strip()
+    return content if len(content) <= size else "…" + content[-size:]

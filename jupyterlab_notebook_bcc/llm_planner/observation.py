@@ -1,0 +1,179 @@
+"""Reading a DSLC request tolerantly: where the run is, the task, the data files, the kernel's variables and
+outputs, the output checks the extension ran (CONTRACTS.md §3) and the error a behavior raised."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+TASK_VARIABLES = ("problem_description", "task", "task_description")
+DATA_VARIABLES = ("csv_file_path", "data_files", "data_path", "data_file")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning)):\s*(.*)$")
+
+
+def record(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def words(value: Any) -> str:
+    """A model's text that says something: not a placeholder such as "…" or "..."."""
+    found = text(value)
+    return found if any(ch.isalnum() for ch in found) else ""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One result of `observation.context.output_checks`."""
+
+    name: str
+    ok: bool
+    kind: str = "any"
+    type: str = ""
+    value: str | None = None
+    reason: str = ""
+
+
+@dataclass
+class Request:
+    """What one `/planning` or `/generating` body says, read once."""
+
+    stage_id: str = ""
+    step_id: str = ""
+    behavior_id: str = ""
+    iteration: int = 0
+    step_goal: str = ""
+    focus: str = ""
+    expected: list[str] = field(default_factory=list)
+    variables: dict[str, Any] = field(default_factory=dict)
+    current_effects: list[str] = field(default_factory=list)
+    history_effects: list[str] = field(default_factory=list)
+    # None: the client sent no checks (an older client); {}: it checked nothing.
+    checks: dict[str, Check] | None = None
+    feedback: dict[str, Any] = field(default_factory=dict)
+    # The optional actions the client takes (`options.optional_actions`, such as `rewrite_cell`).
+    optional_actions: list[str] = field(default_factory=list)
+    # The run's rewritten cells and their failed attempts (`observation.context.cell_attempts`).
+    cell_attempts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def task(self) -> str:
+        for name in TASK_VARIABLES:
+            value = self.variables.get(name)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return ""
+
+    @property
+    def data_files(self) -> list[str]:
+        files: list[str] = []
+        for name in DATA_VARIABLES:
+            value = self.variables.get(name)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item.strip() and item.strip() not in files:
+                    files.append(item.strip())
+        return files
+
+    @property
+    def all_effects(self) -> list[str]:
+        return [*self.history_effects, *self.current_effects]
+
+    @property
+    def result(self) -> str:
+        return text(self.feedback.get("last_action_result")) or "success"
+
+    @property
+    def feedback_behavior(self) -> str:
+        return text(self.feedback.get("behavior_id"))
+
+
+def read_request(body: dict[str, Any]) -> Request:
+    observation = record(body.get("observation"))
+    location = record(observation.get("location"))
+    current = record(location.get("current"))
+    context = record(observation.get("context"))
+    effects = record(context.get("effects"))
+    progress = record(location.get("progress"))
+    outputs = record(record(progress.get("steps")).get("current_outputs"))
+    expected = [n for n in outputs.get("expected") or [] if isinstance(n, str) and IDENTIFIER.fullmatch(n)]
+    try:
+        iteration = int(current.get("behavior_iteration") or 0)
+    except (TypeError, ValueError):
+        iteration = 0
+    return Request(
+        stage_id=text(current.get("stage_id")),
+        step_id=text(current.get("step_id")),
+        behavior_id=text(current.get("behavior_id")),
+        iteration=iteration,
+        step_goal=text(record(location.get("goals")).get("step")),
+        focus=text(record(progress.get("behaviors")).get("focus")),
+        expected=expected,
+        variables=record(context.get("variables")),
+        current_effects=[e if isinstance(e, str) else str(e) for e in effects.get("current") or []],
+        history_effects=[e if isinstance(e, str) else str(e) for e in effects.get("history") or []],
+        checks=read_checks(context.get("output_checks")),
+        feedback=record(body.get("behavior_feedback")),
+        optional_actions=[a for a in _items(record(body.get("options")).get("optional_actions")) if isinstance(a, str)],
+        cell_attempts=[item for item in _items(context.get("cell_attempts")) if isinstance(item, dict)],
+    )
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def read_checks(value: Any) -> dict[str, Check] | None:
+    """The extension's output checks (CONTRACTS.md §3), each kept only when it has a boolean `ok`."""
+    if not isinstance(value, dict):
+        return None
+    checks: dict[str, Check] = {}
+    for name, raw in value.items():
+        if not isinstance(name, str) or not isinstance(raw, dict) or not isinstance(raw.get("ok"), bool):
+            continue
+        shown = raw.get("value")
+        checks[name] = Check(
+            name=name,
+            ok=raw["ok"],
+            kind=text(raw.get("kind")) or "any",
+            type=text(raw.get("type")),
+            value=shown if isinstance(shown, str) else None if shown is None else str(shown),
+            reason=text(raw.get("reason")),
+        )
+    return checks
+
+
+def last_error(texts: list[str]) -> str:
+    """The latest effect that holds a Python error (its traceback), or ""."""
+    for item in reversed(texts):
+        if "Traceback (most recent call last)" in item:
+            return item.strip()
+        if any(_ERROR_LINE.match(line.strip()) for line in item.splitlines()):
+            return item.strip()
+    return ""
+
+
+def error_line(error: str) -> str:
+    """The `Name: message` line of a traceback (its last such line), or its last line."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if _ERROR_LINE.match(line):
+            return line[:300]
+    return lines[-1][:300] if lines else ""
+
+
+def plain_value(shown: str | None) -> str | None:
+    """A checked value as a person writes it: `'North'` -> North, `np.float64(3.5)` -> 3.5."""
+    if shown is None:
+        return None
+    value = shown.strip()
+    wrapped = re.fullmatch(r"(?:np|numpy)\.[a-z_]+\d*\((.*)\)", value)
+    if wrapped:
+        value = wrapped.group(1).strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return value
