@@ -74,6 +74,9 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
           app.serviceManager.serverSettings
         ),
       runDialogMemory: state ? stateDbMemory(state) : null,
+      contextMenuCell: () =>
+        app.contextMenuHitTest(node => node.classList.contains('jp-Cell')) ??
+        null,
       confirmLlmRun: settings
         ? () =>
             confirmLlmRun({
@@ -94,10 +97,12 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       palette?.addItem({ command, category });
     }
 
-    // A rewritten cell's attempts, from the cell (its toolbar item is in `schema/commands.json`).
+    // A rewritten cell's attempts, from the cell right-clicked (its toolbar item is in
+    // `schema/commands.json`).
     app.contextMenu.addItem({
       command: CommandIDs.showAttempts,
       selector: '.jp-Notebook .jp-Cell',
+      args: { contextMenu: true },
       rank: 12
     });
 

@@ -15,17 +15,33 @@ import {
 import { CommandIDs } from '../../tokens';
 import type { CommandArgs, CommandContext } from './context';
 
-/** The cell a command acts on: `cellId`, else the notebook's active cell. */
-function cellIdOf(panel: NotebookPanel, args: CommandArgs): string | null {
-  return typeof args.cellId === 'string'
-    ? args.cellId
-    : (panel.content.activeCell?.model.id ?? null);
+/**
+ * The cell a command acts on: `cellId`; from the context menu, the cell it was opened on (a right
+ * click does not make a selected cell the active one); else the notebook's active cell.
+ */
+function cellIdOf(
+  panel: NotebookPanel,
+  args: CommandArgs,
+  context: CommandContext
+): string | null {
+  if (typeof args.cellId === 'string') {
+    return args.cellId;
+  }
+  const node =
+    args.contextMenu === true
+      ? (context.options.contextMenuCell?.() ?? null)
+      : null;
+  const clicked = node
+    ? panel.content.widgets.find(cell => cell.node === node)
+    : undefined;
+  return (clicked ?? panel.content.activeCell)?.model.id ?? null;
 }
 
 /** What the command shows: the step's rewritten cells, or the one cell's. */
 function attemptsOf(
   panel: NotebookPanel,
-  args: CommandArgs
+  args: CommandArgs,
+  context: CommandContext
 ): ICellAttemptsView[] {
   const shared = panel.model?.sharedModel;
   if (!shared) {
@@ -34,13 +50,17 @@ function attemptsOf(
   if (typeof args.stepId === 'string') {
     return stepAttemptsOf(shared, args.stepId);
   }
-  const cellId = cellIdOf(panel, args);
+  const cellId = cellIdOf(panel, args, context);
   const one = cellId ? cellAttempts(shared, cellId) : null;
   return one ? [one] : [];
 }
 
 /** Whether there is anything to show, without reading every cell more than once per change. */
-function hasAttempts(panel: NotebookPanel, args: CommandArgs): boolean {
+function hasAttempts(
+  panel: NotebookPanel,
+  args: CommandArgs,
+  context: CommandContext
+): boolean {
   const model = panel.model;
   if (!model) {
     return false;
@@ -48,7 +68,7 @@ function hasAttempts(panel: NotebookPanel, args: CommandArgs): boolean {
   if (typeof args.stepId === 'string') {
     return stepsWithAttempts(model).has(args.stepId);
   }
-  const cellId = cellIdOf(panel, args);
+  const cellId = cellIdOf(panel, args, context);
   return cellId !== null && cellAttempts(model.sharedModel, cellId) !== null;
 }
 
@@ -61,7 +81,7 @@ export function addAttemptsCommands(context: CommandContext): void {
       }
       const panel = context.panelOf(args);
       const count = panel
-        ? (attemptsOf(panel, args)[0]?.attempts.length ?? 0)
+        ? (attemptsOf(panel, args, context)[0]?.attempts.length ?? 0)
         : 0;
       return count > 0
         ? trans.__('Attempts (%1)…', count)
@@ -73,11 +93,11 @@ export function addAttemptsCommands(context: CommandContext): void {
     icon: historyIcon,
     isVisible: args => {
       const panel = context.panelOf(args);
-      return panel !== null && hasAttempts(panel, args);
+      return panel !== null && hasAttempts(panel, args, context);
     },
     execute: async args => {
       const panel = context.panelOf(args);
-      const cells = panel ? attemptsOf(panel, args) : [];
+      const cells = panel ? attemptsOf(panel, args, context) : [];
       if (!panel || cells.length === 0) {
         return;
       }

@@ -33,6 +33,8 @@ const provenance: ICellProvenance = {
 let notebook: IOpenNotebook;
 let driver: NotebookDriver;
 let commands: CommandRegistry;
+/** The cell node the context menu was opened on, as JupyterLab's hit test finds it. */
+let contextCell: HTMLElement | null;
 
 beforeEach(async () => {
   notebook = await openNotebook(services(), { kernel: false });
@@ -45,8 +47,10 @@ beforeEach(async () => {
       find: (test: (p: typeof panel) => boolean) =>
         test(panel) ? panel : undefined
     },
-    trans: nullTranslator.load('notebook_bcc')
+    trans: nullTranslator.load('notebook_bcc'),
+    contextMenuCell: () => contextCell
   } as unknown as ICommandsOptions;
+  contextCell = null;
   addAttemptsCommands(new CommandContext(commands, options));
 }, 60000);
 
@@ -93,6 +97,25 @@ describe('the attempts command', () => {
       commands.isVisible(CommandIDs.showAttempts, { stepId: 'other' })
     ).toBe(false);
     expect(commands.label(CommandIDs.showAttempts, before)).toBe('Attempts…');
+  });
+
+  it('from the context menu, names the cell right-clicked, not the active one', async () => {
+    const { fixed, plain } = await rewritten();
+    const content = notebook.panel.content;
+    const widgetOf = (id: string) =>
+      content.widgets.find(cell => cell.model.id === id)!;
+    // A right click on a selected cell leaves another one active.
+    content.activeCellIndex = content.widgets.indexOf(widgetOf(plain));
+    const fromMenu = { contextMenu: true };
+    contextCell = widgetOf(fixed).node;
+    expect(commands.isVisible(CommandIDs.showAttempts, fromMenu)).toBe(true);
+    expect(commands.label(CommandIDs.showAttempts, fromMenu)).toBe(
+      'Attempts (2)…'
+    );
+    // Not from the context menu: the active cell, which has none.
+    expect(commands.isVisible(CommandIDs.showAttempts, {})).toBe(false);
+    contextCell = widgetOf(plain).node;
+    expect(commands.isVisible(CommandIDs.showAttempts, fromMenu)).toBe(false);
   });
 
   it('shows the attempts of the step’s cells and restores the one the user picks', async () => {
