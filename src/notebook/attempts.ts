@@ -159,17 +159,44 @@ export function restoreCode(
 
 /**
  * Within a rewind's transaction: the source put back is the newest attempt's code, which leaves the
- * history (it is the cell's code again).
+ * history (it is the cell's code again). Its outputs were the fix's: the cell shows that attempt's
+ * error again (what it showed before the fix), so a later fix keeps the error with the attempt.
  */
 export function forgetRestoredAttempt(cell: SharedCell, source: string): void {
   const history = attemptsOf(cell);
-  if (history.length === 0) {
+  const kept = afterSourceRestored(history, source);
+  if (kept.length === history.length) {
     return;
   }
   cell.setMetadata(CELL_METADATA_KEY, {
     ...ownMetadata(cell),
-    [ATTEMPTS_KEY]: toJSON(afterSourceRestored(history, source))
+    [ATTEMPTS_KEY]: toJSON(kept)
   });
+  if (cell.cell_type === 'code') {
+    const code = cell as SharedCodeCell;
+    const { error, traceback } = history[history.length - 1];
+    code.setOutputs(error ? [errorOutput(error, traceback)] : []);
+    code.execution_count = null;
+  }
+}
+
+/** An attempt's error as the error output it came from (`KeyError: 'region'`, its traceback's end). */
+function errorOutput(
+  error: string,
+  traceback: string | null
+): {
+  output_type: 'error';
+  ename: string;
+  evalue: string;
+  traceback: string[];
+} {
+  const colon = error.indexOf(': ');
+  return {
+    output_type: 'error',
+    ename: colon < 0 ? error : error.slice(0, colon),
+    evalue: colon < 0 ? '' : error.slice(colon + 2),
+    traceback: (traceback ?? error).split('\n')
+  };
 }
 
 /** Every cell with attempts, as the observation carries them (bounded). */

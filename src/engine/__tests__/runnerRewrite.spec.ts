@@ -167,8 +167,16 @@ describe('rewritten cells through undo, redo, pause and reload', () => {
     expect(record).toMatchObject({ kind: 'undo_behavior', restored: 1 });
     expect(s.driver.codeCells().map(c => c.source)).toEqual([FAILING]);
     expect(cell.metadata.attempts).toEqual([]);
-    // The planner may fix it again: the cell is the run's as before.
+    // The planner may fix it again: the cell is the run's as before, and its error goes with it again.
     expect(s.driver.rewriteStatus(cell.id)).toBe('ok');
+    await s.driver.rewriteCell({
+      cellId: cell.id,
+      source: FIX,
+      at: new Date()
+    });
+    expect(cell.metadata.attempts).toMatchObject([
+      { code: FAILING, error: 'KeyError: region' }
+    ]);
   });
 
   it('redoes from a step whose cell was rewritten: the rewritten cell goes with the step', async () => {

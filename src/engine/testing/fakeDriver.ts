@@ -450,10 +450,17 @@ export class FakeNotebookDriver implements INotebookDriver {
         cell.source = source;
         this._stamp(cellId, source);
         if (cell.metadata.attempts !== undefined) {
-          cell.metadata.attempts = afterSourceRestored(
-            readAttempts(cell.metadata.attempts),
-            source
-          );
+          const history = readAttempts(cell.metadata.attempts);
+          const kept = afterSourceRestored(history, source);
+          cell.metadata.attempts = kept;
+          // The fix is undone: the cell shows its attempt's error again, as the notebook does.
+          if (kept.length < history.length) {
+            const { error, traceback } = history[history.length - 1];
+            cell.output = traceback ?? error ?? '';
+            cell.failure = error
+              ? { ename: null, evalue: error, traceback: traceback ?? '' }
+              : null;
+          }
         }
         restored.push(cellId);
       }

@@ -190,4 +190,34 @@ describe('NotebookDriver rewrites a cell of the run', () => {
     expect(attemptsOf(cell)).toEqual([]);
     expect(fx.driver.rewriteStatus(id)).toBe('ok');
   });
+
+  it('puts the failed code back with its error, not under the outputs of the fix; a new fix keeps that error', async () => {
+    const id = await failedCell();
+    await fx.driver.rewriteCell({ cellId: id, source: FIX, at: AT });
+    const cell = fx.cellById(id) as SharedCode;
+    // The fix ran and printed.
+    cell.setOutputs([{ output_type: 'stream', name: 'stdout', text: '3\n' }]);
+    cell.execution_count = 4;
+    await fx.driver.rewindCells({
+      remove: [],
+      restore: [{ cellId: id, source: FAILING }]
+    });
+    expect(cell.execution_count).toBeNull();
+    expect(cell.getOutputs()).toEqual([
+      {
+        output_type: 'error',
+        ename: 'KeyError',
+        evalue: "'region'",
+        traceback: [
+          'KeyError Traceback (most recent call last)',
+          "KeyError: 'region'"
+        ]
+      }
+    ]);
+    // The planner fixes it again: the attempt has its error again.
+    await fx.driver.rewriteCell({ cellId: id, source: FIX, at: AT });
+    expect(attemptsOf(cell).map(a => [a.code, a.error])).toEqual([
+      [FAILING, "KeyError: 'region'"]
+    ]);
+  });
 });
