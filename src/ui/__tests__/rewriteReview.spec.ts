@@ -151,8 +151,8 @@ describe('showApprovalDialog with a rewrite', () => {
     );
     await waitForDialog();
     const dialog = document.querySelector('.jp-Dialog')!;
-    expect(dialog.textContent).toContain(
-      'Allow behavior 2 in sales.ipynb to reach outside the notebook?'
+    expect(dialog.querySelector('.jp-bcc-approval-held')?.textContent).toBe(
+      'Interactive mode is off, but this code reaches outside the notebook: it runs only if you allow it.'
     );
     const flags = dialog.querySelector(
       '.jp-bcc-rewrite .jp-bcc-rewrite-diff + .jp-bcc-approval-flags'
