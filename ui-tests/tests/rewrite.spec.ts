@@ -191,7 +191,13 @@ test.describe('A retry fixes its own cell', () => {
     await expect(dialog.locator('.jp-bcc-attempt-error')).toHaveText(
       "KeyError: 'North'"
     );
-    await expect(dialog.locator('.jp-bcc-attempt-code')).toHaveText(FAILING);
+    // The cell's code now, then its attempt.
+    await expect(
+      dialog.locator('.jp-bcc-attempts-cell > .jp-bcc-attempt-code')
+    ).toHaveText(FIX);
+    await expect(
+      dialog.locator('.jp-bcc-attempt .jp-bcc-attempt-code')
+    ).toHaveText(FAILING);
     await capture(page, testInfo, '.jp-Dialog-content', 'attempts-light');
     await darkTheme(page);
     await capture(page, testInfo, '.jp-Dialog-content', 'attempts-dark');
@@ -202,7 +208,9 @@ test.describe('A retry fixes its own cell', () => {
     expect(codeSources(await cellInfos(page, nb))).toEqual([FAILING]);
     await page.locator('.jp-bcc-step-attempts').click();
     const again = page.locator('.jp-Dialog', { hasText: 'Attempt 1' });
-    await expect(again.locator('.jp-bcc-attempt-code')).toHaveText(FIX);
+    await expect(
+      again.locator('.jp-bcc-attempt .jp-bcc-attempt-code')
+    ).toHaveText(FIX);
     await again.getByRole('button', { name: 'Close' }).click();
   });
 
@@ -267,6 +275,8 @@ test.describe('A retry fixes its own cell', () => {
       timeout: 60000
     });
     await clickControl(page, 'Resume');
+    // The saved run loads before it runs: the run is not under way at once.
+    await expect(stateLine(page)).toHaveText('Completed', { timeout: 60000 });
     expect((await waitForEnd(page, nb)).state).toBe('WORKFLOW_COMPLETED');
     expect(
       runCode(await cellInfos(page, nb)).map(c => [c.id, c.source])
