@@ -92,6 +92,16 @@ def load(serverapp: Any) -> None:
 
     llm = llm_service(serverapp)
 
+    def pinned_by() -> str:
+        # The relay never serves a user's LLM planner then: their LLM settings are neither used nor tested.
+        if config.planner_auth == "hub":
+            return "c.NotebookBCC.planner_auth = 'hub'"
+        if config.planner_url or config.planner_token:
+            return "c.NotebookBCC.planner_url" if config.planner_url else "c.NotebookBCC.planner_token"
+        return ""
+
+    llm.pinned_by = pinned_by
+
     def resolve() -> PlannerTarget:
         return with_llm_planner(
             resolve_target(config, user_settings_dir(serverapp), app_settings_dir(serverapp)), llm

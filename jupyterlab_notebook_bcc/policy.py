@@ -22,7 +22,7 @@ import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -198,12 +198,17 @@ async def getaddrinfo(host: str, port: int) -> list[tuple[Any, ...]]:
     return await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
 
 
-async def checked_addresses(url: str, host: str, port: int) -> list[tuple[socket.AddressFamily, tuple[Any, ...]]]:
+async def checked_addresses(
+    url: str, host: str, port: int, never: Callable[[str, str, str], str] | None = None
+) -> list[tuple[socket.AddressFamily, tuple[Any, ...]]]:
     """Resolves `host` once and returns every address as (family, sockaddr), to connect to exactly these.
 
     Raises PlannerRefused when any of them is link-local or a metadata address (an answer that mixes a
     harmless address with a forbidden one is refused as a whole), OSError when the name does not resolve.
+    `never(url, what, kind)` words the refusal (the relay's own words by default; the LLM planner's model
+    requests go through here too).
     """
+    never = never or _never_message
     literal = _ip(host)
     if literal is not None:
         family = socket.AF_INET6 if literal.version == 6 else socket.AF_INET
@@ -216,7 +221,7 @@ async def checked_addresses(url: str, host: str, port: int) -> list[tuple[socket
         kind = address_refusal(address)
         if kind:
             resolved = f"{host} is" if literal is not None else f"{host} resolves to {address.split('%', 1)[0]},"
-            raise PlannerRefused(_never_message(url, resolved, kind))
+            raise PlannerRefused(never(url, resolved, kind))
         if (family, sockaddr) not in addresses:
             addresses.append((family, sockaddr))
     if not addresses:

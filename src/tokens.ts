@@ -23,6 +23,7 @@ import type {
   IUnhandledAction
 } from './engine/actions/registry';
 import type { IRunSettings } from './engine/settings';
+import type { IReproducibilityRecord } from './notebook/reproducibility';
 import type {
   IBehaviorApproval,
   IRunError,
@@ -80,6 +81,23 @@ export namespace CommandIDs {
   export const useBuiltinPlanner = 'notebook-bcc:use-builtin-planner';
   /** The attempts of a rewritten cell (args `cellId`, else the active cell) or of a step's cells (`stepId`). */
   export const showAttempts = 'notebook-bcc:show-attempts';
+  /** A note for the planner on a cell (args `cellId`, else the active cell; `text` skips the dialog). */
+  export const noteCell = 'notebook-bcc:note-cell';
+  /** Removes the note for the planner on a cell (args `cellId`, else the active cell). */
+  export const removeCellNote = 'notebook-bcc:remove-cell-note';
+  /** A note for the planner on a step of the run (args `stageId`, `stepId`; `text` skips the dialog). */
+  export const noteStep = 'notebook-bcc:note-step';
+  /** Removes the note on a step (args `stageId`, `stepId`). */
+  export const removeStepNote = 'notebook-bcc:remove-step-note';
+  /** Args `stageId`, `stepId`: asks for the step's note if it has none, then redoes the step with it. */
+  export const redoStepWithNote = 'notebook-bcc:redo-step-with-note';
+  /** Runs the run's kept cells in a fresh kernel and compares the values the run delivered. */
+  export const checkReproducibility = 'notebook-bcc:check-reproducibility';
+  /** Stops the reproducibility check under way (its fresh kernel is shut down). */
+  export const stopReproducibilityCheck =
+    'notebook-bcc:stop-reproducibility-check';
+  /** Args `cellId` (and `notebook`): brings the notebook to the front with that cell selected. */
+  export const showCell = 'notebook-bcc:show-cell';
 }
 
 /**
@@ -308,6 +326,28 @@ export interface IOutputItem {
   check?: { ok: boolean; reason: string | null; type: string | null };
 }
 
+/** A note of the user's for the planner on a step of the run, kept in the notebook (`notebook/notes.ts`). */
+export interface IStepNoteView {
+  readonly stageId: string | null;
+  readonly stepId: string;
+  readonly text: string;
+}
+
+/**
+ * The reproducibility check of a notebook's run, as the panel shows it: under way (which cell runs in
+ * the fresh kernel), its record (this session's, or the one the notebook's metadata keeps), or why it
+ * gave none (the kernel could not start, it was stopped).
+ */
+export type ReproducibilityState =
+  | {
+      kind: 'checking';
+      phase: 'starting' | 'running' | 'comparing';
+      cell: number;
+      cells: number;
+    }
+  | { kind: 'done'; record: IReproducibilityRecord }
+  | { kind: 'failed'; message: string; stopped: boolean };
+
 /** What the views show of one notebook's run; `changed` fires when any of it changes. */
 export interface IRunModel {
   readonly changed: ISignal<IRunModel, void>;
@@ -353,6 +393,11 @@ export interface IRunModel {
   /** A run that could not start (its planner did not answer), until a run starts or the user closes it. */
   readonly startProblem: IStartProblem | null;
   setStartProblem(problem: IStartProblem | null): void;
+  /** The user's notes on the run's steps (a note on a cell shows on the cell). */
+  readonly stepNotes: readonly IStepNoteView[];
+  /** The reproducibility check: under way, its result, or why it has none; null before any. */
+  readonly reproducibility: ReproducibilityState | null;
+  setReproducibility(state: ReproducibilityState | null): void;
   readonly isDisposed: boolean;
 }
 

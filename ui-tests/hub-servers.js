@@ -58,7 +58,7 @@ function hubServers() {
         BCC_HUB_PASSWORD: HUB_PASSWORD,
         BCC_HUB_TEST_TOKEN: HUB_TEST_TOKEN,
         BCC_HUB_CULL_TIMEOUT: String(HUB_CULL_TIMEOUT),
-        BCC_HUB_MODEL: LLM.LLM_MODEL,
+        BCC_HUB_MODEL: LLM.HUB_MODEL,
         BCC_HUB_MODEL_KEY: LLM.LLM_KEY
       },
       timeout: 120 * 1000,

@@ -24,9 +24,11 @@ from tornado import httputil
 from tornado.iostream import StreamClosedError
 from traitlets.config import Config, KVArgParseConfigLoader, PyFileConfigLoader
 
+from .hosts import allowed_hosts, host_refusal
 from .hub_auth import API_TOKEN_VARIABLE, API_URL_VARIABLE, SERVICE_URL_VARIABLE, HubRefusal, HubUsers
 from .service import LLMPlannerService
 from .settings import KEY_VARIABLE, RESPONSE_FORMATS, LLMPlanner
+from .urls import display_url
 
 TOKEN_VARIABLE = "NOTEBOOK_BCC_PLANNER_TOKEN"
 
@@ -46,10 +48,14 @@ class _HandlerSink:
 
 
 class PlannerHandler(tornado.web.RequestHandler):
-    def initialize(self, service: LLMPlannerService, token: str, hub: HubUsers | None = None) -> None:
+    def initialize(
+        self, service: LLMPlannerService, token: str, hub: HubUsers | None = None, hosts: frozenset[str] | None = None
+    ) -> None:
         self.service = service
         self.token = token
         self.hub = hub
+        # The Host names answered besides loopback (hosts.py); None: every Host (an embedding app's choice).
+        self.hosts = hosts
         self._task: asyncio.Task[None] | None = None
 
     async def get(self, path: str) -> None:
@@ -64,6 +70,12 @@ class PlannerHandler(tornado.web.RequestHandler):
             self._task.cancel()
 
     async def _answer(self, path: str) -> None:
+        if self.hosts is not None:
+            refusal = host_refusal(self.request.headers.get("Host"), self.hosts)
+            if refusal:
+                self.set_status(403)
+                self.finish({"message": refusal})
+                return
         user = ""
         if self.hub is not None:
             try:
@@ -95,10 +107,15 @@ class PlannerHandler(tornado.web.RequestHandler):
 
 
 def make_app(
-    service: LLMPlannerService, token: str = "", hub: HubUsers | None = None, prefix: str = ""
+    service: LLMPlannerService,
+    token: str = "",
+    hub: HubUsers | None = None,
+    prefix: str = "",
+    hosts: frozenset[str] | None = None,
 ) -> tornado.web.Application:
-    """Answers at the root, and under `prefix` (a Hub service's /services/<name>/, the path its proxy keeps)."""
-    arguments = {"service": service, "token": token, "hub": hub}
+    """Answers at the root, and under `prefix` (a Hub service's /services/<name>/, the path its proxy keeps);
+    with `hosts`, only requests whose Host is loopback or one of them."""
+    arguments = {"service": service, "token": token, "hub": hub, "hosts": hosts}
     routes: list[Any] = [(r"/(.*)", PlannerHandler, arguments)]
     if prefix.strip("/"):
         routes.insert(0, (f"/{re.escape(prefix.strip('/'))}/(.*)", PlannerHandler, arguments))
@@ -109,6 +126,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m jupyterlab_notebook_bcc.llm_planner", description=__doc__)
     parser.add_argument("--port", type=int, default=None, help="default: JUPYTERHUB_SERVICE_URL's, else 28600")
     parser.add_argument("--host", default=None, help="address to listen on (default: loopback only)")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="also answer requests whose Host is NAME (a DNS name clients use for this planner); "
+                        "loopback names and the --host address are always answered, any other Host is refused "
+                        "(DNS rebinding protection)")
     parser.add_argument("--config", default=None, help="a Python config file of c.LLMPlanner settings")
     parser.add_argument("--hub-auth", action=argparse.BooleanOptionalAction, default=None,
                         help="serve JupyterHub users by their own Hub API tokens (default: when run by a Hub)")
@@ -122,6 +143,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-tries-per-step", type=int, default=None)
     parser.add_argument("--request-timeout", type=float, default=None)
     parser.add_argument("--stall-timeout", type=float, default=None)
+    parser.add_argument("--first-token-timeout", type=float, default=None)
     args, rest = parser.parse_known_args(argv)
     unknown = [arg for arg in rest if not arg.startswith("--LLMPlanner.")]
     if unknown:
@@ -144,7 +166,8 @@ def config_from(args: argparse.Namespace) -> LLMPlanner:
         planner.base_url = args.base_url
     if args.models is not None:
         planner.models = [m.strip() for m in args.models.split(",") if m.strip()]
-    for name in ("response_format", "max_run_tokens", "max_tries_per_step", "request_timeout", "stall_timeout"):
+    for name in ("response_format", "max_run_tokens", "max_tries_per_step", "request_timeout", "stall_timeout",
+                 "first_token_timeout"):
         if getattr(args, name) is not None:
             setattr(planner, name, getattr(args, name))
     return planner
@@ -176,13 +199,14 @@ async def serve(args: argparse.Namespace) -> None:
     token = os.environ.pop(TOKEN_VARIABLE, "")
     hub = hub_users(args)
     service = LLMPlannerService(config)
-    app = make_app(service, token, hub, os.environ.get("JUPYTERHUB_SERVICE_PREFIX", ""))
     host, port = address(args)
+    app = make_app(service, token, hub, os.environ.get("JUPYTERHUB_SERVICE_PREFIX", ""),
+                   allowed_hosts(host, args.allowed_host))
     app.listen(port, host)
     settings: Any = service.settings()
     logging.getLogger("notebook_bcc.llm_planner").info(
         "LLM planner at http://%s:%d/ (model endpoint %s, models %s, %s)",
-        host, port, settings.base_url if settings else "not set",
+        host, port, display_url(settings.base_url) if settings else "not set",
         ", ".join(settings.models) if settings else "none",
         f"JupyterHub users by their Hub tokens ({hub.api_url})" if hub else
         ("a bearer token" if token else "no authentication"),

@@ -1,11 +1,15 @@
 """The one owner of tokens, budgets and the run log.
 
-Every model call's tokens are counted here (`record`, called by `calls.ModelCalls` after each request): into
-the run's usage (in all and per behavior) and the user's day (UTC). Before a behavior, `check_run` refuses
-(HTTP 403, the run stops with the message, other users go on) a user whose day's or run's tokens, or run's
-behaviors, are spent. Each run's start is logged, and its end is one JSON line (user, notebook, model,
-tokens, start, end, outcome: `completed`, `budget`, `replaced` when the user started another run of the
-notebook, `expired` or `evicted` when the planner forgot it) in the log and in `c.LLMPlanner.run_log`.
+Every model call goes through `calls.ModelCalls`, which `reserve`s its worst case (its prompt, estimated, and
+`max_completion_tokens`) before it starts and `settle`s after it, however it ended: the reservation is given
+back and what the call consumed is counted into the run's usage (in all and per behavior) and the user's day
+(UTC). A call is refused (HTTP 403, the run stops with the message, other users go on) when the user's day or
+the run has no tokens left beside what is counted and what calls in flight hold; `check_run` says the same
+before a behavior, and refuses a run whose behaviors are spent. So calls in parallel cannot pass a budget
+together; a budget is passed by at most the one call that started while some of it was left. Each run's start
+is logged, and its end is one JSON line (user, notebook, model, tokens, `estimated` when some were estimated,
+start, end, outcome: `completed`, `budget`, `replaced` when the user started another run of the notebook,
+`expired` or `evicted` when the planner forgot it) in the log and in `c.LLMPlanner.run_log`.
 """
 
 from __future__ import annotations
@@ -36,10 +40,23 @@ def _day(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).date().isoformat()
 
 
+def _held(tokens: int) -> str:
+    return f", {tokens:,} more held by requests in flight" if tokens else ""
+
+
 @dataclass
 class _OpenRun:
     session: Session
     start: float
+
+
+@dataclass(eq=False)
+class Hold:
+    """Tokens a model call in flight reserved for the user's day and the run."""
+
+    caller: Caller
+    session: Session
+    tokens: int
 
 
 class Accounting:
@@ -52,6 +69,9 @@ class Accounting:
         self.day = _day(clock())
         # Tokens of the day by user.
         self.used: dict[str, int] = {}
+        # Tokens held by calls in flight, by user, and the holds themselves.
+        self.reserved: dict[str, int] = {}
+        self._holds: list[Hold] = []
         self._open: dict[Caller, _OpenRun] = {}
         self._restore()
 
@@ -68,15 +88,16 @@ class Accounting:
         return self._limit(user, "max_run_tokens")
 
     def check(self, caller: Caller) -> None:
-        """Refuses (403) a user who has spent the day's tokens."""
+        """Refuses (403) a user whose day's tokens are spent, or held by their calls in flight."""
         self._roll()
         limit, setting = self._limit(caller.user, "max_daily_tokens")
         used = self.used.get(caller.user, 0)
-        if limit and used >= limit:
+        held = self.reserved.get(caller.user, 0)
+        if limit and used + held >= limit:
             raise PlannerFailure(
                 403,
-                f"You have used your token budget for today on this planner ({used:,} of {limit:,} tokens, "
-                f"{setting}); it starts again at 00:00 UTC, or ask your administrator to raise it.",
+                f"You have used your token budget for today on this planner ({used:,} of {limit:,} tokens"
+                f"{_held(held)}, {setting}); it starts again at 00:00 UTC, or ask your administrator to raise it.",
             )
 
     def check_run(self, caller: Caller, session: Session) -> None:
@@ -90,16 +111,48 @@ class Accounting:
                     f"This run has used its {limit} behaviors (c.LLMPlanner.max_run_behaviors); "
                     "start a new run, or ask your administrator to raise the limit.",
                 )
-            tokens, setting = self.run_tokens(caller.user)
-            if tokens and session.usage.total >= tokens:
-                raise PlannerFailure(
-                    403,
-                    f"This run has used its token budget ({session.usage.total:,} of {tokens:,} tokens, "
-                    f"{setting}); start a new run, or ask your administrator to raise the budget.",
-                )
+            self._check_run_tokens(caller, session)
         except PlannerFailure as failure:
             self.ended(caller, "budget", failure.message)
             raise
+
+    def _check_run_tokens(self, caller: Caller, session: Session) -> None:
+        tokens, setting = self.run_tokens(caller.user)
+        held = sum(hold.tokens for hold in self._holds if hold.session is session)
+        if tokens and session.usage.total + held >= tokens:
+            raise PlannerFailure(
+                403,
+                f"This run has used its token budget ({session.usage.total:,} of {tokens:,} tokens{_held(held)}, "
+                f"{setting}); start a new run, or ask your administrator to raise the budget.",
+            )
+
+    # --- reservations -------------------------------------------------------------------------------
+
+    def reserve(self, caller: Caller, session: Session, tokens: int) -> Hold:
+        """Holds a call's worst case against the user's day and the run before it starts, or refuses it (403,
+        the run log says so) when either has nothing left beside what is counted and held."""
+        try:
+            self.check(caller)
+            self._check_run_tokens(caller, session)
+        except PlannerFailure as failure:
+            self.ended(caller, "budget", failure.message)
+            raise
+        hold = Hold(caller, session, max(0, tokens))
+        self._holds.append(hold)
+        self.reserved[caller.user] = self.reserved.get(caller.user, 0) + hold.tokens
+        return hold
+
+    def settle(self, hold: Hold, key: BehaviorKey | None, completion: Completion | None) -> None:
+        """Gives a call's reservation back and counts what it consumed (None: nothing)."""
+        if hold in self._holds:
+            self._holds.remove(hold)
+            left = self.reserved.get(hold.caller.user, 0) - hold.tokens
+            if left > 0:
+                self.reserved[hold.caller.user] = left
+            else:
+                self.reserved.pop(hold.caller.user, None)
+        if completion is not None:
+            self.record(hold.caller, hold.session, key, completion)
 
     # --- counting -----------------------------------------------------------------------------------
 
@@ -163,6 +216,9 @@ class Accounting:
             "end": _iso(self.clock()),
             "outcome": outcome,
         }
+        if usage.estimated:
+            # Some calls sent no counts (cut by their client, Stop, a failure, or an endpoint that never does).
+            record["estimated"] = True
         if message:
             record["message"] = message
         line = json.dumps(record, ensure_ascii=False)

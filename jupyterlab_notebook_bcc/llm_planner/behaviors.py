@@ -16,7 +16,7 @@ from .calls import ModelCalls
 from .contract import is_chinese
 from .memory import known_now
 from .model import ModelError
-from .observation import Request, last_error, words
+from .observation import MAX_PREVIEW_CHARS, Request, bounded, last_error, words
 from .plan import (
     LOAD_STEP,
     PLAN_STEP,
@@ -73,7 +73,7 @@ class Turn:
     @property
     def preview(self) -> str:
         value = self.request.variables.get(PREVIEW_VARIABLE)
-        return value if isinstance(value, str) else ""
+        return bounded(value, MAX_PREVIEW_CHARS) if isinstance(value, str) else ""
 
 
 # --- load ---------------------------------------------------------------------------------------------
@@ -228,7 +228,8 @@ def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str)
         retry = f"Note: {request.focus}"
     wanted = [step.contract(name) for name in step.expected]
     return prompts.cell_messages(request.task, turn.preview, session.columns, session.memory.context(), shown,
-                                 step.name, step.goal, wanted, retry)
+                                 step.name, step.goal, wanted, retry,
+                                 prompts.user_notes_block(request.user_notes, step.id))
 
 
 async def _read_cell(turn: Turn, messages: list[dict[str, str]], text: str) -> tuple[str, str]:

@@ -18,6 +18,11 @@ DEFAULT_NAME = "answer"
 _NAME = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
 _QUOTED_NAME = rf"[`'\"“‘]?({_NAME})[`'\"”’]?"
 _AT_NAME = re.compile(rf"@({_NAME})\[([^\]\n]*)\]")
+
+
+def _is_format_description(match: re.Match[str]) -> bool:
+    """`@name[value]` itself: the answer format described, not an answer named `name`."""
+    return match.group(1) == "name" and match.group(2).strip() == "value"
 _NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                  "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6}
 # Words after "store … in" that are not a variable's name.
@@ -235,7 +240,7 @@ def _valid(name: str) -> bool:
 def _formatted(task: str, columns: dict[str, str]) -> list[Deliverable]:
     """`@name[placeholder]` deliverables, each described by the words about its placeholder."""
     found: list[Deliverable] = []
-    matches = list(_AT_NAME.finditer(task))
+    matches = [m for m in _AT_NAME.finditer(task) if not _is_format_description(m)]
     single = len({m.group(1) for m in matches}) == 1
     for index, match in enumerate(matches):
         name = match.group(1)

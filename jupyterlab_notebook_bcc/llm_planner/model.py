@@ -12,12 +12,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .destinations import Destinations, EndpointRefused, http_client, refusal_in
 from .failures import OPEN_SETTINGS
 from .settings import ModelSettings, ResponseFormat
-from .urls import display_url
+from .urls import display_url, without_secrets
 
 # What a request is sent with when the endpoint needs no key (llama.cpp, vLLM, Ollama): the SDK wants one.
 NO_KEY = "no-key"
+# The most of an endpoint's own error message a user is shown (after its HTTP status).
+DETAIL_CHARS = 160
 # A response_format the endpoint refused is not asked again for that endpoint and model.
 FORMAT_ORDER: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none")
 
@@ -47,6 +50,26 @@ class Completion:
     estimated: bool = False
     # The model the endpoint says answered (llama.cpp repeats the name it was asked for).
     model: str = ""
+
+
+@dataclass
+class Received:
+    """What one request got before it ended, well or not: whether its stream opened (the endpoint took it), the
+    text streamed so far and the token counts the endpoint reported (None before its usage chunk). The calls
+    (calls.py) charge a request cut by its client, Stop or a failure from it."""
+
+    opened: bool = False
+    text: str = ""
+    usage: tuple[int, int] | None = None
+
+
+def prompt_estimate(messages: list[dict[str, str]]) -> int:
+    """A prompt's tokens from its characters, about four a token, for an endpoint that sends no counts."""
+    return sum(len(message.get("content", "")) for message in messages) // 4
+
+
+def text_estimate(text: str) -> int:
+    return (len(text) + 3) // 4
 
 
 # Called with the text received so far, each time the stream brings more.
@@ -87,19 +110,41 @@ class OpenAIModel:
         *,
         request_timeout: float = 300.0,
         stall_timeout: float = 60.0,
+        first_token_timeout: float = 240.0,
         max_completion_tokens: int = 1200,
         temperature: float = 0.2,
         on_start: Callable[[], None] | None = None,
         on_end: Callable[[], None] | None = None,
+        destinations: Destinations | None = None,
     ) -> None:
         self.settings = settings
+        # Where requests may go (c.LLMPlanner.allowed_base_urls); the default list when not given.
+        self.destinations = destinations or Destinations()
         self.model = model
         self.request_timeout = request_timeout
         self.stall_timeout = stall_timeout
+        self.first_token_timeout = first_token_timeout
         self.max_completion_tokens = max_completion_tokens
         self.temperature = temperature
         self.on_start = on_start
         self.on_end = on_end
+        self.received = Received()
+
+    def _silence_error(self, started: bool) -> ModelError:
+        if started:
+            return ModelError(
+                "stalled",
+                f"The model {self.model} stopped sending for {self.stall_timeout:g} s "
+                "(c.LLMPlanner.stall_timeout); Retry.",
+                504,
+            )
+        return ModelError(
+            "stalled",
+            f"The model {self.model} sent nothing for {self.first_token_timeout:g} s after the request "
+            "(c.LLMPlanner.first_token_timeout; a model on a CPU reads a long prompt first); Retry, or raise "
+            "the limit.",
+            504,
+        )
 
     def _client(self) -> Any:
         from openai import AsyncOpenAI
@@ -110,6 +155,8 @@ class OpenAIModel:
             # Retries are the planner's decision (a user's Retry), never hidden in the SDK.
             max_retries=0,
             timeout=None,
+            # Every request through the destination policy: to a checked address, no redirect, no proxy variable.
+            http_client=http_client(self.destinations, self.settings.source),
         )
 
     def _formats(self) -> tuple[ResponseFormat, ...]:
@@ -211,35 +258,38 @@ class OpenAIModel:
         finished = False
         answered_by = ""
         prompt_tokens = completion_tokens = 0
+        received = self.received = Received()
         try:
             stream = await client.chat.completions.create(**arguments)
+            received.opened = True
             iterator = stream.__aiter__()
             try:
+                started = False
                 while True:
+                    # Before its first piece a model may still be reading the prompt: that wait has its own limit.
+                    limit = self.stall_timeout if started else self.first_token_timeout
                     try:
-                        if self.stall_timeout > 0:
-                            chunk = await asyncio.wait_for(iterator.__anext__(), self.stall_timeout)
+                        if limit > 0:
+                            chunk = await asyncio.wait_for(iterator.__anext__(), limit)
                         else:
                             chunk = await iterator.__anext__()
                     except StopAsyncIteration:
                         break
                     except asyncio.TimeoutError as error:
-                        raise ModelError(
-                            "stalled",
-                            f"The model {self.model} stopped sending for {self.stall_timeout:g} s "
-                            "(c.LLMPlanner.stall_timeout); Retry.",
-                            504,
-                        ) from error
+                        raise self._silence_error(started) from error
+                    started = True
                     answered_by = answered_by or str(getattr(chunk, "model", "") or "")
                     usage = getattr(chunk, "usage", None)
                     if usage is not None:
                         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
                         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+                        received.usage = (prompt_tokens, completion_tokens)
                     for choice in getattr(chunk, "choices", None) or []:
                         finished = finished or bool(getattr(choice, "finish_reason", None))
                         piece = getattr(getattr(choice, "delta", None), "content", None)
                         if piece:
                             text += piece
+                            received.text = text
                             if on_text is not None:
                                 result = on_text(text)
                                 if result is not None:
@@ -253,16 +303,8 @@ class OpenAIModel:
             raise self._status_error(error, kind) from error
         except openai.APITimeoutError as error:
             raise ModelError("timeout", f"The model endpoint {self._where()} timed out; Retry.", 504) from error
-        except openai.APIConnectionError as error:
-            cause = error.__cause__ or error.__context__
-            reason = _connection_reason(cause) if cause else "connection failed"
-            raise ModelError(
-                "unreachable",
-                f"The model endpoint {self._where()} cannot be reached ({reason}): check that it is running, and "
-                "its base URL in LLM Planner Settings (or c.LLMPlanner.base_url).",
-                502,
-                action=OPEN_SETTINGS,
-            ) from error
+        except (openai.APIConnectionError, EndpointRefused) as error:
+            raise self._connection_error(error) from error
         if not finished and not text.strip():
             # llama.cpp's Python server ends a stream without a word when another request interrupts it.
             raise ModelError(
@@ -276,19 +318,45 @@ class OpenAIModel:
             # An endpoint that sends no usage while streaming (llama.cpp's Python server): about four
             # characters a token, and the usage says it is an estimate.
             estimated = True
-            prompt_tokens = sum(len(message.get("content", "")) for message in arguments["messages"]) // 4
-            completion_tokens = (len(text) + 3) // 4
+            prompt_tokens = prompt_estimate(arguments["messages"])
+            completion_tokens = text_estimate(text)
         return Completion(text, prompt_tokens, completion_tokens, time.monotonic() - start, kind, estimated,
                           answered_by)
 
     def _where(self) -> str:
         return display_url(self.settings.base_url)
 
+    def _connection_error(self, error: Exception) -> ModelError:
+        refused = refusal_in(error)
+        if refused is not None:
+            # The destination policy refused it before any connection: a setting's fix, never retried.
+            return ModelError("refused", refused.message, 403, action=OPEN_SETTINGS)
+        cause = error.__cause__ or error.__context__
+        reason = _connection_reason(cause) if cause else "connection failed"
+        return ModelError(
+            "unreachable",
+            f"The model endpoint {self._where()} cannot be reached ({without_secrets(reason, self._secrets())}): "
+            "check that it is running, and its base URL in LLM Planner Settings (or c.LLMPlanner.base_url).",
+            502,
+            action=OPEN_SETTINGS,
+        )
+
+    def _secrets(self) -> tuple[str, ...]:
+        return (self.settings.api_key,) if self.settings.api_key else ()
+
     def _status_error(self, error: Any, kind: ResponseFormat) -> ModelError:
         status = int(getattr(error, "status_code", 0) or 0)
-        detail = _detail(error)
+        detail = _detail(error, self._secrets())
         where = self._where()
         answered = f"The endpoint answered HTTP {status}{detail}."
+        if 300 <= status < 400:
+            return ModelError(
+                "redirect",
+                f"The model endpoint {where} answered with a redirect, which the planner does not follow: set the "
+                f"base URL it moved to in LLM Planner Settings (or c.LLMPlanner.base_url). {answered}",
+                424,
+                action=OPEN_SETTINGS,
+            )
         if status in (401, 403):
             return ModelError(
                 "auth",
@@ -343,8 +411,11 @@ class OpenAIModel:
         )
 
 
-def _detail(error: Any) -> str:
-    message = getattr(error, "message", "") or ""
+def _detail(error: Any, secrets: tuple[str, ...] = ()) -> str:
+    """The endpoint's own error message, when its answer is an error object (`{"error": {"message"}}`,
+    `{"detail"}`): one line, at most DETAIL_CHARS, never the key, a URL's userinfo or its query string. Any
+    other body (an HTML page, a proxy's text) is not shown: the HTTP status says enough."""
+    message = ""
     body = getattr(error, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -352,8 +423,14 @@ def _detail(error: Any) -> str:
             message = inner["message"]
         elif isinstance(body.get("detail"), str):
             message = body["detail"]
-    message = " ".join(str(message).split())
-    return f": {message[:300]}" if message else ""
+    elif isinstance(body, str) and "json" in str(getattr(getattr(error, "response", None), "headers", {}).get(
+        "content-type", "")):
+        # `{"error": "…"}`: the SDK hands over the string.
+        message = body
+    message = without_secrets(" ".join(message.split()), secrets)
+    if len(message) > DETAIL_CHARS:
+        message = message[: DETAIL_CHARS - 1].rstrip() + "…"
+    return f": {message}" if message else ""
 
 
 def _retry_after(error: Any) -> float | None:

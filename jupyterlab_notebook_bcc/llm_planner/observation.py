@@ -1,5 +1,6 @@
 """Reading a DSLC request tolerantly: where the run is, the task, the data files, the kernel's variables and
-outputs, the output checks the extension ran (CONTRACTS.md §3) and the error a behavior raised."""
+outputs, the output checks the extension ran (CONTRACTS.md §3), the user's notes for the planner
+(`context.user_notes`, docs/protocol.md#observation) and the error a behavior raised."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from typing import Any
 TASK_VARIABLES = ("problem_description", "task", "task_description")
 DATA_VARIABLES = ("csv_file_path", "data_files", "data_path", "data_file")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+# The user's notes are bounded like the client bounds them (src/notebook/notes.ts).
+MAX_NOTES = 20
+MAX_NOTE_CHARS = 1000
 _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning)):\s*(.*)$")
+# The most characters of a request's own text a prompt takes: the task, and a step's goal or the focus (a
+# note); the data's preview as the load step printed it. More is cut, and the cut says so.
+MAX_TASK_CHARS = 4000
+MAX_NOTE_CHARS = 1000
+MAX_PREVIEW_CHARS = 2500
+CUT = " [… cut]"
 
 
 def record(value: Any) -> dict[str, Any]:
@@ -19,6 +29,11 @@ def record(value: Any) -> dict[str, Any]:
 
 def text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
+
+
+def bounded(value: str, limit: int) -> str:
+    """`value`, or its first `limit` characters and a visible mark that the rest was cut."""
+    return value if len(value) <= limit else value[:limit].rstrip() + CUT
 
 
 def words(value: Any) -> str:
@@ -37,6 +52,15 @@ class Check:
     type: str = ""
     value: str | None = None
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class UserNote:
+    """One of the user's notes: its text on one line, and the step or cell it was written on."""
+
+    text: str
+    step_id: str | None = None
+    on_cell: bool = False
 
 
 @dataclass
@@ -60,13 +84,14 @@ class Request:
     optional_actions: list[str] = field(default_factory=list)
     # The run's rewritten cells and their failed attempts (`observation.context.cell_attempts`).
     cell_attempts: list[dict[str, Any]] = field(default_factory=list)
+    user_notes: list[UserNote] = field(default_factory=list)
 
     @property
     def task(self) -> str:
         for name in TASK_VARIABLES:
             value = self.variables.get(name)
             if isinstance(value, str) and value.strip():
-                return value.strip()
+                return bounded(value.strip(), MAX_TASK_CHARS)
         return ""
 
     @property
@@ -110,8 +135,8 @@ def read_request(body: dict[str, Any]) -> Request:
         step_id=text(current.get("step_id")),
         behavior_id=text(current.get("behavior_id")),
         iteration=iteration,
-        step_goal=text(record(location.get("goals")).get("step")),
-        focus=text(record(progress.get("behaviors")).get("focus")),
+        step_goal=bounded(text(record(location.get("goals")).get("step")), MAX_NOTE_CHARS),
+        focus=bounded(text(record(progress.get("behaviors")).get("focus")), MAX_NOTE_CHARS),
         expected=expected,
         variables=record(context.get("variables")),
         current_effects=[e if isinstance(e, str) else str(e) for e in effects.get("current") or []],
@@ -120,11 +145,27 @@ def read_request(body: dict[str, Any]) -> Request:
         feedback=record(body.get("behavior_feedback")),
         optional_actions=[a for a in _items(record(body.get("options")).get("optional_actions")) if isinstance(a, str)],
         cell_attempts=[item for item in _items(context.get("cell_attempts")) if isinstance(item, dict)],
+        user_notes=read_user_notes(context.get("user_notes")),
     )
 
 
 def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def read_user_notes(value: Any) -> list[UserNote]:
+    """The user's notes that hold text, bounded in count and length, each on one line."""
+    if not isinstance(value, list):
+        return []
+    notes: list[UserNote] = []
+    for raw in value[:MAX_NOTES]:
+        if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+            continue
+        note = " ".join(raw["text"].split())[:MAX_NOTE_CHARS]
+        if note:
+            step = raw.get("step_id")
+            notes.append(UserNote(note, step if isinstance(step, str) else None, isinstance(raw.get("cell_id"), str)))
+    return notes
 
 
 def read_checks(value: Any) -> dict[str, Check] | None:

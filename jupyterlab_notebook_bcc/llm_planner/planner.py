@@ -27,7 +27,14 @@ from .contract import extract, read_columns, with_columns
 from .failures import OPEN_SETTINGS, PlannerFailure
 from .judge import Verdict, judge, the_report_step
 from .model import ModelError
-from .observation import Request, last_error, read_request
+from .observation import (
+    MAX_NOTE_CHARS,
+    MAX_PREVIEW_CHARS,
+    Request,
+    bounded,
+    last_error,
+    read_request,
+)
 from .plan import (
     LOAD_STAGE,
     LOAD_STEP,
@@ -45,7 +52,6 @@ __all__ = ["LOAD_STEP", "PLAN_STEP", "REPORT_STEP", "Caller", "LLMPlannerCore", 
 
 PREVIEW_VARIABLE = behaviors.PREVIEW_VARIABLE
 MODEL_VARIABLE = "llm_model"
-MAX_PREVIEW = 2500
 MAX_NEW_NAMES = 6
 
 
@@ -161,7 +167,7 @@ class LLMPlannerCore:
         printed = "\n".join(request.current_effects)
         if step.id == LOAD_STEP:
             # What the kernel printed about the data goes with every later request.
-            preview = printed[:MAX_PREVIEW]
+            preview = printed[:MAX_PREVIEW_CHARS]
             answer["context_update"]["variables"] = {PREVIEW_VARIABLE: preview}
             session.columns = read_columns(preview)
             session.contract = with_columns(session.contract, request.task, session.columns)
@@ -276,7 +282,7 @@ class LLMPlannerCore:
                 contracts[name] = wanted
         if known:
             return Step(known.id, known.name, known.goal, expected, contracts)
-        goal = request.step_goal or request.step_id
+        goal = request.step_goal or bounded(request.step_id, MAX_NOTE_CHARS)
         return Step(request.step_id, goal, goal, expected, contracts)
 
 

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from .contract import KINDS, Deliverable, TaskContract, is_chinese
+from .observation import UserNote
 
 _VARIABLES = {
     "type": "array",
@@ -193,12 +194,14 @@ def cell_messages(
     goal: str,
     wanted: list[Deliverable],
     retry: str,
+    notes: str = "",
 ) -> list[dict[str, str]]:
-    """One cell for one step. `done` is the run's memory (memory.py); `retry` what failed before, if any."""
+    """One cell for one step. `done` is the run's memory (memory.py); `retry` what failed before, if any;
+    `notes` the user's instructions (`user_notes_block`), right under the task."""
 
     def ask(task_text: str, data: list[str], before: str, known: str, step: str, step_goal: str,
-            creates: list[str]) -> str:
-        lines = [f"Task: {task_text}", *data]
+            creates: list[str], instructions: str = "") -> str:
+        lines = [f"Task: {task_text}", *([instructions] if instructions else []), *data]
         if before:
             lines += ["Done so far (newest first):", before]
         lines += ["Variables in the kernel:", known, f"Step: {step}. {step_goal}"]
@@ -213,7 +216,8 @@ def cell_messages(
     example = ask(_EXAMPLE_TASK, _data(_EXAMPLE_DATA, {}), "", "- df: DataFrame(120×3)", "Share of returned orders",
                   "Count the orders whose status is 'returned' and divide by all orders.",
                   ["`returned_share`: a number rounded to 3 decimals"])
-    request = ask(task, _data(preview, columns), done, known, step_name, goal, [deliverable_words(w) for w in wanted])
+    request = ask(task, _data(preview, columns), done, known, step_name, goal, [deliverable_words(w) for w in wanted],
+                  notes)
     extra = [retry] if retry else []
     extra += [instruction, *_language(task, "explanation", "explanation")]
     return [
@@ -221,6 +225,26 @@ def cell_messages(
         *_example(example + "\n" + instruction, _EXAMPLE_CELL),
         {"role": "user", "content": request + "\n" + "\n".join(extra)},
     ]
+
+
+def user_notes_block(notes: list[UserNote], step_id: str) -> str:
+    """The user's notes ("use the median, not the mean") as instructions that take precedence over the
+    prompt's defaults, each saying where it was made, the notes on the step being written first; "" without."""
+    here: list[str] = []
+    elsewhere: list[str] = []
+    for note in notes:
+        if note.on_cell:
+            where = f" (on a cell of step {note.step_id})" if note.step_id else " (on a cell)"
+        else:
+            where = f" (on step {note.step_id})" if note.step_id else ""
+        (here if note.step_id and note.step_id == step_id else elsewhere).append(f"- {note.text}{where}")
+    if not here and not elsewhere:
+        return ""
+    return "\n".join([
+        "The user's instructions for this analysis (follow them; they take precedence over the defaults below):",
+        *here,
+        *elsewhere,
+    ])
 
 
 def retry_note(code: str, reason: str, known: str, repeated: bool) -> str:

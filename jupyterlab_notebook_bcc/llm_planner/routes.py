@@ -11,6 +11,7 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from .destinations import Destinations
 from .failures import OPEN_SETTINGS
 from .model import ModelError, OpenAIModel
 from .service import LLMPlannerService
@@ -60,6 +61,10 @@ class SettingsHandler(_Base):
         except ValueError as error:
             self._refuse(400, f"LLM planner settings not saved: {error}")
             return
+        refusal = self.service.config.destinations.url_refusal(settings.base_url, settings.source)
+        if refusal:
+            self._refuse(403, f"LLM planner settings not saved. {refusal}")
+            return
         store.write(settings)
         self.log.info(
             "Notebook-BCC: LLM planner settings saved (%s, models %s, key %s)",
@@ -85,8 +90,9 @@ class SettingsHandler(_Base):
                 "its settings cannot be changed here.",
             )
             return True
-        if self.service.store is None:
-            self._refuse(403, "This server keeps no user settings for the LLM planner.")
+        refusal = self.service.user_settings_refusal()
+        if refusal:
+            self._refuse(403, refusal)
             return True
         return False
 
@@ -99,21 +105,34 @@ class ConnectionTestHandler(_Base):
         if current is not None and current.source == "server":
             # The administrator's endpoint is tested as configured: a user cannot aim the server elsewhere.
             body = {}
+        else:
+            refusal = self.service.user_settings_refusal()
+            if refusal:
+                self._refuse(403, refusal)
+                return
         if current is None:
             current = ModelSettings(base_url="", models=(), source="user")
         settings = with_overrides(current, body)
         if not settings.base_url or not settings.model:
             self.finish(json.dumps({"ok": False, "message": "Give the base URL and a model to test."}))
             return
-        self.finish(json.dumps(await connection_test(settings)))
+        destinations = self.service.config.destinations
+        refusal = destinations.url_refusal(settings.base_url, settings.source)
+        if refusal:
+            # Refused by its name, before any lookup (the transport checks the resolved address too).
+            self.finish(json.dumps({"ok": False, "message": refusal, "model": "", "models": None, "served": None,
+                                    "action": OPEN_SETTINGS}))
+            return
+        self.finish(json.dumps(await connection_test(settings, destinations)))
 
 
-async def connection_test(settings: ModelSettings) -> dict[str, Any]:
+async def connection_test(settings: ModelSettings, destinations: Destinations | None = None) -> dict[str, Any]:
     """`{ok, message, model, models, served}`: whether the endpoint answers with these settings, the model
     that answered, the models it lists (`GET /models`; null when it has no list) and whether the named model
     is among them (null when unknown)."""
     model = OpenAIModel(settings, settings.model, request_timeout=TEST_TIMEOUT, stall_timeout=TEST_TIMEOUT,
-                        max_completion_tokens=8, temperature=0)
+                        first_token_timeout=TEST_TIMEOUT,
+                        max_completion_tokens=8, temperature=0, destinations=destinations)
     listed = await model.served_models()
     where = display_url(settings.base_url)
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 from urllib.parse import unquote
 
@@ -48,6 +48,9 @@ class LLMPlannerService:
         self.config = config
         self.store = store
         self.run_log = run_log or log
+        # The setting that pins the planner to the administrator's (c.NotebookBCC.planner_url in a Jupyter
+        # server), "" when users may have their own: then no user's LLM settings are used or tested.
+        self.pinned_by: Callable[[], str] = lambda: ""
         self.active_model_requests = 0
         self.model_requests = 0
         # Per user: the day's tokens, the run's budget, the run log.
@@ -58,7 +61,26 @@ class LLMPlannerService:
         admin = admin_settings(self.config)
         if admin is not None:
             return admin
+        if self.user_settings_refusal():
+            return None
         return self.store.read() if self.store is not None else None
+
+    def user_settings_refusal(self) -> str:
+        """Why users may not keep, change or test LLM settings of their own here, or "" when they may."""
+        if not self.config.user_settings:
+            return (
+                "Your administrator turned off LLM settings of your own on this server (c.LLMPlanner.user_settings "
+                "= False): the LLM planner uses only the administrator's model endpoint, if any."
+            )
+        pinned = self.pinned_by()
+        if pinned:
+            return (
+                f"Your administrator set this server's planner ({pinned}): LLM settings of your own are not used "
+                "here, so they cannot be saved or tested."
+            )
+        if self.store is None:
+            return "This server keeps no user settings for the LLM planner."
+        return ""
 
     @property
     def configured(self) -> bool:
@@ -78,10 +100,12 @@ class LLMPlannerService:
             model,
             request_timeout=self.config.request_timeout,
             stall_timeout=self.config.stall_timeout,
+            first_token_timeout=self.config.first_token_timeout,
             max_completion_tokens=self.config.max_completion_tokens,
             temperature=self.config.temperature,
             on_start=started,
             on_end=ended,
+            destinations=self.config.destinations,
         )
 
     def status(self) -> dict[str, Any]:

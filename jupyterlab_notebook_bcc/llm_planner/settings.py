@@ -17,9 +17,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from jupyter_core.paths import jupyter_data_dir
-from traitlets import Dict, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
+from .destinations import DEFAULT_ALLOWED_BASE_URLS, Destinations, parse_allowed
 from .urls import display_url
 
 BASE_URL_VARIABLE = "NOTEBOOK_BCC_LLM_BASE_URL"
@@ -57,6 +58,29 @@ class LLMPlanner(Configurable):
         help=(
             f"The models users may pick in the Run dialog (or {MODELS_VARIABLE}, comma-separated); the first is "
             "the default."
+        ),
+    ).tag(config=True)
+
+    user_settings = Bool(
+        True,
+        help=(
+            "Whether users may keep LLM settings of their own (the LLM Planner Settings dialog) and test endpoints "
+            "with it. False: the settings routes and Test answer 403, a stored settings file is not used, and only "
+            "base_url (if set) is served. Users' settings are not used either where c.NotebookBCC.planner_url, "
+            "planner_token or planner_auth = 'hub' pin the planner."
+        ),
+    ).tag(config=True)
+
+    allowed_base_urls = List(
+        Unicode(),
+        default_value=list(DEFAULT_ALLOWED_BASE_URLS),
+        help=(
+            "Where a user's own LLM settings (and Test) may send model requests: patterns SCHEME://HOST[:PORT] as "
+            "in c.NotebookBCC.allowed_planner_urls, e.g. 'https://*.corp.example', 'http://10.0.0.0/8:8000'. "
+            "A pattern whose host is '*' allows public addresses only (checked on the resolved address). Default: "
+            "loopback (localhost, 127.0.0.0/8, ::1) on any port, and public https hosts on port 443. base_url is "
+            "the administrator's and always allowed. Link-local and cloud-metadata addresses are refused whatever "
+            "this says."
         ),
     ).tag(config=True)
 
@@ -113,7 +137,13 @@ class LLMPlanner(Configurable):
     ).tag(config=True)
 
     stall_timeout = Float(
-        60.0, help="Seconds a model stream may stay silent before the request is given up; 0 for no limit."
+        60.0, help=("Seconds a model stream may stay silent between two pieces of its answer before the request is "
+                    "given up; 0 for no limit. The wait for its first piece is first_token_timeout's.")
+    ).tag(config=True)
+
+    first_token_timeout = Float(
+        240.0, help=("Seconds to wait for the first piece of a model's answer (a model on a CPU reads a long prompt "
+                     "first: about a minute per 4,000 tokens on 2 cores); 0 for no limit but request_timeout.")
     ).tag(config=True)
 
     max_sessions = Int(
@@ -126,7 +156,18 @@ class LLMPlanner(Configurable):
               "from what each request carries, its token count started again."),
     ).tag(config=True)
 
-    max_completion_tokens = Int(1200, help="The most tokens one model answer may have.").tag(config=True)
+    max_completion_tokens = Int(
+        1200,
+        help=("The most tokens one model answer may have. With a prompt's estimate, what a model call reserves "
+              "against the budgets before it starts."),
+    ).tag(config=True)
+
+    max_streams_per_user = Int(
+        2,
+        help=("Model requests one user may have in flight at once, over all their runs (a JupyterHub user on a "
+              "shared planner; everyone together where the planner has one user); more are answered 429 with a "
+              "message. 0 for no limit."),
+    ).tag(config=True)
 
     temperature = Float(0.2, help="Sampling temperature of the model.").tag(config=True)
 
@@ -136,6 +177,18 @@ class LLMPlanner(Configurable):
             "optionally with 'currency' (default USD). With a price, the panel shows each run's cost."
         ),
     ).tag(config=True)
+
+    @validate("allowed_base_urls")
+    def _valid_patterns(self, proposal: Any) -> list[str]:
+        try:
+            return parse_allowed(proposal["value"])
+        except ValueError as error:
+            raise TraitError(f"c.LLMPlanner.allowed_base_urls: {error}") from error
+
+    @property
+    def destinations(self) -> Destinations:
+        """Where model requests may go, as configured now."""
+        return Destinations(tuple(self.allowed_base_urls))
 
     @default("base_url")
     def _base_url_from_env(self) -> str:

@@ -26,6 +26,8 @@ class Reply:
     completion_tokens: int = 20
     # Seconds to wait before each piece; a long one makes a stalled stream.
     delay: float = 0.0
+    # Seconds before the first piece only: a model still reading a long prompt.
+    first_delay: float = 0.0
     pieces: int = 4
     # Sent before the stream stops sending (a stream that stalls after its first pieces).
     stall_after: int | None = None
@@ -86,6 +88,9 @@ class FakeOpenAI:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 try:
+                    if reply.first_delay:
+                        self.wfile.flush()
+                        time.sleep(reply.first_delay)
                     for index, piece in enumerate(_split(reply.text, reply.pieces)):
                         if reply.stall_after is not None and index >= reply.stall_after:
                             time.sleep(30)

@@ -58,6 +58,16 @@ class TestDeliverables:
             ("coefficient", "number", 2), ("p_value", "number", 4), ("verdict", "text", None)]
         assert contract.answer_format == "@name[value]" and contract.closed
 
+    def test_the_format_described_as_at_name_value_is_not_a_deliverable(self) -> None:
+        # Seen in make eval (DABench 9): "write the answers … as @name[value]" gave a deliverable `name`, reported
+        # "not delivered" after a step given up for it.
+        task = ("Question: Calculate the mean of the Close Price column.\n"
+                "@mean_close_price[mean_value], where \"mean_value\" is a float rounded to two decimal places. "
+                "Leave each answer in a kernel variable of its name (`mean_close_price`), and write the answers in "
+                "the report, one line each, as @name[value].")
+        assert kinds(task) == [("mean_close_price", "number", 2, "")]
+        assert extract("Answer as @name[value]: which region sells most?").answer_format == "@name[value]"
+
     def test_a_list_of_at_names_shares_the_description_after_them(self) -> None:
         task = ("Question: What are the mean and the median of the units?\n"
                 "@mean_units[mean], @median_units[median] where both are floats rounded to 3 decimal places.")

@@ -156,6 +156,32 @@ class TestModelErrors:
             assert answer.status == 504 and "stopped sending for 0.5 s" in answer.json()["message"]
             assert service.active_model_requests == 0
 
+    def test_a_model_reading_a_long_prompt_is_not_taken_for_a_stalled_one(self) -> None:
+        # Seen with llama.cpp on 2 cores: a 4,000-token prompt takes a minute before the first token, which
+        # the stall limit (silence between pieces) counted as silence and gave up.
+        answers = iter([Reply(text=plan(("revenue_by_region", ["by_region"]))),
+                        Reply(text=cell("Sum.", "x = 1"), first_delay=1.2)])
+        with FakeOpenAI(lambda body: next(answers)) as fake:
+            service = service_for(fake, stall_timeout=0.5, first_token_timeout=5)
+            asyncio.run(loaded_run(service))
+            answer = asyncio.run(ask(service, "generating", {
+                "observation": observation("analysis", "revenue_by_region", 1, {"df": "D"})}))
+            assert answer.status == 200, answer.body
+            assert b"x = 1" in answer.body
+
+    def test_a_model_that_never_starts_is_given_up_with_its_own_message(self) -> None:
+        answers = iter([Reply(text=plan(("revenue_by_region", ["by_region"]))),
+                        Reply(text=cell("Sum.", "x = 1"), first_delay=3)])
+        with FakeOpenAI(lambda body: next(answers)) as fake:
+            service = service_for(fake, stall_timeout=5, first_token_timeout=0.5)
+            asyncio.run(loaded_run(service))
+            answer = asyncio.run(ask(service, "generating", {
+                "observation": observation("analysis", "revenue_by_region", 1, {"df": "D"})}))
+            assert answer.status == 504
+            assert "sent nothing for 0.5 s" in answer.json()["message"]
+            assert "c.LLMPlanner.first_token_timeout" in answer.json()["message"]
+            assert service.active_model_requests == 0
+
     def test_without_a_model_the_planner_says_how_to_configure_one(self) -> None:
         service = LLMPlannerService(LLMPlanner())
         answer = asyncio.run(ask(service, "planning", {"observation": observation(None, None)}))

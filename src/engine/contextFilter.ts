@@ -308,13 +308,16 @@ export function applyContextFilter(
   }
   // The step's rewritten cells pass any filter: a fix is written from them (docs/protocol.md#context).
   const attempts = observation.context?.cell_attempts;
+  // The user's notes are what the user asked of the planner: no filter leaves them out.
+  const userNotes = observation.context?.user_notes;
   return {
     observation: {
       location,
       context: {
         variables,
         effects: filteredEffects,
-        ...(attempts ? { cell_attempts: attempts } : {})
+        ...(attempts ? { cell_attempts: attempts } : {}),
+        ...(userNotes?.length ? { user_notes: userNotes } : {})
       }
     },
     warnings,

@@ -60,6 +60,10 @@ export function buildObservation(parts: IObservationParts): Observation {
   if (attempts.length > 0) {
     context.cell_attempts = attempts;
   }
+  // The user's notes on cells and steps (our extension): the notebook adapter reads and bounds them.
+  if (parts.notebook.user_notes?.length) {
+    context.user_notes = parts.notebook.user_notes.map(note => ({ ...note }));
+  }
   return {
     location: {
       current,

@@ -10,7 +10,7 @@
 import {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
   DEFAULT_STALL_TIMEOUT_MS
-} from '../protocol/exchange';
+} from '../protocol/timeouts';
 
 export interface IRunSettings {
   /** Planner base URL, e.g. `http://localhost:28600`; empty = no planner configured (the built-in demo planner). */
@@ -54,6 +54,10 @@ export interface IRunSettings {
   redactVariablePatterns: string[];
   /** `exec` may run any cell by its id, not only the run's own and the ones marked for it. */
   allowPlannerToRunAnyCell: boolean;
+  /** At the end of every completed run, check that its kept cells reproduce its values in a fresh kernel. */
+  checkReproducibility: boolean;
+  /** The reproducibility check's limit for one cell, in seconds. */
+  reproducibilityCellTimeout: number;
 }
 
 /**
@@ -91,7 +95,9 @@ export const DEFAULT_SETTINGS: IRunSettings = {
   stallTimeout: DEFAULT_STALL_TIMEOUT_MS / 1000,
   redactVariables: true,
   redactVariablePatterns: [...REDACT_DEFAULTS],
-  allowPlannerToRunAnyCell: false
+  allowPlannerToRunAnyCell: false,
+  checkReproducibility: false,
+  reproducibilityCellTimeout: 600
 };
 
 type NumericSetting = {
@@ -106,7 +112,8 @@ export const SETTING_MINIMA: Record<NumericSetting, number> = {
   maxHistoryItems: 1,
   effectTruncation: 200,
   firstByteTimeout: 1,
-  stallTimeout: 1
+  stallTimeout: 1,
+  reproducibilityCellTimeout: 1
 };
 
 /**
@@ -188,6 +195,15 @@ export function toRunSettings(
     allowPlannerToRunAnyCell: flag(
       composite.allowPlannerToRunAnyCell,
       d.allowPlannerToRunAnyCell
+    ),
+    checkReproducibility: flag(
+      composite.checkReproducibility,
+      d.checkReproducibility
+    ),
+    // A limit it always has: a huge one is the longest a timer holds.
+    reproducibilityCellTimeout: Math.min(
+      count('reproducibilityCellTimeout'),
+      MAX_TIMEOUT_SECONDS
     )
   };
 }

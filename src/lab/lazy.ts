@@ -140,6 +140,18 @@ export async function showWorkflowUpdateDialog(
   return (await loadRuntime()).showWorkflowUpdateDialog(...args);
 }
 
+export async function showRewindDialog(
+  ...args: Parameters<Runtime['showRewindDialog']>
+): ReturnType<Runtime['showRewindDialog']> {
+  return (await loadRuntime()).showRewindDialog(...args);
+}
+
+export async function showPlannerProblemDialog(
+  ...args: Parameters<Runtime['showPlannerProblemDialog']>
+): ReturnType<Runtime['showPlannerProblemDialog']> {
+  return (await loadRuntime()).showPlannerProblemDialog(...args);
+}
+
 function emptyOutputs() {
   return { expected: [], produced: [], in_progress: [] };
 }

@@ -35,6 +35,18 @@ export {
   showWorkflowUpdateDialog
 } from '../ui/dialogs';
 export { showRunDialog } from '../ui/runDialog';
+export { BUILTIN_HANDLERS } from '../engine/actions/builtins';
+export { showRewindDialog } from '../ui/rewindDialog';
+export { showPlannerProblemDialog } from '../ui/problemDialog';
+export {
+  checkReproducibility,
+  displayNameOf,
+  fingerprintValues,
+  notebookCells,
+  ReproduceError,
+  writeReproducibilityRecord
+} from '../notebook/reproduce';
+export { cellsToRun } from '../notebook/reproducibility';
 
 export interface IRunPartsOptions {
   panel: NotebookPanel;

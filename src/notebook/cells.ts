@@ -35,8 +35,10 @@ import {
   EXEC_ERROR_KEY,
   SOURCE_HASH_KEY
 } from './metadata';
-import { asOneUndoStep } from './undo';
+import { CELL_NOTE_KEY, stepNotesIn } from './notes';
+import { cellNoteIn, type ICellNote, userNotesToSend } from './noteEdits';
 import { outputsToText } from './outputText';
+import { asOneUndoStep } from './undo';
 
 export type SharedCell = INotebookModel['sharedModel']['cells'][number];
 
@@ -304,6 +306,7 @@ export class NotebookCells {
     const last = cells.length ? cells[cells.length - 1] : null;
     // A loop, not Math.max(...counts): a spread of 100,000 arguments overflows the stack.
     let executionCount: number | null = null;
+    const cellNotes: ICellNote[] = [];
     for (const cell of cells) {
       const count =
         cell.cell_type === 'code'
@@ -312,7 +315,12 @@ export class NotebookCells {
       if (typeof count === 'number' && count > (executionCount ?? -1)) {
         executionCount = count;
       }
+      const note = cellNoteIn(cell);
+      if (note) {
+        cellNotes.push(note);
+      }
     }
+    const notes = userNotesToSend(stepNotesIn(shared), cellNotes);
     const { cells: recent, contentChars } = NOTEBOOK_SUMMARY_LIMITS;
     const attempts = notebookAttempts(shared);
     return {
@@ -327,6 +335,8 @@ export class NotebookCells {
         delete metadata[SOURCE_HASH_KEY];
         // The attempts reach the planner bounded, in `attempts` below, not whole with each cell.
         delete metadata[ATTEMPTS_KEY];
+        // The note reaches the planner in `user_notes`.
+        delete metadata[CELL_NOTE_KEY];
         return {
           id: cell.getId(),
           type: cell.cell_type === 'code' ? 'code' : 'markdown',
@@ -335,7 +345,8 @@ export class NotebookCells {
           metadata
         };
       }),
-      ...(attempts.length > 0 ? { attempts } : {})
+      ...(attempts.length > 0 ? { attempts } : {}),
+      ...(notes.length ? { user_notes: notes } : {})
     };
   }
 

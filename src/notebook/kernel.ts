@@ -204,63 +204,78 @@ export class NotebookKernel {
         )
       );
     }
-    const info = await kernel.info;
-    if (info.language_info.name !== 'python') {
-      return null;
-    }
-    const future = kernel.requestExecute(
-      {
-        code: KERNEL_HELPERS,
-        silent: true,
-        store_history: false,
-        allow_stdin: false,
-        stop_on_error: false,
-        user_expressions: { bcc: expression }
-      },
-      true
+    return evaluateSilently(
+      kernel,
+      expression,
+      this._inspectTimeoutMs,
+      this._trans
     );
-    // An interrupt that lands while this silent request runs can leave it without a reply
-    // (ipykernel 7): never wait for it longer than the inspection timeout.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<null>(resolve => {
-      timer = setTimeout(() => resolve(null), this._inspectTimeoutMs);
-    });
-    const reply = await Promise.race([future.done, timedOut]).finally(() =>
-      clearTimeout(timer)
-    );
-    if (reply === null) {
-      future.dispose();
-      throw new Error(
-        this._trans.__(
-          'The kernel did not answer the variable inspection within %1 s.',
-          Math.round(this._inspectTimeoutMs / 1000)
-        )
-      );
-    }
-    const content = reply.content;
-    if (content.status !== 'ok') {
-      const detail =
-        content.status === 'error'
-          ? `${content.ename}: ${content.evalue}`
-          : content.status;
-      throw new Error(
-        this._trans.__('Inspecting the kernel failed: %1', detail)
-      );
-    }
-    const result = content.user_expressions['bcc'] as
-      | { status: 'ok'; data: { 'text/plain'?: string } }
-      | { status: 'error'; ename: string; evalue: string }
-      | undefined;
-    if (!result || result.status !== 'ok') {
-      const detail = result ? `${result.ename}: ${result.evalue}` : 'no reply';
-      throw new Error(
-        this._trans.__('Inspecting the kernel failed: %1', detail)
-      );
-    }
-    return JSON.parse(result.data['text/plain'] ?? '{}');
   }
 
   private _connection: ConnectionCheck;
+}
+
+/**
+ * Runs the helpers silently in `kernel` and evaluates one of them as a user expression (no output, no
+ * history, no execution count). Null when the kernel is not a Python kernel; throws when it reports
+ * an error or does not answer within `timeoutMs`.
+ */
+export async function evaluateSilently(
+  kernel: Kernel.IKernelConnection,
+  expression: string,
+  timeoutMs: number,
+  trans: TranslationBundle
+): Promise<Record<string, unknown> | null> {
+  const info = await kernel.info;
+  if (info.language_info.name !== 'python') {
+    return null;
+  }
+  const future = kernel.requestExecute(
+    {
+      code: KERNEL_HELPERS,
+      silent: true,
+      store_history: false,
+      allow_stdin: false,
+      stop_on_error: false,
+      user_expressions: { bcc: expression }
+    },
+    true
+  );
+  // An interrupt that lands while this silent request runs can leave it without a reply
+  // (ipykernel 7): never wait for it longer than the inspection timeout.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<null>(resolve => {
+    timer = setTimeout(() => resolve(null), timeoutMs);
+  });
+  const reply = await Promise.race([future.done, timedOut]).finally(() =>
+    clearTimeout(timer)
+  );
+  if (reply === null) {
+    future.dispose();
+    throw new Error(
+      trans.__(
+        'The kernel did not answer the variable inspection within %1 s.',
+        Math.round(timeoutMs / 1000)
+      )
+    );
+  }
+  const content = reply.content;
+  if (content.status !== 'ok') {
+    const detail =
+      content.status === 'error'
+        ? `${content.ename}: ${content.evalue}`
+        : content.status;
+    throw new Error(trans.__('Inspecting the kernel failed: %1', detail));
+  }
+  const result = content.user_expressions['bcc'] as
+    | { status: 'ok'; data: { 'text/plain'?: string } }
+    | { status: 'error'; ename: string; evalue: string }
+    | undefined;
+  if (!result || result.status !== 'ok') {
+    const detail = result ? `${result.ename}: ${result.evalue}` : 'no reply';
+    throw new Error(trans.__('Inspecting the kernel failed: %1', detail));
+  }
+  return JSON.parse(result.data['text/plain'] ?? '{}');
 }
 
 function isCheck(value: unknown): value is OutputCheck {

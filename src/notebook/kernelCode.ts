@@ -1,7 +1,8 @@
 import { CHECK_HELPERS } from './kernelChecks';
+import { FINGERPRINT_HELPERS } from './kernelFingerprint';
 
 /**
- * Python that the driver runs silently in an IPython kernel. It installs three helpers on `builtins`
+ * Python that the driver runs silently in an IPython kernel. It installs its helpers on `builtins`
  * (so the user's namespace stays clean) whose results come back through `user_expressions`, the
  * one reply channel that works with `silent: true`. Each helper returns an object whose repr is
  * JSON text, so the expression's `text/plain` is parseable as it is.
@@ -434,9 +435,12 @@ def __bcc_install():
         return Reply(out)
 
 ${CHECK_HELPERS}
+${FINGERPRINT_HELPERS}
     builtins.__bcc_collect_variables = collect_variables
     builtins.__bcc_summarize_variables = summarize_variables
     builtins.__bcc_check_outputs = check_outputs
+    builtins.__bcc_fingerprint_values = fingerprint_values
+    builtins.__bcc_environment = environment
 
 
 try:

@@ -9,7 +9,11 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { CommandToolbarButton } from '@jupyterlab/ui-components';
-import { addCommands, RUN_COMMANDS } from '../lab/commands/addCommands';
+import {
+  addCommands,
+  KEEP_RUN_COMMANDS,
+  RUN_COMMANDS
+} from '../lab/commands/addCommands';
 import { loadRuntime } from '../lab/lazy';
 import { stateDbMemory } from '../lab/runDialogMemory';
 import { confirmLlmRun } from '../lab/approvalPolicy';
@@ -55,7 +59,7 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const { commands } = app;
-    addCommands(commands, {
+    const context = addCommands(commands, {
       tracker,
       runners,
       models,
@@ -77,6 +81,7 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       contextMenuCell: () =>
         app.contextMenuHitTest(node => node.classList.contains('jp-Cell')) ??
         null,
+      activate: id => app.shell.activateById(id),
       confirmLlmRun: settings
         ? () =>
             confirmLlmRun({
@@ -93,7 +98,13 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
     });
 
     const category = trans.__('Notebook-BCC');
-    for (const command of [...RUN_COMMANDS, CommandIDs.llmSettings]) {
+    for (const command of [
+      ...RUN_COMMANDS,
+      ...KEEP_RUN_COMMANDS,
+      CommandIDs.llmSettings,
+      CommandIDs.noteCell,
+      CommandIDs.removeCellNote
+    ]) {
       palette?.addItem({ command, category });
     }
 
@@ -105,6 +116,38 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       args: { contextMenu: true },
       rank: 12
     });
+    // The notes for the planner and the reproducibility check: a chunk loaded with the first notebook.
+    let keeping = false;
+    const keep = () => {
+      if (keeping) {
+        return;
+      }
+      keeping = true;
+      // A chunk of its own (docs/architecture.md#lazy-loading).
+      import('../lab/keep').then(
+        module =>
+          module.startKeep({
+            context,
+            tracker,
+            runners,
+            models,
+            sessions: app.serviceManager.sessions,
+            kernelspecs: app.serviceManager.kernelspecs,
+            settings: () => runners.settings
+          }),
+        reason => {
+          keeping = false;
+          console.error(
+            'Notebook-BCC: the notes and checks did not load.',
+            reason
+          );
+        }
+      );
+    };
+    tracker.widgetAdded.connect(keep);
+    if (tracker.size) {
+      keep();
+    }
 
     toolbarRegistry?.addFactory<NotebookPanel>(
       'Notebook',

@@ -9,16 +9,13 @@ import {
 } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { registerBuiltinActions } from '../engine/actions/builtins';
+import { registerDeferredBuiltins } from '../engine/actions/deferredBuiltins';
 import { ActionRegistry } from '../engine/actions/registry';
 import { RunHooks } from '../lab/hooks';
-import { LazyRun, readSavedRun } from '../lab/lazy';
+import { LazyRun, loadRuntime, readSavedRun } from '../lab/lazy';
 import { RunLock, ServerLockService } from '../lab/runLock';
 import { RunnerRegistry } from '../lab/runners';
-import {
-  ApprovalPolicyService,
-  requiredApprovalSchema
-} from '../lab/approvalPolicy';
+import { ApprovalPolicyService } from '../lab/approvalPolicy';
 import { RunSettingsModel, translateSchema } from '../lab/settings';
 import {
   IRunModelRegistry,
@@ -28,6 +25,9 @@ import {
 } from '../tokens';
 import { TRANSLATION_DOMAIN } from '../translation';
 import { RunModelRegistry } from '../ui/modelRegistry';
+
+type RequiredSchema =
+  typeof import('../lab/requiredApproval').requiredApprovalSchema;
 
 /** How long the settings wait for the server's approval policy before they load without it. */
 const POLICY_WAIT_MS = 3000;
@@ -57,14 +57,27 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
       serverSettings: app.serviceManager.serverSettings
     });
     let required: boolean | null = null;
+    // The schema an administrator's requirement shows: its code loads only where approval is required.
+    let requiredSchema: RequiredSchema | null = null;
+    const loadRequiredSchema = async (): Promise<void> => {
+      if (policy.current?.requireApproval && !requiredSchema) {
+        requiredSchema = (await import('../lab/requiredApproval'))
+          .requiredApprovalSchema;
+      }
+    };
     policy.changed.connect((_, current) => {
       settings.setPolicy(current);
       if (required !== null && current.requireApproval !== required) {
         required = current.requireApproval;
         // The Settings Editor shows interactive mode as the administrator set it.
-        void settingRegistry.reload(PluginIDs.plugin).catch(reason => {
-          console.warn('Notebook-BCC: the settings were not reloaded.', reason);
-        });
+        void loadRequiredSchema()
+          .then(() => settingRegistry.reload(PluginIDs.plugin))
+          .catch(reason => {
+            console.warn(
+              'Notebook-BCC: the settings were not reloaded.',
+              reason
+            );
+          });
       }
     });
     // The registry loads a schema marked for transform only once its transform is registered: here once
@@ -73,13 +86,14 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
       policy.refresh(),
       new Promise(resolve => setTimeout(resolve, POLICY_WAIT_MS))
     ])
+      .then(loadRequiredSchema)
       .then(() => {
         required = policy.current?.requireApproval ?? false;
         settingRegistry.transform(PluginIDs.plugin, {
           fetch: plugin => {
             const translated = translateSchema(plugin, trans);
-            return policy.current?.requireApproval
-              ? requiredApprovalSchema(translated, trans)
+            return policy.current?.requireApproval && requiredSchema
+              ? requiredSchema(translated, trans)
               : translated;
           }
         });
@@ -96,7 +110,11 @@ export const runnersPlugin: JupyterFrontEndPlugin<IWorkflowRunnerRegistry> = {
         console.error('Notebook-BCC: failed to load the settings.', reason);
       });
     const actions = new ActionRegistry();
-    registerBuiltinActions(actions);
+    // Their code loads with the runtime, the first time a run applies an action.
+    registerDeferredBuiltins(
+      actions,
+      async () => (await loadRuntime()).BUILTIN_HANDLERS
+    );
 
     // The runner and planner are stand-ins until the first run loads the runtime (lab/lazy.ts).
     const createRunner = (panel: NotebookPanel) => {

@@ -4,6 +4,7 @@
  * with the `normalize*` functions, not with these.
  */
 import { z } from 'zod';
+import { ACTION_TYPES } from './actionTypes';
 import { OutputContractSchema } from './contracts';
 
 // ---------------------------------------------------------------------------------------------
@@ -40,31 +41,6 @@ export type WorkflowTemplate = z.infer<typeof WorkflowTemplateSchema>;
 // ---------------------------------------------------------------------------------------------
 // Actions
 // ---------------------------------------------------------------------------------------------
-
-export const ACTION_TYPES = [
-  'add',
-  'exec',
-  'is_thinking',
-  'finish_thinking',
-  'new_chapter',
-  'new_section',
-  'new_step',
-  'update_title',
-  'update_workflow',
-  'update_stage_steps',
-  'end_phase',
-  'next_event',
-  'set_effect_as_thinking',
-  'update_last_text',
-  'archive_effects',
-  'rewrite_cell'
-] as const;
-
-/**
- * The actions this client takes beyond the documents' list, offered in every request
- * (`options.optional_actions`) so that a planner knows it may send them (docs/protocol.md#actions).
- */
-export const OPTIONAL_ACTIONS = ['rewrite_cell'] as const;
 
 export const ActionTypeSchema = z.enum(ACTION_TYPES);
 export type ActionType = z.infer<typeof ActionTypeSchema>;

@@ -7,11 +7,6 @@ import { isRecord } from './fields';
 import { type ProtocolText, say, textOf } from './messages';
 import { type IPlannerTransport, withSend } from './transport';
 
-/** Default time from sending a request to the first byte of its answer: an LLM planner thinks for minutes. */
-export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 300_000;
-/** Default time a streamed answer may stay silent between two chunks (a long cell is generated at once). */
-export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
-
 /** Longest `/planning` answer read, in characters (docs/protocol.md#limits). */
 export const MAX_PLANNING_BODY_CHARS = 8 * 1024 * 1024;
 /** Longest part of an error answer read: only an excerpt of it is ever shown. */

@@ -1,5 +1,6 @@
 export * from './schemas';
 export * from './actionSchemas';
+export * from './actionTypes';
 export * from './contracts';
 export { unwrapCodeFence } from './codeFence';
 export { describeZodError, isRecord } from './fields';
@@ -10,6 +11,7 @@ export * from './normalizeResponse';
 export * from './actionStream';
 export * from './errors';
 export * from './exchange';
+export * from './timeouts';
 export * from './browserTransport';
 export * from './connectionCheck';
 export * from './dialects/dslc/adapter';

@@ -168,7 +168,26 @@ export interface INotebookSummary {
   cells: INotebookCell[];
   /** The cells the run rewrote, each already bounded; the observation sends the current step's. */
   attempts?: CellAttempts[];
+  /** The user's notes for the planner on the notebook's cells and the run's steps (`context.user_notes`). */
+  user_notes?: UserNote[];
 }
+
+/**
+ * Our extension (docs/protocol.md#observation): a note the user wrote for the planner, on a cell or on a
+ * step ("use the median, not the mean"). Sent in `observation.context.user_notes`, bounded in count and
+ * length (`notebook/notes.ts`).
+ */
+export const UserNoteSchema = z.looseObject({
+  text: z.string(),
+  /** ISO 8601: when the note was written (or last edited). */
+  created_at: z.string().optional(),
+  /** The step the note is on, or the step that wrote the cell it is on. */
+  step_id: z.string().optional(),
+  stage_id: z.string().optional(),
+  /** The cell the note is on. */
+  cell_id: z.string().optional()
+});
+export type UserNote = z.infer<typeof UserNoteSchema>;
 
 export const FsmStateSchema = z.looseObject({
   state: z.string(),
@@ -201,7 +220,9 @@ export const ObservationContextSchema = z.looseObject({
   /** Our extension: what the check in the kernel found for each contract's name (contracts.ts). */
   output_checks: z.record(z.string(), OutputCheckSchema).optional(),
   /** Our extension: the current step's rewritten cells, their last attempt and earlier failed ones. */
-  cell_attempts: z.array(CellAttemptsSchema).optional()
+  cell_attempts: z.array(CellAttemptsSchema).optional(),
+  /** Our extension: what the user asked of the planner in notes on cells and steps. */
+  user_notes: z.array(UserNoteSchema).optional()
 });
 export type ObservationContext = z.infer<typeof ObservationContextSchema>;
 

@@ -25,6 +25,7 @@ import {
   TASK_VARIABLES,
   variablesOf
 } from './observe';
+import { notesToQuote, quoteNotesAction } from './notes';
 import {
   emptyStepMemory,
   INotebookSession,
@@ -190,7 +191,16 @@ export class ReferencePlanner {
       decision.kind === 'attempt' && decision.failures > 0
         ? cellToFix(request, step, memory.tried)
         : null;
-    return this._actions(observation, session, memory, decision, position, fix);
+    const actions = this._actions(
+      observation,
+      session,
+      memory,
+      decision,
+      position,
+      fix
+    );
+    const notes = notesToQuote(observation, session, memory, stepId);
+    return notes.length ? [quoteNotesAction(notes), ...actions] : actions;
   }
 
   private _decide(

@@ -23,6 +23,8 @@ export interface IStepMemory {
   next: Decision | null;
   /** An attempt showed that the kernel cannot import pandas, so no step can run. */
   noPandas: boolean;
+  /** The user's notes on this step quoted since it (re)started (`notes.ts`). */
+  quotedNotes: string[];
 }
 
 export interface INotebookSession {
@@ -30,6 +32,8 @@ export interface INotebookSession {
   steps: Map<string, IStepMemory>;
   /** The data's columns, once the load step printed them, and the data file they belong to. */
   columns: { dataPath: string | null; names: string[] } | null;
+  /** The user's notes quoted in this session (`notes.ts`). */
+  quotedNotes: Set<string>;
 }
 
 export function emptyStepMemory(): IStepMemory {
@@ -42,7 +46,8 @@ export function emptyStepMemory(): IStepMemory {
     report: null,
     planned: false,
     next: null,
-    noPandas: false
+    noPandas: false,
+    quotedNotes: []
   };
 }
 
@@ -58,7 +63,8 @@ export class SessionStore {
       session = {
         id: notebookId,
         steps: new Map(),
-        columns: null
+        columns: null,
+        quotedNotes: new Set()
       };
     }
     this._sessions.set(notebookId, session);

@@ -18,7 +18,12 @@ import type {
   IRunWarning,
   IWorkflowRunner
 } from '../engine/types';
-import { RUN_STATE_METADATA_KEY } from '../notebook/metadata';
+import { JSONExt, type JSONValue } from '@lumino/coreutils';
+import {
+  CELL_METADATA_KEY,
+  RUN_STATE_METADATA_KEY
+} from '../notebook/metadata';
+import { readStepNotes, stepNotesIn } from '../notebook/notes';
 import { commandAvailability, isResumable } from './present';
 import type {
   ICommandAvailability,
@@ -29,6 +34,8 @@ import type {
   IRunLock,
   IStageNode,
   IStartProblem,
+  IStepNoteView,
+  ReproducibilityState,
   RunLockState
 } from '../tokens';
 import type { ISavedRunState, SavedRunReader } from './saved';
@@ -38,6 +45,10 @@ import { buildTree, CompletedItems, trackOutputs } from './tree';
 export interface ISavedRunSource {
   read(): unknown;
   readonly changed: ISignal<unknown, void>;
+  /** The user's notes on the run's steps, kept beside the run (none without). */
+  stepNotes?(): IStepNoteView[];
+  /** The step notes changed. */
+  readonly notesChanged?: ISignal<unknown, void>;
 }
 
 /** The run state saved in a notebook panel's metadata. */
@@ -46,12 +57,35 @@ export class NotebookRunStateSource implements ISavedRunSource {
     _panel.model?.metadataChanged.connect((_, change) => {
       if (change.key === RUN_STATE_METADATA_KEY) {
         this._changed.emit();
+      } else if (
+        change.key === CELL_METADATA_KEY &&
+        !JSONExt.deepEqual(
+          readStepNotes(change.oldValue) as unknown as JSONValue,
+          readStepNotes(change.newValue) as unknown as JSONValue
+        )
+      ) {
+        this._notesChanged.emit();
       }
     }, this);
   }
 
   get changed(): ISignal<this, void> {
     return this._changed;
+  }
+
+  get notesChanged(): ISignal<this, void> {
+    return this._notesChanged;
+  }
+
+  stepNotes(): IStepNoteView[] {
+    const model = this._panel.isDisposed ? null : this._panel.model;
+    return model
+      ? stepNotesIn(model.sharedModel).map(note => ({
+          stageId: note.stage_id,
+          stepId: note.step_id,
+          text: note.text
+        }))
+      : [];
   }
 
   read(): unknown {
@@ -64,6 +98,7 @@ export class NotebookRunStateSource implements ISavedRunSource {
   }
 
   private _changed = new Signal<this, void>(this);
+  private _notesChanged = new Signal<this, void>(this);
 }
 
 export interface IWarningEntry extends IRunWarning {
@@ -90,6 +125,7 @@ export class RunModel {
     runner.errorOccurred.connect(this._onError, this);
     runner.finished.connect(this._onFinished, this);
     this._saved.changed.connect(this._onSaved, this);
+    this._saved.notesChanged?.connect(this._onNotes, this);
     this._hooks = options.hooks ?? null;
     this._hooks?.pendingChanged.connect(this._onApproval, this);
     this.planner = options.planner ?? null;
@@ -251,6 +287,22 @@ export class RunModel {
     }
   }
 
+  get stepNotes(): readonly IStepNoteView[] {
+    this._stepNotes ??= this._saved.stepNotes?.() ?? [];
+    return this._stepNotes;
+  }
+
+  get reproducibility(): ReproducibilityState | null {
+    return this._reproducibility;
+  }
+
+  setReproducibility(state: ReproducibilityState | null): void {
+    if (state !== this._reproducibility) {
+      this._reproducibility = state;
+      this._changed.emit();
+    }
+  }
+
   get isDisposed(): boolean {
     return this._disposed;
   }
@@ -344,6 +396,11 @@ export class RunModel {
     this._changed.emit();
   }
 
+  private _onNotes(): void {
+    this._stepNotes = null;
+    this._changed.emit();
+  }
+
   private _onPlanner(): void {
     this._changed.emit();
   }
@@ -379,6 +436,8 @@ export class RunModel {
   private _warnings: IWarningEntry[] = [];
   private _finished: IRunFinished | null = null;
   private _startProblem: IStartProblem | null = null;
+  private _stepNotes: IStepNoteView[] | null = null;
+  private _reproducibility: ReproducibilityState | null = null;
   private _completed = new CompletedItems();
   private _changed = new Signal<this, void>(this);
   private _disposed = false;

@@ -200,17 +200,35 @@ async function kernelVariables(
 }
 
 /** Waits for the run's end for up to `minutes`; a run still going then is stopped and said so. */
+/**
+ * Code the engine flags (it reaches outside the notebook: the environment, a shell, a package install, the
+ * network) waits for approval even when the model's code runs without asking (docs/using.md#approval).
+ * No one is there to read it: the eval answers Skip, as a careful user would, and counts it.
+ */
+async function skipHeldCode(page: Page): Promise<number> {
+  const dialog = page.locator('.jp-Dialog', {
+    has: page.locator('.jp-bcc-approval')
+  });
+  if (!(await dialog.count())) {
+    return 0;
+  }
+  await dialog.getByRole('button', { name: 'Skip' }).click();
+  return 1;
+}
+
 async function endOfRun(
   page: Page,
   notebook: string,
   minutes: number
-): Promise<{ info: IRunInfo; timedOut: boolean }> {
+): Promise<{ info: IRunInfo; timedOut: boolean; skipped: number }> {
   const deadline = Date.now() + minutes * 60 * 1000;
+  let skipped = 0;
   while (Date.now() < deadline) {
     const info = await runInfo(page, notebook);
     if (!info.running) {
-      return { info, timedOut: false };
+      return { info, timedOut: false, skipped };
     }
+    skipped += await skipHeldCode(page);
     await page.waitForTimeout(1000);
   }
   await command(page, 'notebook-bcc:stop', { interruptKernel: true });
@@ -219,7 +237,7 @@ async function endOfRun(
       timeout: 120000
     })
     .toBe(false);
-  return { info: await runInfo(page, notebook), timedOut: true };
+  return { info: await runInfo(page, notebook), timedOut: true, skipped };
 }
 
 function recorded(question: IQuestion): boolean {
@@ -267,12 +285,16 @@ function scoreDabench(
   return JSON.parse(out);
 }
 
-// The extension's settings: its defaults, or what BCC_EVAL_SETTINGS (JSON) says, e.g. a longer
-// `firstByteTimeout` for a model server that others use too.
+// The extension's settings: its defaults, with the LLM planner's first-run question answered "Run the
+// model's code without asking" (no one is there to approve each step), or what BCC_EVAL_SETTINGS (JSON)
+// says, e.g. a longer `firstByteTimeout` for a model server that others use too.
 test.use({
   mockSettings: {
     ...galata.DEFAULT_SETTINGS,
-    [PLUGIN]: JSON.parse(process.env.BCC_EVAL_SETTINGS || '{}')
+    [PLUGIN]: {
+      llmCodeApproval: 'run',
+      ...JSON.parse(process.env.BCC_EVAL_SETTINGS || '{}')
+    }
   }
 });
 
@@ -312,7 +334,11 @@ test.describe('make eval', () => {
       const startedAt = new Date(started).toISOString();
       await startRun(page, question.task, { dataFiles: [question.fileName] });
       await expect(stateLine(page)).toHaveAttribute('data-running', 'true');
-      const { info, timedOut } = await endOfRun(page, notebook, MINUTES);
+      const { info, timedOut, skipped } = await endOfRun(
+        page,
+        notebook,
+        MINUTES
+      );
       const seconds = (Date.now() - started) / 1000;
       const kernel = await kernelVariables(page, question.names);
       const usage = panel(page).locator('.jp-bcc-usage');
@@ -347,6 +373,7 @@ test.describe('make eval', () => {
         error: info.error,
         finished: info.finished,
         warnings: info.warnings,
+        heldCodeSkipped: skipped,
         panelText,
         promptTokens: Number(await attribute('data-run-prompt-tokens')) || 0,
         completionTokens:

@@ -15,6 +15,7 @@ import {
   cellSources,
   clickControl,
   command,
+  executeSilently,
   expect,
   installProbe,
   newNotebook,
@@ -93,39 +94,6 @@ async function gatewayKernels(page: Page): Promise<string[]> {
   const response = await page.request.get(`${KERNEL_GATEWAY_URL}/api/kernels`);
   expect(response.ok()).toBe(true);
   return ((await response.json()) as { id: string }[]).map(k => k.id);
-}
-
-/** Runs code in the active notebook's kernel, outside any cell, and returns what it printed. */
-async function executeSilently(page: Page, code: string): Promise<string> {
-  return page.evaluate(async source => {
-    const widget = window.jupyterapp.shell.currentWidget as unknown as {
-      sessionContext: {
-        session: {
-          kernel: {
-            requestExecute(content: { code: string; store_history: boolean }): {
-              onIOPub: (message: {
-                header: { msg_type: string };
-                content: { text?: string };
-              }) => void;
-              done: Promise<unknown>;
-            };
-          };
-        };
-      };
-    };
-    const future = widget.sessionContext.session.kernel.requestExecute({
-      code: source,
-      store_history: false
-    });
-    let printed = '';
-    future.onIOPub = message => {
-      if (message.header.msg_type === 'stream') {
-        printed += message.content.text ?? '';
-      }
-    };
-    await future.done;
-    return printed;
-  }, code);
 }
 
 /** The variable types the run saved in the notebook's metadata at `path` (its last collection). */

@@ -15,6 +15,7 @@ import {
   cellSources,
   command,
   configure,
+  executeSilently,
   expect,
   installProbe,
   newNotebook,
@@ -104,6 +105,40 @@ async function modelRequests(page: Page): Promise<number> {
     .active_model_requests;
 }
 
+/**
+ * At the end the panel says of the task's contract what the kernel holds: the answer, checked, when
+ * `answer` is there and fits; otherwise that it was not delivered, and the run does not say "Completed".
+ */
+async function expectContractAsInTheKernel(page: Page): Promise<void> {
+  const line = panel(page).locator('.jp-bcc-deliverable[data-name="answer"]');
+  await expect(line).toHaveCount(1);
+  // The value as the kernel's check shows it: a string as it is, another scalar as its repr.
+  const held = (
+    await executeSilently(
+      page,
+      [
+        "v = globals().get('answer', '<missing>')",
+        "v = v.item() if getattr(v, 'shape', None) == () and hasattr(v, 'item') else v",
+        'print(v if isinstance(v, str) else repr(v))'
+      ].join('\n')
+    )
+  ).trim();
+  const status = await line.getAttribute('data-status');
+  if (status === 'delivered') {
+    await expect(line).toContainText(held);
+    await expect(line).toContainText('(checked in the kernel)');
+    return;
+  }
+  expect(status).toBe('failed');
+  if (held === '<missing>') {
+    await expect(line).toContainText('`answer` is missing');
+  }
+  await expect(stateLine(page)).not.toHaveText(/^Completed$/);
+  await expect(panel(page).locator('.jp-bcc-deliverables')).toHaveClass(
+    /jp-bcc-mod-problems/
+  );
+}
+
 test.describe.serial('LLM planner on a real model', () => {
   test.beforeEach(async ({ page, tmpPath }) => {
     await installProbe(page);
@@ -125,9 +160,12 @@ test.describe.serial('LLM planner on a real model', () => {
     await dialog.locator('.jp-bcc-llm-base-url').fill(ENDPOINT);
     await dialog.locator('.jp-bcc-llm-api-key').fill('sk-wrong');
     await dialog.locator('.jp-bcc-llm-test').click();
-    await expect(result).toContainText('refused the API key (HTTP 401', {
-      timeout: 30000
-    });
+    // In words first, what to do, then the endpoint's own answer.
+    await expect(result).toContainText(
+      'refused the API key: set the right key in LLM Planner Settings',
+      { timeout: 30000 }
+    );
+    await expect(result).toContainText('HTTP 401');
     await dialog.locator('.jp-bcc-llm-api-key').fill(LLM_KEY);
     await dialog.locator('.jp-bcc-llm-test').click();
     await expect(result).toHaveAttribute('data-ok', 'true', {
@@ -180,12 +218,18 @@ test.describe.serial('LLM planner on a real model', () => {
     const notebook = `${tmpPath}/llm.ipynb`;
     // The dialog's Run starts the run a moment later: wait for it to be live before waiting for its end.
     await expect(stateLine(page)).toHaveAttribute('data-running', 'true');
+    // The task states its contract (a variable named answer): the panel names it while the run goes on.
+    await expect(panel(page).locator('.jp-bcc-deliver')).toContainText(
+      'Deliver: `answer`',
+      { timeout: 5 * 60 * 1000 }
+    );
     const end = await waitForEnd(page, notebook, 18 * 60 * 1000);
     // An end state: completed, or stopped with a reason shown (a step given up, an answer not read).
     expect(['WORKFLOW_COMPLETED', 'ERROR']).toContain(end.state);
     if (end.state === 'ERROR') {
       expect(end.error ?? '').not.toBe('');
     }
+    await expectContractAsInTheKernel(page);
     const sources = (await cellSources(page)).join('\n');
     // The load cell (no model) and the plan the model wrote, in the notebook.
     expect(sources).toContain('pd.read_csv("sales.csv")');
@@ -269,10 +313,16 @@ test.describe.serial('LLM planner on a real model', () => {
     const notebook = `${tmpPath}/key.ipynb`;
     const refused = await waitForEnd(page, notebook, 120000);
     expect(refused.state).toBe('ERROR');
-    expect(refused.error).toContain('refused the API key (HTTP 401');
-    await expect(panel(page)).toContainText(
-      'Set the key in LLM Planner Settings'
+    expect(refused.error).toContain(
+      'refused the API key: set the right key in LLM Planner Settings'
     );
+    expect(refused.error).toContain('HTTP 401');
+    // The error box offers the settings, where the key is fixed.
+    await expect(
+      panel(page)
+        .locator('.jp-bcc-error')
+        .getByRole('button', { name: 'LLM Planner Settings…' })
+    ).toBeVisible();
     const before = (await cellSources(page)).length;
 
     // Fixed: Retry sends the same request again and the plan arrives; nothing written before is lost.

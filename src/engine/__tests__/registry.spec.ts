@@ -1,5 +1,7 @@
 /** The action registry around the handlers, the cell map the handlers resolve names with, and code fences. */
-import { unwrapCodeFence } from '../actions/builtins';
+import { ACTION_TYPES } from '../../protocol/actionTypes';
+import { BUILTIN_HANDLERS, unwrapCodeFence } from '../actions/builtins';
+import { registerDeferredBuiltins } from '../actions/deferredBuiltins';
 import { CellMap } from '../state/cells';
 import { actionHarness as harness } from './runnerSetup';
 
@@ -164,6 +166,54 @@ describe('CellMap', () => {
       ok: true,
       cellId: 'c1',
       via: 'lastAddedCellId'
+    });
+  });
+});
+
+describe('the built-in types registered before their code is loaded', () => {
+  function deferred() {
+    let loads = 0;
+    const h = harness({}, registry =>
+      registerDeferredBuiltins(registry, async () => {
+        loads++;
+        return BUILTIN_HANDLERS;
+      })
+    );
+    return { h, loads: () => loads };
+  }
+
+  it('names every built-in type at once and loads the handlers only when an action runs', async () => {
+    const { h, loads } = deferred();
+    expect(h.registry.types).toEqual([...ACTION_TYPES]);
+    expect(loads()).toBe(0);
+    const direct = harness();
+    for (const h2 of [h, direct]) {
+      await h2.run({ action: 'add', shot_type: 'markdown', content: 'md' });
+      await h2.run({ action: 'next_event', event_type: 'e' });
+    }
+    expect(loads()).toBe(2);
+    // The same cells and effects as the handlers registered directly.
+    expect(h.driver.cells.map(c => [c.kind, c.source, c.role])).toEqual(
+      direct.driver.cells.map(c => [c.kind, c.source, c.role])
+    );
+    expect(h.effects).toEqual(direct.effects);
+  });
+
+  it('lets a handler registered later take over, and gives the type back when it is disposed', async () => {
+    const { h, loads } = deferred();
+    const own = h.registry.register('next_event', () => ({
+      ok: true,
+      summary: 'own'
+    }));
+    expect(await h.run({ action: 'next_event', event_type: 'e' })).toEqual({
+      ok: true,
+      summary: 'own'
+    });
+    expect(loads()).toBe(0);
+    own.dispose();
+    expect(await h.run({ action: 'next_event', event_type: 'e' })).toEqual({
+      ok: true,
+      summary: 'next_event e'
     });
   });
 });

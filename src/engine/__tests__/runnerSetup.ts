@@ -309,11 +309,12 @@ export interface IActionHarness {
 }
 
 export function actionHarness(
-  settings: Partial<IRunSettings> = {}
+  settings: Partial<IRunSettings> = {},
+  register: (registry: ActionRegistry) => void = registerBuiltinActions
 ): IActionHarness {
   const driver = new FakeNotebookDriver();
   const registry = new ActionRegistry();
-  registerBuiltinActions(registry);
+  register(registry);
   const { notebook, state } = runNotebook(driver, { now: () => h.clock });
   const cells = state.cells;
   const h: IActionHarness = {

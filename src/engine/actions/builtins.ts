@@ -13,12 +13,13 @@ export { unwrapCodeFence };
 import type { CellRole, IExecResult } from '../ports/driver';
 import { processOutput } from '../state/effects';
 import { msg } from '../messages';
-import type {
-  ActionHandler,
-  ActionRegistry,
-  IActionContext,
-  IActionResult,
-  IDisposableLike
+import {
+  type ActionHandler,
+  type ActionRegistry,
+  disposeTogether,
+  type IActionContext,
+  type IActionResult,
+  type IDisposableLike
 } from './registry';
 import { liveThinkingTitle } from './thinking';
 import { rewriteCellHandler } from './rewriteCell';
@@ -254,8 +255,11 @@ const updateStageSteps: ActionHandler<ActionOf<'update_stage_steps'>> = async (
   };
 };
 
+/** A handler for every action type. */
+export type BuiltinHandlers = { [T in ActionType]: ActionHandler<ActionOf<T>> };
+
 /** Every built-in action type and its handler. */
-const BUILTIN_HANDLERS: { [T in ActionType]: ActionHandler<ActionOf<T>> } = {
+export const BUILTIN_HANDLERS: BuiltinHandlers = {
   add: addHandler,
   exec: execHandler,
   is_thinking: async (action, context) => {
@@ -307,19 +311,12 @@ const BUILTIN_HANDLERS: { [T in ActionType]: ActionHandler<ActionOf<T>> } = {
 export function registerBuiltinActions(
   registry: ActionRegistry
 ): IDisposableLike {
-  const registrations = (Object.keys(BUILTIN_HANDLERS) as ActionType[]).map(
-    type =>
+  return disposeTogether(
+    (Object.keys(BUILTIN_HANDLERS) as ActionType[]).map(type =>
       registry.register(
         type,
         BUILTIN_HANDLERS[type] as ActionHandler<ActionOf<typeof type>>
       )
+    )
   );
-  return {
-    get isDisposed() {
-      return registrations.every(r => r.isDisposed);
-    },
-    dispose() {
-      registrations.forEach(r => r.dispose());
-    }
-  };
 }

@@ -143,6 +143,18 @@ interface IHookEntry<H> {
   type?: string;
 }
 
+/** One disposable for several: disposing it disposes them all. */
+export function disposeTogether(parts: IDisposableLike[]): IDisposableLike {
+  return {
+    get isDisposed() {
+      return parts.every(part => part.isDisposed);
+    },
+    dispose() {
+      parts.forEach(part => part.dispose());
+    }
+  };
+}
+
 function disposable(undo: () => void): IDisposableLike {
   let disposed = false;
   return {

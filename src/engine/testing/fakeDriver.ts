@@ -33,7 +33,7 @@ import {
   NOTEBOOK_SUMMARY_LIMITS,
   sourceHash
 } from '../ports/driver';
-import type { OutputCheck, OutputContract } from '../../protocol';
+import type { OutputCheck, OutputContract, UserNote } from '../../protocol';
 import { describeVariables, redactionTest } from '../variables';
 import { fakeCheck } from './fakeChecks';
 
@@ -82,6 +82,8 @@ export class FakeNotebookDriver implements INotebookDriver {
   /** The kernel namespace as `collectVariables` reports it: name -> short summary. */
   variables: Record<string, unknown> = {};
   savedState: unknown | null = null;
+  /** The user's notes the notebook holds, as its summary reports them (`user_notes`). */
+  userNotes: UserNote[] = [];
   saveCount = 0;
   /** Saves the run asked to be written at once (pause, stop, end, error), not checkpoints. */
   immediateSaveCount = 0;
@@ -358,7 +360,8 @@ export class FakeNotebookDriver implements INotebookDriver {
         outputs: cell.output ? [clipText(cell.output, outputChars)] : [],
         metadata: cell.userCell ? {} : this._summaryMetadata(cell)
       })),
-      ...this._attempts()
+      ...this._attempts(),
+      ...(this.userNotes.length ? { user_notes: clone(this.userNotes) } : {})
     };
   }
 

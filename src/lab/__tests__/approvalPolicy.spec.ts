@@ -12,9 +12,9 @@ import {
   confirmLlmRun,
   type IApprovalPolicy,
   readApprovalPolicy,
-  requiredApprovalSchema,
   withApprovalPolicy
 } from '../approvalPolicy';
+import { requiredApprovalSchema } from '../requiredApproval';
 import { RunSettingsModel } from '../settings';
 
 const trans = nullTranslator.load('notebook_bcc');

@@ -49,11 +49,17 @@ describe('translateSchema: the settings in the user language', () => {
     expect(commands['jupyter.lab.transform']).toBeUndefined();
     expect(commands['jupyter.lab.toolbars']).toEqual({
       Notebook: [{ name: 'bcc-run-workflow', rank: 35 }],
-      // A rewritten cell's attempts, in JupyterLab's cell toolbar.
+      // A rewritten cell's attempts and the note for the planner, in the active cell's toolbar.
       Cell: [
         {
           name: 'bcc-show-attempts',
           command: 'notebook-bcc:show-attempts',
+          rank: 5
+        },
+        {
+          name: 'bcc-cell-note',
+          command: 'notebook-bcc:note-cell',
+          icon: 'ui-components:edit',
           rank: 5
         }
       ]
@@ -86,12 +92,17 @@ describe('translateSchema: the settings in the user language', () => {
           .filter(s => document.getElementById(id)!.closest(s.selector))
           .map(s => s.command)
       );
-    const all = new Set(shortcuts.map(s => s.command));
+    // A note is on the active cell: its key works in the notebook's command mode only.
+    const cellOnly = 'notebook-bcc:note-cell';
+    const all = new Set(
+      shortcuts.map(s => s.command).filter(command => command !== cellOnly)
+    );
     expect(all.size).toBe(5);
     for (const typing of ['typing', 'console']) {
       expect(at(typing)).toEqual(new Set());
     }
-    for (const quiet of ['command', 'toolbar', 'sidebar']) {
+    expect(at('command')).toEqual(new Set([...all, cellOnly]));
+    for (const quiet of ['toolbar', 'sidebar']) {
       expect(at(quiet)).toEqual(all);
     }
     document.body.innerHTML = '';

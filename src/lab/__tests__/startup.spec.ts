@@ -119,13 +119,20 @@ describe('the startup code', () => {
     expect(modules).toContain('ui/components/SidebarView.tsx');
   });
 
-  it("leaves the runtime, the trace store, the run view, the Test connection button and the LLM planner's first-run question to chunks loaded on first use", () => {
+  it("leaves the runtime, the trace store, the run view, the Test connection button, the LLM planner's first-run question, the schema an administrator's requirement shows, and the notes' and reproducibility check's chunk to chunks loaded on first use", () => {
     for (const lazy of [
       'lab/runtime.ts',
       'lab/traceStore.ts',
       'ui/components/RunView.tsx',
       'ui/settingsTestButton.tsx',
-      'ui/llmApprovalQuestion.ts'
+      'ui/llmApprovalQuestion.ts',
+      'lab/requiredApproval.ts',
+      'protocol/exchange.ts',
+      'lab/keep.ts',
+      'lab/reproducibility.ts',
+      'notebook/noteEdits.ts',
+      'ui/cellNotes.ts',
+      'ui/noteDialog.ts'
     ]) {
       expect(modules).not.toContain(lazy);
     }

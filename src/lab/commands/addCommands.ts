@@ -31,11 +31,25 @@ export const RUN_COMMANDS: readonly string[] = [
   CommandIDs.redoFromStep
 ];
 
-/** Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. */
+/**
+ * The run commands the notes' and the reproducibility check's chunk adds (`lab/keep.ts`), in palette
+ * order after `RUN_COMMANDS`; they do not exist until it has loaded.
+ */
+export const KEEP_RUN_COMMANDS: readonly string[] = [
+  CommandIDs.redoStepWithNote,
+  CommandIDs.checkReproducibility,
+  CommandIDs.stopReproducibilityCheck
+];
+
+/**
+ * Adds the run commands to `commands`; they are re-evaluated whenever the current run changes. The
+ * notes' and the reproducibility check's commands join them from their chunk (`lab/keep.ts`), through
+ * the context returned.
+ */
 export function addCommands(
   commands: CommandRegistry,
   options: ICommandsOptions
-): void {
+): CommandContext {
   const context = new CommandContext(commands, options);
   addStartCommands(context);
   addControlCommands(context);
@@ -57,6 +71,12 @@ export function addCommands(
       for (const id of [...RUN_COMMANDS, CommandIDs.showAttempts]) {
         commands.notifyCommandChanged(id);
       }
+      for (const id of KEEP_RUN_COMMANDS) {
+        if (commands.hasCommand(id)) {
+          commands.notifyCommandChanged(id);
+        }
+      }
     });
   });
+  return context;
 }

@@ -12,6 +12,7 @@ import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import type { IMessageText } from '../../engine/messages';
 import type { IWorkflowRunner } from '../../engine/types';
+import type { IRewindPlan } from '../../engine/state/rewind';
 import {
   CommandIDs,
   ICommandAvailability,
@@ -51,6 +52,8 @@ export interface ICommandsOptions {
   usesBuiltinPlanner?: () => Promise<boolean>;
   /** Where the Run dialog remembers the last task, data files and target column. */
   runDialogMemory?: IRunDialogMemoryStore | null;
+  /** Brings a widget to the front (the shell's `activateById`). */
+  activate?: (id: string) => void;
   /**
    * After the Run dialog: the LLM planner's first run asks whether its code may run without approval
    * (`approvalPolicy.ts`); false when the user closed the question, and the run does not start.
@@ -82,6 +85,13 @@ export class CommandContext {
   }
 
   readonly trans: TranslationBundle;
+
+  /**
+   * Called with a rewind's plan once it is confirmed, before it runs. The notes' chunk (`keep.ts`)
+   * sets it: the notes on the cells the rewind removes move onto their steps.
+   */
+  beforeRewind: ((panel: NotebookPanel, plan: IRewindPlan) => void) | null =
+    null;
 
   /** The notebook named by `args.notebook`, else the active one. */
   panelOf(args: CommandArgs): NotebookPanel | null {

@@ -7,8 +7,7 @@ import { linkIcon } from '@jupyterlab/ui-components';
 import { CommandIDs } from '../../tokens';
 import { translateMessage } from '../../ui/present';
 import { describePlannerProblem, OPEN_SETTINGS } from '../../ui/problem';
-import { showPlannerProblemDialog } from '../../ui/problemDialog';
-import { loadRuntime } from '../lazy';
+import { loadRuntime, showPlannerProblemDialog } from '../lazy';
 import type { CommandContext } from './context';
 
 /** Test Planner Connection: the result is a notification, with the whole cause under Details. */

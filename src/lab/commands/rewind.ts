@@ -10,9 +10,8 @@ import { stepKey } from '../../engine/rewindView';
 import type { IWorkflowRunner } from '../../engine/types';
 import { CommandIDs } from '../../tokens';
 import { stepNameOf } from '../../ui/present';
-import { showRewindDialog } from '../../ui/rewindDialog';
+import { showRewindDialog } from '../lazy';
 import type { CommandArgs, CommandContext } from './context';
-
 /** The step named by `stageId`, `stepId`, or null without a `stepId`. */
 function rewindTarget(args: CommandArgs): RewindTarget | null {
   return typeof args.stepId === 'string'
@@ -24,8 +23,12 @@ function rewindTarget(args: CommandArgs): RewindTarget | null {
     : null;
 }
 
-/** Confirms (unless `confirm: false`), rewinds, and says what was done. */
-async function rewind(
+/**
+ * Confirms (unless `confirm: false`), rewinds, and says what was done. A note on a cell the rewind
+ * removes becomes a note of its step (`beforeRewind`, set by the notes' chunk), so the step's redo
+ * still reads it.
+ */
+export async function rewind(
   context: CommandContext,
   args: CommandArgs,
   target: RewindTarget,
@@ -54,6 +57,7 @@ async function rewind(
   if (!options) {
     return;
   }
+  context.beforeRewind?.(found.panel, plan);
   context.openPanel();
   try {
     // A rewind starts the loop again: it holds the run lock like Resume.

@@ -17,9 +17,12 @@ import {
   PlannerProblemAction,
   startArgs
 } from '../../ui/problem';
-import { showPlannerProblemDialog } from '../../ui/problemDialog';
 import { continuesBelow } from '../../ui/runDialogModel';
-import { showRunDialog, showVariablesDialog } from '../lazy';
+import {
+  showPlannerProblemDialog,
+  showRunDialog,
+  showVariablesDialog
+} from '../lazy';
 import type { CommandArgs, CommandContext, ICommandTarget } from './context';
 
 function startOptionsFrom(args: CommandArgs): IStartOptions | null {

@@ -196,6 +196,8 @@ describe('NotebookDriver cells', () => {
     const nb = fx.notebook.panel.content;
     fx.driver.followNewCells = true;
     nb.activeCellIndex = 0;
+    // Its editor exists once the cell is ready (later on a loaded machine).
+    await nb.activeCell!.ready;
     nb.mode = 'edit';
     nb.activeCell!.editor!.focus();
     expect(nb.node.contains(document.activeElement)).toBe(true);

@@ -8,7 +8,8 @@ import {
   type PlanningRequestInput,
   normalizeGeneratingRequest,
   normalizePlanningRequest,
-  PlanningRequest
+  PlanningRequest,
+  type UserNote
 } from '../../protocol';
 import { ActionInput } from '../referencePlanner';
 
@@ -25,6 +26,8 @@ export interface IObservationOptions {
   history?: string[];
   feedback?: 'success' | 'error';
   stream?: boolean;
+  /** The user's notes for the planner (`context.user_notes`), left out when not given. */
+  userNotes?: UserNote[];
 }
 
 /** A request body as a client would send it, with the task and data file in the variables. */
@@ -53,7 +56,8 @@ export function requestBody(
         effects: {
           current: options.effects ?? [],
           history: options.history ?? []
-        }
+        },
+        ...(options.userNotes ? { user_notes: options.userNotes } : {})
       }
     },
     options: { stream: options.stream ?? false }

@@ -16,6 +16,10 @@ export interface IProgressSectionProps {
   redo?: IProgressTreeProps['redo'];
   /** "Attempts…" on the steps whose rewritten cells keep attempts. */
   attempts?: IProgressTreeProps['attempts'];
+  /** The user's notes on steps. */
+  notes?: IProgressTreeProps['notes'];
+  /** Each step's menu. */
+  onStepMenu?: IProgressTreeProps['onStepMenu'];
 }
 
 /** The workflow's name, its progress tree and how many behaviors ran; nothing before the workflow is known. */
@@ -37,6 +41,8 @@ export function ProgressSection(
         trans={trans}
         redo={props.redo}
         attempts={props.attempts}
+        notes={props.notes}
+        onStepMenu={props.onStepMenu}
       />
       {snapshot.behaviorsRun > 0 ? (
         <div

@@ -2,7 +2,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
-import type { IStageNode, IStepNode } from '../../tokens';
+import type { IStageNode, IStepNode, IStepNoteView } from '../../tokens';
 import { stepKey } from '../../engine/rewindView';
 import { BehaviorItem } from './BehaviorItem';
 import { TreeItem } from './TreeItem';
@@ -19,6 +19,15 @@ export interface IProgressTreeProps {
     has: (stepId: string) => boolean;
     onShow: (stepId: string) => void;
   };
+  /** The user's notes on steps, marked on their rows. */
+  notes?: readonly IStepNoteView[];
+  /** Opens a step's menu (note, redo with the note…) under `anchor`. */
+  onStepMenu?: (
+    stageId: string,
+    stepId: string,
+    anchor: HTMLElement,
+    byKeyboard: boolean
+  ) => void;
   rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
 }
@@ -91,6 +100,81 @@ function onTreeKeyDown(
   }
 }
 
+/** The user's note on a step, marked after its name. */
+function NoteMark(props: { text: string; trans: TranslationBundle }) {
+  const label = props.trans.__('Your note: %1', props.text);
+  return (
+    <span
+      className="jp-bcc-step-note-mark"
+      role="img"
+      aria-label={label}
+      title={label}
+    >
+      📝
+    </span>
+  );
+}
+
+/** A step's buttons: Redo from here (when it can be redone), and its menu. */
+function StepActions(props: {
+  stageId: string;
+  step: IStepNode;
+  onRedo?: (stageId: string, stepId: string) => void;
+  onMenu?: IProgressTreeProps['onStepMenu'];
+  /** The step's rewritten cells keep attempts: "Attempts…" shows them. */
+  onAttempts?: () => void;
+  trans: TranslationBundle;
+}) {
+  const { stageId, step, onRedo, onMenu, onAttempts, trans } = props;
+  return (
+    <>
+      {onRedo ? (
+        <button
+          type="button"
+          className="jp-bcc-link-button jp-bcc-redo-step"
+          data-step-id={step.id}
+          title={trans.__(
+            'Remove the cells of this step and the later ones, and run again from here'
+          )}
+          onClick={() => onRedo(stageId, step.id)}
+        >
+          {trans.__('Redo from here')}
+        </button>
+      ) : null}
+      {onAttempts ? (
+        <button
+          type="button"
+          className="jp-bcc-link-button jp-bcc-step-attempts"
+          data-step-id={step.id}
+          title={trans.__(
+            'The earlier code of the cells a retry fixed in this step; restore one of them'
+          )}
+          onClick={onAttempts}
+        >
+          {trans.__('Attempts…')}
+        </button>
+      ) : null}
+      {onMenu ? (
+        <button
+          type="button"
+          className="jp-bcc-link-button jp-bcc-step-menu"
+          data-step-id={step.id}
+          aria-haspopup="menu"
+          aria-label={trans.__('Step actions: %1', step.name)}
+          title={trans.__(
+            'A note for the planner on this step, Redo with the note…'
+          )}
+          onClick={event =>
+            onMenu(stageId, step.id, event.currentTarget, event.detail === 0)
+          }
+        >
+          ⋯
+        </button>
+      ) : null}
+    </>
+  );
+}
+
 /**
  * Stages > steps > behaviors as a WAI-ARIA tree. The current stage and step are expanded until the
  * user opens or closes an item.
@@ -108,6 +192,12 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
   const renderStep = (stage: IStageNode, step: IStepNode) => {
     const id = `step:${stage.id}/${step.id}`;
     const redo = props.redo;
+    const note =
+      props.notes?.find(
+        n =>
+          n.stepId === step.id && (n.stageId === null || n.stageId === stage.id)
+      ) ?? null;
+    const onMenu = props.onStepMenu;
     const canRedo =
       !!redo &&
       // A step given up (`skipped` in a run saved before steps were marked given up) is run again
@@ -135,42 +225,34 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
           step.behaviors.length > 0 ||
           !!step.focus ||
           !!step.goal ||
-          !!step.assessment?.reasoning
+          !!step.assessment?.reasoning ||
+          note !== null
+        }
+        badge={note ? <NoteMark text={note.text} trans={trans} /> : undefined}
+        note={
+          note ? (
+            <div className="jp-bcc-step-note">
+              <span className="jp-bcc-label">{trans.__('Your note:')}</span>{' '}
+              {note.text}
+            </div>
+          ) : undefined
         }
         tabIndex={-1}
         onToggle={value => toggle(id, value)}
         rendermime={rendermime}
         trans={trans}
         actions={
-          canRedo || hasAttempts ? (
-            <>
-              {canRedo ? (
-                <button
-                  type="button"
-                  className="jp-bcc-link-button jp-bcc-redo-step"
-                  data-step-id={step.id}
-                  title={trans.__(
-                    'Remove the cells of this step and the later ones, and run again from here'
-                  )}
-                  onClick={() => redo.onRedo(stage.id, step.id)}
-                >
-                  {trans.__('Redo from here')}
-                </button>
-              ) : null}
-              {hasAttempts ? (
-                <button
-                  type="button"
-                  className="jp-bcc-link-button jp-bcc-step-attempts"
-                  data-step-id={step.id}
-                  title={trans.__(
-                    'The earlier code of the cells a retry fixed in this step; restore one of them'
-                  )}
-                  onClick={() => props.attempts?.onShow(step.id)}
-                >
-                  {trans.__('Attempts…')}
-                </button>
-              ) : null}
-            </>
+          canRedo || onMenu || hasAttempts ? (
+            <StepActions
+              stageId={stage.id}
+              step={step}
+              onRedo={canRedo ? redo?.onRedo : undefined}
+              onMenu={onMenu}
+              onAttempts={
+                hasAttempts ? () => props.attempts?.onShow(step.id) : undefined
+              }
+              trans={trans}
+            />
           ) : undefined
         }
       >

@@ -20,6 +20,8 @@ import { RewindNote } from './RewindNote';
 import { UsageLine } from './UsageLine';
 import { WaitingLine } from './WaitingLine';
 import { WarningsSection } from './WarningsSection';
+import { openStepMenu } from '../stepMenu';
+import { Reproducibility } from './Reproducibility';
 
 export interface IRunViewProps {
   /** The notebook's run. */
@@ -52,9 +54,42 @@ function stepAttempts(
   };
 }
 
+/** The progress tree, with each step's Redo from here, its menu and the user's notes. */
+function RunProgress(props: IRunViewProps): JSX.Element {
+  const { model, commands, rendermime, trans } = props;
+  const snapshot = model.snapshot;
+  const rewind = snapshot.rewind;
+  return (
+    <ProgressSection
+      snapshot={snapshot}
+      tree={model.tree}
+      rendermime={rendermime}
+      trans={trans}
+      notes={model.stepNotes}
+      attempts={stepAttempts(commands)}
+      onStepMenu={(stageId, stepId, anchor, byKeyboard) =>
+        openStepMenu(commands, trans, { stageId, stepId }, anchor, byKeyboard)
+      }
+      redo={
+        rewind && model.canRewind
+          ? {
+              steps: rewind.redoSteps,
+              onRedo: (stageId, stepId) => {
+                void commands.execute(CommandIDs.redoFromStep, {
+                  stageId,
+                  stepId
+                });
+              }
+            }
+          : undefined
+      }
+    />
+  );
+}
+
 /** One notebook's run: its state, task, controls, error, progress, outputs, warnings and effects. */
 export function RunView(props: IRunViewProps): JSX.Element {
-  const { model, commands, rendermime, trans } = props;
+  const { model, commands, trans } = props;
   const snapshot = model.snapshot;
   const available = model.availability;
   const startProblem = snapshot.running ? null : model.startProblem;
@@ -167,26 +202,15 @@ export function RunView(props: IRunViewProps): JSX.Element {
           trans={trans}
         />
       ) : null}
-      <ProgressSection
-        snapshot={snapshot}
-        tree={model.tree}
-        rendermime={rendermime}
-        trans={trans}
-        redo={
-          rewind && model.canRewind
-            ? {
-                steps: rewind.redoSteps,
-                onRedo: (stageId, stepId) => {
-                  void commands.execute(CommandIDs.redoFromStep, {
-                    stageId,
-                    stepId
-                  });
-                }
-              }
-            : undefined
-        }
-        attempts={stepAttempts(commands)}
-      />
+      <RunProgress {...props} />
+      {elsewhere ? null : (
+        <Reproducibility
+          state={model.reproducibility}
+          canCheck={commands.isEnabled(CommandIDs.checkReproducibility)}
+          commands={commands}
+          trans={trans}
+        />
+      )}
       <OutputsSection
         outputs={model.outputs}
         artifacts={model.artifacts}

@@ -33,6 +33,10 @@ export interface ITreeItemProps {
   trans: TranslationBundle;
   /** Buttons at the end of the row (e.g. Redo from here). */
   actions?: React.ReactNode;
+  /** A mark after the name (the user's note on a step). */
+  badge?: React.ReactNode;
+  /** Shown first under the row when expanded (the user's note). */
+  note?: React.ReactNode;
   /** The child group (steps of a stage, behaviors of a step), shown when expanded. */
   children?: React.ReactNode;
 }
@@ -63,6 +67,7 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
         )}
         <StatusIcon status={status} kind={props.kind} trans={trans} />
         <span className="jp-bcc-tree-name">{name}</span>
+        {props.badge}
         {props.assessment?.percent !== undefined ? (
           <span
             className="jp-bcc-percent"
@@ -82,6 +87,7 @@ export function TreeItem(props: ITreeItemProps): JSX.Element {
       </div>
       {expanded ? (
         <div className="jp-bcc-tree-details">
+          {props.note}
           {props.goal ? <div className="jp-bcc-goal">{props.goal}</div> : null}
           {props.focus ? (
             <details

@@ -157,7 +157,7 @@ test.describe('Faults during a run', () => {
     await expect(panel(page).locator('.jp-bcc-notebook-name')).toHaveText(
       NOTEBOOK
     );
-    await expect(stateLine(page)).toHaveText(/^Error: /);
+    await expect(stateLine(page)).toHaveText(/^Stopped by an error/);
     await expect(page.locator('.jp-NotebookPanel:visible')).toHaveCount(1);
     expect(
       await page.evaluate(

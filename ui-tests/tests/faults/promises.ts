@@ -356,7 +356,8 @@ export async function expectError(
     message,
     /Retry|Set Variables/
   );
-  await expect(stateLine(page)).toHaveText(/^Error: /);
+  // The state line says in words that an error stopped the run; the box above holds the detail.
+  await expect(stateLine(page)).toHaveText(/^Stopped by an error/);
   return cellsAt(
     page,
     path,

@@ -394,3 +394,39 @@ export async function cellCountOf(page: Page, path: string): Promise<number> {
     return -1;
   }, path);
 }
+
+/** Runs code in the active notebook's kernel, outside any cell, and returns what it printed. */
+export async function executeSilently(
+  page: Page,
+  code: string
+): Promise<string> {
+  return page.evaluate(async source => {
+    const widget = window.jupyterapp.shell.currentWidget as unknown as {
+      sessionContext: {
+        session: {
+          kernel: {
+            requestExecute(content: { code: string; store_history: boolean }): {
+              onIOPub: (message: {
+                header: { msg_type: string };
+                content: { text?: string };
+              }) => void;
+              done: Promise<unknown>;
+            };
+          };
+        };
+      };
+    };
+    const future = widget.sessionContext.session.kernel.requestExecute({
+      code: source,
+      store_history: false
+    });
+    let printed = '';
+    future.onIOPub = message => {
+      if (message.header.msg_type === 'stream') {
+        printed += message.content.text ?? '';
+      }
+    };
+    await future.done;
+    return printed;
+  }, code);
+}

@@ -1,6 +1,6 @@
 /** Which commands a notebook's run offers, and on which notebook they act (`context.ts`). */
 import { CommandIDs } from '../../../tokens';
-import { RUN_COMMANDS } from '../addCommands';
+import { KEEP_RUN_COMMANDS, RUN_COMMANDS } from '../addCommands';
 import { NONE, setup } from './fixture';
 
 describe('the run commands', () => {
@@ -76,5 +76,32 @@ describe('the run commands', () => {
     currentChanged.emit(null);
     await frame();
     expect(changed).toEqual([...once, ...once]);
+  });
+
+  it('re-evaluates the notes’ and the check’s run commands once their chunk has added them, not before', async () => {
+    const { commands, currentChanged } = setup();
+    const changed: string[] = [];
+    commands.commandChanged.connect((_, args) => {
+      if (args.id && args.type === 'changed') {
+        changed.push(args.id);
+      }
+    });
+    const frame = () =>
+      new Promise(resolve => requestAnimationFrame(() => resolve(null)));
+    expect(KEEP_RUN_COMMANDS.some(id => commands.hasCommand(id))).toBe(false);
+    currentChanged.emit(null);
+    await frame();
+    expect(changed).toEqual([...RUN_COMMANDS, CommandIDs.showAttempts]);
+    for (const id of KEEP_RUN_COMMANDS) {
+      commands.addCommand(id, { execute: () => undefined });
+    }
+    changed.length = 0;
+    currentChanged.emit(null);
+    await frame();
+    expect(changed).toEqual([
+      ...RUN_COMMANDS,
+      CommandIDs.showAttempts,
+      ...KEEP_RUN_COMMANDS
+    ]);
   });
 });

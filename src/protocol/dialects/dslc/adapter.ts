@@ -9,8 +9,6 @@ import { actionEvents, GeneratingEvent } from '../../actionStream';
 import { createBrowserTransport, FetchLike } from '../../browserTransport';
 import { describeCause, PlannerError } from '../../errors';
 import {
-  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
-  DEFAULT_STALL_TIMEOUT_MS,
   defaultSleep,
   ERROR_BODY,
   Exchange,
@@ -21,6 +19,10 @@ import {
   SleepLike,
   withRetries
 } from '../../exchange';
+import {
+  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+  DEFAULT_STALL_TIMEOUT_MS
+} from '../../timeouts';
 import { type IMessageText, type ProtocolMessageId, say } from '../../messages';
 import { normalizePlanningResponse } from '../../normalizeResponse';
 import {
