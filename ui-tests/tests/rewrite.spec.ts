@@ -180,6 +180,7 @@ test.describe('A retry fixes its own cell', () => {
     await expect(
       panel(page).locator('.jp-bcc-step-attempts', { hasText: 'Attempts…' })
     ).toBeVisible();
+    await capture(page, testInfo, '#jp-bcc-sidebar', 'attempts-panel');
 
     // From the cell: its context menu names how many attempts it keeps.
     await cell.locator('.jp-InputArea-editor').click({ button: 'right' });
