@@ -11,6 +11,7 @@ from .handlers import NAMESPACE, setup_handlers
 from .llm_planner import LLMPlanner, LLMPlannerService, UserStore
 from .llm_planner.routes import setup_llm_handlers
 from .llm_planner.settings import KEY_VARIABLE as LLM_KEY_VARIABLE
+from .llm_planner.settings import key_in_user_server_warning
 from .locks import RunLocks, follow_renames
 
 
@@ -63,6 +64,9 @@ def llm_service(serverapp: Any) -> LLMPlannerService:
     # Read the administrator's key, then take it out of the environment kernels inherit.
     _ = llm_config.api_key
     os.environ.pop(LLM_KEY_VARIABLE, None)
+    warning = key_in_user_server_warning(llm_config, os.environ)
+    if warning:
+        logging.getLogger("notebook_bcc.llm_planner").warning(warning)
     service = LLMPlannerService(llm_config, UserStore(), run_log=logging.getLogger("notebook_bcc.llm_planner.runs"))
     serverapp.web_app.settings["notebook_bcc_llm"] = service
     return service

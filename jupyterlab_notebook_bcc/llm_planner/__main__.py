@@ -133,6 +133,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--config", default=None, help="a Python config file of c.LLMPlanner settings")
     parser.add_argument("--hub-auth", action=argparse.BooleanOptionalAction, default=None,
                         help="serve JupyterHub users by their own Hub API tokens (default: when run by a Hub)")
+    parser.add_argument("--hub-scope", default="", metavar="SCOPE",
+                        help="with Hub auth, also require this scope on each user's token, e.g. "
+                        "access:services!service=notebook-bcc-planner (the Hub's own scope for this service)")
     parser.add_argument("--hub-cache-seconds", type=float, default=60.0,
                         help="how long a user's token is trusted before the Hub is asked again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (or NOTEBOOK_BCC_LLM_BASE_URL)")
@@ -189,7 +192,21 @@ def hub_users(args: argparse.Namespace) -> HubUsers | None:
         return None
     if not api_url:
         raise SystemExit(f"--hub-auth needs {API_URL_VARIABLE}, the Hub's API URL (http://hub:8081/hub/api)")
-    return HubUsers(api_url, cache_seconds=args.hub_cache_seconds)
+    return HubUsers(api_url, cache_seconds=args.hub_cache_seconds, required_scope=args.hub_scope)
+
+
+def one_user_notice(config: LLMPlanner, token: str, hub: bool) -> str:
+    """Without Hub auth every client is one user: what the log says about it at start ("" with Hub auth)."""
+    if hub:
+        return ""
+    how = "a shared bearer token" if token else "no authentication"
+    notice = (f"LLM planner with {how}: every client is one user, 'anonymous'. Its sessions, "
+              "c.LLMPlanner.max_daily_tokens and max_streams_per_user count all clients together; for budgets "
+              "per user, run it as a JupyterHub service (or with --hub-auth), docs/hub.md.")
+    named = sorted(name for name in config.user_limits if name != "anonymous")
+    if named:
+        notice += f" c.LLMPlanner.user_limits names {', '.join(named)}: that never applies here."
+    return notice
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -209,8 +226,11 @@ async def serve(args: argparse.Namespace) -> None:
         host, port, display_url(settings.base_url) if settings else "not set",
         ", ".join(settings.models) if settings else "none",
         f"JupyterHub users by their Hub tokens ({hub.api_url})" if hub else
-        ("a bearer token" if token else "no authentication"),
+        ("a shared bearer token" if token else "no authentication"),
     )
+    notice = one_user_notice(config, token, hub is not None)
+    if notice:
+        logging.getLogger("notebook_bcc.llm_planner").warning(notice)
     await asyncio.Event().wait()
 
 

@@ -226,9 +226,12 @@ class Accounting:
         if not self.config.run_log:
             return
         try:
-            descriptor = os.open(self.config.run_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-            with os.fdopen(descriptor, "a", encoding="utf-8") as file:
-                file.write(line + "\n")
+            descriptor = os.open(self.config.run_log, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o640)
+            with os.fdopen(descriptor, "r+b") as file:
+                size = os.fstat(descriptor).st_size
+                # A last line cut by a crash ends here first, so it does not swallow this record.
+                cut = size > 0 and os.pread(descriptor, 1, size - 1) != b"\n"
+                file.write((("\n" if cut else "") + line + "\n").encode("utf-8"))
         except OSError as error:
             log.error("LLM planner: cannot write the run log %s: %s", self.config.run_log, error)
 
@@ -241,7 +244,7 @@ class Accounting:
                 for line in file:
                     try:
                         record = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         continue
                     if not isinstance(record, dict) or not str(record.get("end", "")).startswith(self.day):
                         continue

@@ -4,6 +4,7 @@ block, text around the object), and string fields as soon as they are complete i
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _DECODER = json.JSONDecoder()
@@ -28,7 +29,7 @@ def first_object(text: str) -> dict[str, Any]:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value
@@ -40,7 +41,7 @@ def first_object(text: str) -> dict[str, Any]:
         attempts += 1
         try:
             value, _end = _DECODER.raw_decode(stripped, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             start = stripped.find("{", start + 1)
             continue
         if isinstance(value, dict):
@@ -73,6 +74,79 @@ def complete_string_field(text: str, name: str) -> str | None:
             return value if isinstance(value, str) else None
         position = text.find(key, position + 1)
     return None
+
+
+_QUOTE_OR_ESCAPE = re.compile(r'["\\]')
+
+
+class StreamedField:
+    """`complete_string_field` for a text that grows by pieces, in time linear in its length: each call scans
+    only what arrived since the call before (rescanning an unclosed 200 KB string at every piece cost seconds
+    of the event loop)."""
+
+    def __init__(self, name: str) -> None:
+        self.key = f'"{name}"'
+        self.find_from = 0
+        # The index of the value's opening quote once found, and how far its body was scanned.
+        self.start = -1
+        self.scanned = 0
+        self.done = False
+        self.value: str | None = None
+
+    def read(self, text: str) -> str | None:
+        """The field's value once its closing quote has arrived, else None."""
+        if self.done:
+            return self.value
+        if self.start < 0 and not self._find_start(text):
+            return None
+        index = self.scanned
+        while True:
+            found = _QUOTE_OR_ESCAPE.search(text, index)
+            if found is None:
+                self.scanned = len(text)
+                return None
+            if found.group() == "\\":
+                if found.end() >= len(text):
+                    # The escaped character has not arrived yet.
+                    self.scanned = found.start()
+                    return None
+                index = found.end() + 1
+                continue
+            try:
+                value = json.loads(text[self.start : found.end()])
+            except ValueError:
+                value = None
+            self.done = True
+            self.value = value if isinstance(value, str) else None
+            return self.value
+
+    def _find_start(self, text: str) -> bool:
+        """Finds `"name": "`; False while it has not (wholly) arrived."""
+        position = text.find(self.key, self.find_from)
+        while position >= 0:
+            index = position + len(self.key)
+            while index < len(text) and text[index] in " \t\r\n":
+                index += 1
+            if index >= len(text):
+                self.find_from = position
+                return False
+            if text[index] == ":":
+                index += 1
+                while index < len(text) and text[index] in " \t\r\n":
+                    index += 1
+                if index >= len(text):
+                    self.find_from = position
+                    return False
+                if text[index] != '"':
+                    # Not a string: the field is read as absent, as complete_string_field does.
+                    self.done = True
+                    return False
+                self.start = index
+                self.scanned = index + 1
+                return True
+            position = text.find(self.key, position + 1)
+        self.find_from = max(0, len(text) - len(self.key) + 1)
+        return False
 
 
 def string_field(answer: dict[str, Any], *names: str) -> str:

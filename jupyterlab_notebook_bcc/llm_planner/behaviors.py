@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import prompts, report, rewrite
-from .answers import AnswerUnreadable, complete_string_field, first_object, string_field, unfence
+from .answers import AnswerUnreadable, StreamedField, first_object, string_field, unfence
 from .calls import ModelCalls
 from .contract import is_chinese
 from .memory import known_now
@@ -161,7 +161,9 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
     fix = rewrite.failed_cell(request, step.id, bool(tries) or bool(last_error(request.current_effects)))
     messages = _cell_messages(turn, step, tries[-1].code if tries else "", tries[-1].reason if tries else "")
     queue: asyncio.Queue[Action | None] = asyncio.Queue()
+    # A fix rewrites the failed cell: no new explanation cell beside it.
     sent = {"explanation": fix is not None, "code": False}
+    fields = {"explanation": StreamedField("explanation"), "code": StreamedField("code")}
 
     def send_code(code: str, explanation: str | None) -> None:
         if not sent["explanation"] and explanation and explanation.strip():
@@ -175,13 +177,13 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
         if hold or sent["code"]:
             return
         if not sent["explanation"]:
-            explanation = complete_string_field(answer_text, "explanation")
+            explanation = fields["explanation"].read(answer_text)
             if explanation is None:
                 return
             sent["explanation"] = True
             if explanation.strip():
                 queue.put_nowait({"action": "add", "shot_type": "dialogue", "content": explanation.strip()})
-        code = complete_string_field(answer_text, "code")
+        code = fields["code"].read(answer_text)
         if code is not None and code.strip():
             send_code(unfence(code), None)
 
@@ -222,7 +224,7 @@ def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str)
                                    known_now(error or failed_reason, session.columns, shown), repeated=False)
     elif error:
         # The planner does not know the code that failed (it restarted): the traceback tells the model.
-        retry = "\n".join(["The previous code for this step failed with:", error[-1500:],
+        retry = "\n".join(["The previous code for this step failed with:", prompts.as_data(error[-1500:]),
                            known_now(error, session.columns, shown), "Write corrected code."]).strip()
     elif request.focus and request.iteration > 1:
         retry = f"Note: {request.focus}"

@@ -36,6 +36,14 @@ class HubRefusal(Exception):
 @dataclass(frozen=True)
 class HubUser:
     name: str
+    # The scopes the Hub says the request's token holds.
+    scopes: frozenset[str] = frozenset()
+
+
+def covers(held: frozenset[str], required: str) -> bool:
+    """Whether `held` holds `required`, itself or unfiltered (`access:services` holds
+    `access:services!service=notebook-bcc-planner`)."""
+    return required in held or required.split("!", 1)[0] in held
 
 
 def token_of(authorization: str) -> str:
@@ -60,8 +68,11 @@ class HubUsers:
         refusal_seconds: float = 5.0,
         request_timeout: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        required_scope: str = "",
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        # A scope each user's token must hold ("access:services!service=notebook-bcc-planner"), "" for none.
+        self.required_scope = required_scope
         self.cache_seconds = cache_seconds
         self.refusal_seconds = refusal_seconds
         self.request_timeout = request_timeout
@@ -86,7 +97,7 @@ class HubUsers:
             self._cache.move_to_end(key)
             if cached[1] is None:
                 raise _unknown()
-            return cached[1]
+            return self._scoped(cached[1])
         user = await self._ask(token)
         self._cache[key] = (now + (self.cache_seconds if user else self.refusal_seconds), user)
         self._cache.move_to_end(key)
@@ -94,6 +105,16 @@ class HubUsers:
             self._cache.popitem(last=False)
         if user is None:
             raise _unknown()
+        return self._scoped(user)
+
+    def _scoped(self, user: HubUser) -> HubUser:
+        if self.required_scope and not covers(user.scopes, self.required_scope):
+            raise HubRefusal(
+                403,
+                f"LLM planner: {user.name}'s Hub token does not hold the scope {self.required_scope!r} this planner "
+                "requires; ask your administrator to grant it (a role in c.JupyterHub.load_roles), then restart your "
+                "server from the Hub's control panel.",
+            )
         return user
 
     async def _ask(self, token: str) -> HubUser | None:
@@ -126,7 +147,9 @@ class HubUsers:
         if model.get("kind", "user") != "user":
             # A service's or another program's token: the planner's budgets and sessions are per user.
             return None
-        return HubUser(model["name"])
+        scopes = model.get("scopes")
+        held = frozenset(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else frozenset()
+        return HubUser(model["name"], held)
 
 
 def _unknown() -> HubRefusal:

@@ -25,6 +25,19 @@ DETAIL_CHARS = 160
 FORMAT_ORDER: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none")
 
 
+# The most characters a streamed answer may have, per token of max_completion_tokens (a token is about four
+# characters; an endpoint that ignores max_tokens is cut well past it).
+CHARS_PER_TOKEN = 16
+
+
+def answer_limit(max_completion_tokens: int) -> int:
+    """The most characters of one streamed answer: 16 a token of `max_completion_tokens`, at least 4,096;
+    1,000,000 when that setting is 0 (no limit)."""
+    if max_completion_tokens <= 0:
+        return 1_000_000
+    return max(4096, max_completion_tokens * CHARS_PER_TOKEN)
+
+
 class ModelError(Exception):
     """A model request that failed: `status` is the planner's HTTP answer for it, `message` the user's text."""
 
@@ -129,6 +142,16 @@ class OpenAIModel:
         self.on_start = on_start
         self.on_end = on_end
         self.received = Received()
+
+    def _too_long_error(self) -> ModelError:
+        limit = answer_limit(self.max_completion_tokens)
+        return ModelError(
+            "long",
+            f"The model at {self._where()} sent an answer longer than {limit:,} characters "
+            f"(c.LLMPlanner.max_completion_tokens is {self.max_completion_tokens:,}): the endpoint does not keep to "
+            "it, and the answer was cut; Retry.",
+            502,
+        )
 
     def _silence_error(self, started: bool) -> ModelError:
         if started:
@@ -290,6 +313,8 @@ class OpenAIModel:
                         if piece:
                             text += piece
                             received.text = text
+                            if len(text) > answer_limit(self.max_completion_tokens):
+                                raise self._too_long_error()
                             if on_text is not None:
                                 result = on_text(text)
                                 if result is not None:

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .failures import PlannerFailure
+
 TASK_VARIABLES = ("problem_description", "task", "task_description")
 DATA_VARIABLES = ("csv_file_path", "data_files", "data_path", "data_file")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -117,7 +119,37 @@ class Request:
         return text(self.feedback.get("behavior_id"))
 
 
+def _malformed(what: str) -> PlannerFailure:
+    return PlannerFailure(400, f"LLM planner: the request's {what}.")
+
+
+def _iteration(value: Any) -> int:
+    """`behavior_iteration`: an integer (absent or null: 0; a whole number written as a float or in digits)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise _malformed("observation.location.current.behavior_iteration is not an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 9:
+        return int(value.strip())
+    raise _malformed(f"observation.location.current.behavior_iteration is not an integer ({str(value)[:40]!r})")
+
+
+def _effects(value: Any, name: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _malformed(f"observation.context.effects.{name} is not a list")
+    return [e if isinstance(e, str) else str(e) for e in value]
+
+
 def read_request(body: dict[str, Any]) -> Request:
+    """The request's fields; a field of the wrong type where the planner needs it is a 400 that names it."""
+    if body.get("observation") is not None and not isinstance(body.get("observation"), dict):
+        raise _malformed("observation is not a JSON object")
     observation = record(body.get("observation"))
     location = record(observation.get("location"))
     current = record(location.get("current"))
@@ -126,10 +158,7 @@ def read_request(body: dict[str, Any]) -> Request:
     progress = record(location.get("progress"))
     outputs = record(record(progress.get("steps")).get("current_outputs"))
     expected = [n for n in outputs.get("expected") or [] if isinstance(n, str) and IDENTIFIER.fullmatch(n)]
-    try:
-        iteration = int(current.get("behavior_iteration") or 0)
-    except (TypeError, ValueError):
-        iteration = 0
+    iteration = _iteration(current.get("behavior_iteration"))
     return Request(
         stage_id=text(current.get("stage_id")),
         step_id=text(current.get("step_id")),
@@ -139,8 +168,8 @@ def read_request(body: dict[str, Any]) -> Request:
         focus=bounded(text(record(progress.get("behaviors")).get("focus")), MAX_NOTE_CHARS),
         expected=expected,
         variables=record(context.get("variables")),
-        current_effects=[e if isinstance(e, str) else str(e) for e in effects.get("current") or []],
-        history_effects=[e if isinstance(e, str) else str(e) for e in effects.get("history") or []],
+        current_effects=_effects(effects.get("current"), "current"),
+        history_effects=_effects(effects.get("history"), "history"),
         checks=read_checks(context.get("output_checks")),
         feedback=record(body.get("behavior_feedback")),
         optional_actions=[a for a in _items(record(body.get("options")).get("optional_actions")) if isinstance(a, str)],

@@ -30,6 +30,8 @@ class _Base(APIHandler):
             value = json.loads(self.request.body or b"{}")
         except ValueError as error:
             raise tornado.web.HTTPError(400, f"not JSON: {error}") from error
+        except RecursionError as error:
+            raise tornado.web.HTTPError(400, "JSON nested too deeply") from error
         if not isinstance(value, dict):
             raise tornado.web.HTTPError(400, "not a JSON object")
         return value

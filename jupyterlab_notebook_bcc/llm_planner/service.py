@@ -138,6 +138,9 @@ class LLMPlannerService:
         except ValueError as error:
             await _json(sink, 400, {"message": f"{NAME}: the request is not JSON ({error})"})
             return
+        except RecursionError:
+            await _json(sink, 400, {"message": f"{NAME}: the request's JSON is nested too deeply"})
+            return
         if not isinstance(request, dict):
             await _json(sink, 400, {"message": f"{NAME}: the request is not a JSON object"})
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -49,7 +50,10 @@ class LLMPlanner(Configurable):
     api_key = Unicode(
         help=(
             f"API key sent to the model endpoint (or {KEY_VARIABLE}, which is then removed from the environment "
-            "kernels inherit). Never sent to the browser, the notebook, the trace or a log."
+            "kernels inherit). Never sent to the browser, the notebook, the trace or a log. Set in a user's own "
+            "Jupyter server (a JupyterHub single-user server), it is readable by that user's kernels "
+            "(/proc/<server pid>/environ, the config file) and that user's own config can change the budgets: "
+            "a key shared by users belongs in the shared LLM planner, a JupyterHub service (docs/hub.md)."
         ),
     ).tag(config=True)
 
@@ -247,6 +251,22 @@ def base_url_problem(url: str) -> str:
     if not parts.hostname:
         return "the base URL names no host"
     return ""
+
+
+# Set by JupyterHub in every single-user server it spawns.
+HUB_VARIABLES = ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_PREFIX")
+
+
+def key_in_user_server_warning(config: LLMPlanner, environ: Mapping[str, str]) -> str:
+    """The warning for an administrator's API key in a Jupyter server JupyterHub spawned for one user, or ""."""
+    if not config.api_key or not any(environ.get(name) for name in HUB_VARIABLES):
+        return ""
+    return (
+        "Notebook-BCC: c.LLMPlanner.api_key is set in a single-user server of JupyterHub. This user's kernels can "
+        "read it (the server's environment in /proc/<server pid>/environ, its config files), and the user's own "
+        "config can change c.LLMPlanner's budgets in this process. For a key shared by users, run the shared LLM "
+        "planner as a JupyterHub service and set c.NotebookBCC.planner_auth = 'hub' here (docs/hub.md)."
+    )
 
 
 def admin_settings(config: LLMPlanner) -> ModelSettings | None:

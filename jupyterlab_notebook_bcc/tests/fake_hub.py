@@ -10,10 +10,14 @@ from typing import Any
 
 
 class FakeHub:
-    def __init__(self, tokens: dict[str, str], kinds: dict[str, str] | None = None) -> None:
-        # token -> user name; a token's kind is "user" unless `kinds` says otherwise ("service").
+    def __init__(
+        self, tokens: dict[str, str], kinds: dict[str, str] | None = None, scopes: dict[str, list[str]] | None = None
+    ) -> None:
+        # token -> user name; a token's kind is "user" unless `kinds` says otherwise ("service"); its scopes
+        # are `scopes`' (none unless given).
         self.tokens = dict(tokens)
         self.kinds = dict(kinds or {})
+        self.scopes = dict(scopes or {})
         self.requests: list[str] = []
         hub = self
 
@@ -31,7 +35,8 @@ class FakeHub:
                 if self.path != "/hub/api/user" or name is None:
                     self._send(403, {"status": 403, "message": "Missing or invalid credentials."})
                     return
-                self._send(200, {"kind": hub.kinds.get(token, "user"), "name": name, "scopes": []})
+                kind = hub.kinds.get(token, "user")
+                self._send(200, {"kind": kind, "name": name, "scopes": hub.scopes.get(token, [])})
 
             def _send(self, status: int, value: dict[str, Any]) -> None:
                 body = json.dumps(value).encode()

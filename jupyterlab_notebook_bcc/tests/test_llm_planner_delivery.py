@@ -162,7 +162,8 @@ class TestMemory:
                 "answer", "top_region", 1, variables(run, by_region="Series(4)"))}))
             prompt = list(fake.user_prompts())[-1]
             assert "Columns of `df`: region (object), quarter (int64), revenue (float64)" in prompt
-            assert "Done so far (newest first):\n- Revenue per region: created `by_region` = Series(4); printed:" in prompt
+            assert ("Done so far (newest first):\n<data>\n- Revenue per region: created `by_region` = Series(4); "
+                    "printed:") in prompt
             assert "North    1234.5" in prompt
 
     def test_a_missing_column_gets_the_real_columns_on_the_retry(self) -> None:
@@ -200,7 +201,7 @@ class TestRepeatedCode:
             assert not any(line.get("shot_type") == "action" for line in lines)
             assert "not run again; this step is given up" in lines[-1]["content"]
             firm = fake.requests[-1]["messages"][-1]["content"]
-            assert "This exact code failed with: the code failed: KeyError: 'Region'" in firm
+            assert "This exact code failed with:\n<data>\nthe code failed: KeyError: 'Region'\n</data>" in firm
             assert "Write different code" in firm
             assert judged["transition"] == {"continue_behaviors": False, "target_achieved": False}
             assert "the model wrote again the code that failed" in judged["context_update"]["progress_update"]["focus"]
@@ -222,7 +223,7 @@ class TestTheReport:
             assert "- **North** has the highest revenue, 1234.5." in content
             assert content.endswith("> **Not supported by any output** (these sentences cite numbers no output "
                                     "of the kernel shows):\n> - North leads South by 434.5.")
-            assert "Checked in the kernel:\nanswer = North\n" in list(fake.user_prompts())[-1]
+            assert "Checked in the kernel:\n<data>\nanswer = North\n</data>" in list(fake.user_prompts())[-1]
 
     def test_a_number_of_the_datas_first_rows_supports_no_finding(self) -> None:
         # Seen on the real model: "West, with a total revenue of 2232.56", a North row's revenue in the preview.

@@ -6,6 +6,7 @@
 import type { Cell, ICellModel } from '@jupyterlab/cells';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { TranslationBundle } from '@jupyterlab/translation';
+import { editIcon } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import type { IDisposable } from '@lumino/disposable';
 import { PanelLayout, Widget } from '@lumino/widgets';
@@ -27,7 +28,14 @@ class CellNoteMarker extends Widget {
     this.addClass(MARKER_CLASS);
     this.node.setAttribute('role', 'note');
     this.node.setAttribute('aria-label', trans.__('Note for the planner'));
-    const icon = element('span', 'jp-bcc-cell-note-icon', '📝');
+    // JupyterLab's own icon, in the theme's colours (an emoji needs a font the machine may lack).
+    const icon = editIcon.element({
+      tag: 'span',
+      className: 'jp-bcc-cell-note-icon',
+      elementPosition: 'center',
+      height: '14px',
+      width: '14px'
+    });
     icon.setAttribute('aria-hidden', 'true');
     const label = element(
       'span',

@@ -1,5 +1,6 @@
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
+import { editIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 import type { ItemStatus } from '../../engine/types';
 import type { IStageNode, IStepNode, IStepNoteView } from '../../tokens';
@@ -110,7 +111,7 @@ function NoteMark(props: { text: string; trans: TranslationBundle }) {
       aria-label={label}
       title={label}
     >
-      📝
+      <editIcon.react tag="span" height="12px" width="12px" />
     </span>
   );
 }
