@@ -79,6 +79,8 @@ export namespace CommandIDs {
   export const llmSettings = 'notebook-bcc:llm-settings';
   /** Clears the planner URL in the settings, so runs use the built-in demo planner. */
   export const useBuiltinPlanner = 'notebook-bcc:use-builtin-planner';
+  /** The attempts of a rewritten cell (args `cellId`, else the active cell) or of a step's cells (`stepId`). */
+  export const showAttempts = 'notebook-bcc:show-attempts';
   /** A note for the planner on a cell (args `cellId`, else the active cell; `text` skips the dialog). */
   export const noteCell = 'notebook-bcc:note-cell';
   /** Removes the note for the planner on a cell (args `cellId`, else the active cell). */

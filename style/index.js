@@ -1,3 +1,4 @@
 import './base.css';
 import './contracts.css';
+import './attempts.css';
 import './keep.css';

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import prompts, report
+from . import prompts, report, rewrite
 from .answers import AnswerUnreadable, StreamedField, first_object, string_field, unfence
 from .calls import ModelCalls
 from .contract import is_chinese
@@ -151,14 +151,18 @@ async def plan_actions(turn: Turn, lead: list[Action]) -> AsyncIterator[Action]:
 async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncIterator[Action]:
     """One cell for the step, streamed: the explanation as soon as its string is complete, then the code.
     A retry is held until its code is known: code that already failed in this step is not sent to the
-    kernel; the model is asked once more, firmly, and if it writes it again the step is given up."""
+    kernel; the model is asked once more, firmly, and if it writes it again the step is given up. When the
+    client offers `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a
+    new explanation cell beside it."""
     session, request = turn.session, turn.request
     memory = session.memory
     tries = memory.tries(step.id)
     hold = bool(tries)
+    fix = rewrite.failed_cell(request, step.id, bool(tries) or bool(last_error(request.current_effects)))
     messages = _cell_messages(turn, step, tries[-1].code if tries else "", tries[-1].reason if tries else "")
     queue: asyncio.Queue[Action | None] = asyncio.Queue()
-    sent = {"explanation": False, "code": False}
+    # A fix rewrites the failed cell: no new explanation cell beside it.
+    sent = {"explanation": fix is not None, "code": False}
     fields = {"explanation": StreamedField("explanation"), "code": StreamedField("code")}
 
     def send_code(code: str, explanation: str | None) -> None:
@@ -166,8 +170,8 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
             queue.put_nowait({"action": "add", "shot_type": "dialogue", "content": explanation.strip()})
         sent["explanation"] = sent["code"] = True
         memory.sent(step.id, turn.key[1], code)
-        queue.put_nowait({"action": "add", "shot_type": "action", "content": code})
-        queue.put_nowait({"action": "exec", "codecell_id": "lastAddedCellId", "need_output": True})
+        for action in rewrite.code_actions(code, fix):
+            queue.put_nowait(action)
 
     def streamed(answer_text: str) -> None:
         if hold or sent["code"]:

@@ -82,6 +82,10 @@ class Request:
     # None: the client sent no checks (an older client); {}: it checked nothing.
     checks: dict[str, Check] | None = None
     feedback: dict[str, Any] = field(default_factory=dict)
+    # The optional actions the client takes (`options.optional_actions`, such as `rewrite_cell`).
+    optional_actions: list[str] = field(default_factory=list)
+    # The run's rewritten cells and their failed attempts (`observation.context.cell_attempts`).
+    cell_attempts: list[dict[str, Any]] = field(default_factory=list)
     user_notes: list[UserNote] = field(default_factory=list)
 
     @property
@@ -168,8 +172,14 @@ def read_request(body: dict[str, Any]) -> Request:
         history_effects=_effects(effects.get("history"), "history"),
         checks=read_checks(context.get("output_checks")),
         feedback=record(body.get("behavior_feedback")),
+        optional_actions=[a for a in _items(record(body.get("options")).get("optional_actions")) if isinstance(a, str)],
+        cell_attempts=[item for item in _items(context.get("cell_attempts")) if isinstance(item, dict)],
         user_notes=read_user_notes(context.get("user_notes")),
     )
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def read_user_notes(value: Any) -> list[UserNote]:

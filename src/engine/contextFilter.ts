@@ -306,6 +306,8 @@ export function applyContextFilter(
   if (observation.location.goals) {
     location.goals = observation.location.goals;
   }
+  // The step's rewritten cells pass any filter: a fix is written from them (docs/protocol.md#context).
+  const attempts = observation.context?.cell_attempts;
   // The user's notes are what the user asked of the planner: no filter leaves them out.
   const userNotes = observation.context?.user_notes;
   return {
@@ -314,6 +316,7 @@ export function applyContextFilter(
       context: {
         variables,
         effects: filteredEffects,
+        ...(attempts ? { cell_attempts: attempts } : {}),
         ...(userNotes?.length ? { user_notes: userNotes } : {})
       }
     },

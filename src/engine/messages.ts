@@ -66,6 +66,10 @@ export const ENGINE_MESSAGES = {
     'The request is %1 characters, over the %2 limit even after trimming; it is sent as it is.',
   kernelUnusable: 'The kernel is not usable (dead or restarting).',
   kernelUnusableDetail: 'The kernel is not usable: %1',
+  rewriteBelowEdited:
+    "You edited cell %1, so the planner's fix was not written into it: it was added below it as a new cell.",
+  rewriteAsNewCell:
+    "The planner's fix of '%1' could not replace that cell (gone, not a code cell, or not the run's): it was added as a new cell.",
   noCellToMarkAsThinking:
     'set_effect_as_thinking: there is no code cell to mark; ignored.',
   postHookFailed: "A post-hook of action '%1' failed: %2",

@@ -10,6 +10,7 @@ import type {
   SectionProgress
 } from '../protocol';
 import type { INotebookSummary } from './ports/driver';
+import { stepAttempts } from './ports/attempts';
 import { IEffectsState, truncateOutput } from './state/effects';
 import type { IFsmContext } from './state/fsm';
 import type { ProgressReader } from './state/progress';
@@ -51,13 +52,21 @@ export function buildObservation(parts: IObservationParts): Observation {
   if (parts.outputChecks) {
     context.output_checks = { ...parts.outputChecks };
   }
+  const current = parts.progress.location();
+  const attempts = stepAttempts(
+    parts.notebook.attempts,
+    current.step_id ?? null
+  );
+  if (attempts.length > 0) {
+    context.cell_attempts = attempts;
+  }
   // The user's notes on cells and steps (our extension): the notebook adapter reads and bounds them.
   if (parts.notebook.user_notes?.length) {
     context.user_notes = parts.notebook.user_notes.map(note => ({ ...note }));
   }
   return {
     location: {
-      current: parts.progress.location(),
+      current,
       progress: parts.progress.toProgress(),
       goals: parts.progress.goals()
     },
@@ -120,6 +129,23 @@ function shorten(value: unknown, limit: number): unknown {
   }
   const json = JSON.stringify(value) ?? '';
   return json.length > limit ? truncateOutput(json, limit) : value;
+}
+
+/** The codes of the rewritten cells' attempts cut to `limit` (already bounded, they may still be long). */
+function shortenAttempts(
+  cells: { code: string; failed: { code: string }[] }[] | undefined,
+  limit: number
+): number {
+  let shortened = 0;
+  for (const cell of cells ?? []) {
+    for (const item of [cell, ...cell.failed]) {
+      if (item.code.length > limit) {
+        item.code = truncateOutput(item.code, limit);
+        shortened++;
+      }
+    }
+  }
+  return shortened;
 }
 
 /**
@@ -222,6 +248,7 @@ export function fitRequest<T extends { observation: ObservationInput }>(
       notebook.last_output = truncateOutput(notebook.last_output, limit);
       shortened++;
     }
+    shortened += shortenAttempts(context.cell_attempts, limit);
   }
   if (shortened > 0) {
     report.steps.push(`${shortened} long values shortened`);

@@ -145,11 +145,40 @@ export interface IBehaviorApproval {
   codeFlags?: ICodeFlag[][];
   /** The cells already in the notebook that the behavior runs (`exec` by id), once each, in order. */
   existingCells: IExistingCellRun[];
+  /** The cells it rewrites (`rewrite_cell`), shown as diffs; absent or empty when none. */
+  rewrites?: IRewriteReview[];
   /** Every action of the behavior, in order. */
   actions: (Action | UnknownAction)[];
 }
 
-export type BehaviorDecision = 'run' | 'skip' | 'stop';
+/** A cell a behavior rewrites: the code it holds now against the planner's fix (interactive mode). */
+export interface IRewriteReview {
+  /** The `rewrite_cell` action's index among the behavior's actions (the key of its edit). */
+  index: number;
+  /** The planner's reference to the cell (`codecell_id`). */
+  reference: string;
+  /** The cell it names, or null when there is none. */
+  cellId: string | null;
+  /** The code it holds now (the code that failed); empty without a cell. */
+  before: string;
+  /** The fix. */
+  after: string;
+  /**
+   * The fix replaces the cell's code; false when it goes into a new cell below it (the user edited the
+   * cell, or it is not the run's) or at the end (it is gone).
+   */
+  inPlace: boolean;
+  /** What the fix reaches outside the notebook (`codeRisk.ts`): held for approval like an added cell's code. */
+  flags?: ICodeFlag[];
+}
+
+/** Run, with the fixes the user edited in their diffs: action index → the code accepted. */
+export interface IEditedApproval {
+  decision: 'run';
+  edits: Record<number, string>;
+}
+
+export type BehaviorDecision = 'run' | 'skip' | 'stop' | IEditedApproval;
 
 export interface IRunnerHooks {
   /**

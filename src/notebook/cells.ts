@@ -23,11 +23,22 @@ import {
 } from '../engine/ports/driver';
 import type { CellFollower } from './following';
 import { asObject, toJSON } from './json';
+import {
+  forgetRestoredAttempt,
+  notebookAttempts,
+  rewriteCode
+} from './attempts';
 import { inertMarkdown } from './inertMarkdown';
-import { CELL_METADATA_KEY, EXEC_ERROR_KEY } from './metadata';
+import {
+  ATTEMPTS_KEY,
+  CELL_METADATA_KEY,
+  EXEC_ERROR_KEY,
+  SOURCE_HASH_KEY
+} from './metadata';
 import { CELL_NOTE_KEY, stepNotesIn } from './notes';
 import { cellNoteIn, type ICellNote, userNotesToSend } from './noteEdits';
 import { outputsToText } from './outputText';
+import { asOneUndoStep } from './undo';
 
 export type SharedCell = INotebookModel['sharedModel']['cells'][number];
 
@@ -99,12 +110,19 @@ export class NotebookCells {
       [SOURCE_HASH_KEY]: sourceHash(source)
     });
     const restore = this._keepActiveCell();
-    const cell = this._insert(model.sharedModel.cells.length, {
+    const below = request.after ? this.indexOf(request.after) : -1;
+    const index = below < 0 ? model.sharedModel.cells.length : below + 1;
+    const cell = this._insert(index, {
       cell_type: request.kind,
       source,
       metadata: { [CELL_METADATA_KEY]: metadata }
     });
-    this._indices.set(cell.getId(), model.sharedModel.cells.length - 1);
+    if (below < 0) {
+      this._indices.set(cell.getId(), model.sharedModel.cells.length - 1);
+    } else {
+      // The cells below it moved down: their remembered places are stale.
+      this._indices.clear();
+    }
     restore();
     this._render(cell.getId());
     this._follower.follow(cell.getId());
@@ -142,6 +160,23 @@ export class NotebookCells {
     this._render(cellId);
     this._changed();
     return true;
+  }
+
+  /** `rewrite_cell`: the planner's fix (`attempts.ts`); null when the cell may not be rewritten. */
+  rewrite(
+    cellId: string,
+    source: string,
+    at: Date
+  ): { previous: string; attempts: number } | null {
+    const cell = this.sharedCell(cellId);
+    const done = cell
+      ? rewriteCode(this.model().sharedModel, cell, source, at)
+      : null;
+    if (done) {
+      this._follower.follow(cellId);
+      this._changed();
+    }
+    return done;
   }
 
   /** Writes, or clears, the mark of a cell whose last `exec` failed (`notebook_bcc.exec_error`). */
@@ -230,10 +265,7 @@ export class NotebookCells {
     const removed: string[] = [];
     const restored: string[] = [];
     const restore = this._keepActiveCell();
-    // Kept apart from the run's own recent edits, which the undo manager would otherwise merge in.
-    const undo = undoManagerOf(shared);
-    undo?.stopCapturing();
-    shared.transact(() => {
+    asOneUndoStep(shared, () => {
       for (let index = shared.cells.length - 1; index >= 0; index--) {
         const id = shared.cells[index].getId();
         if (remove.has(id)) {
@@ -246,6 +278,7 @@ export class NotebookCells {
         if (cell) {
           cell.setSource(source);
           stampSource(cell, source);
+          forgetRestoredAttempt(cell, source);
           restored.push(cellId);
         }
       }
@@ -253,7 +286,6 @@ export class NotebookCells {
         setTitleMetadata(shared, edit.title);
       }
     });
-    undo?.stopCapturing();
     restore();
     for (const cellId of restored) {
       this._render(cellId);
@@ -290,6 +322,7 @@ export class NotebookCells {
     }
     const notes = userNotesToSend(stepNotesIn(shared), cellNotes);
     const { cells: recent, contentChars } = NOTEBOOK_SUMMARY_LIMITS;
+    const attempts = notebookAttempts(shared);
     return {
       title: this.title(),
       cell_count: cells.length,
@@ -300,6 +333,8 @@ export class NotebookCells {
         const output = outputText(cell);
         const metadata = { ...asObject(cell.getMetadata(CELL_METADATA_KEY)) };
         delete metadata[SOURCE_HASH_KEY];
+        // The attempts reach the planner bounded, in `attempts` below, not whole with each cell.
+        delete metadata[ATTEMPTS_KEY];
         // The note reaches the planner in `user_notes`.
         delete metadata[CELL_NOTE_KEY];
         return {
@@ -310,6 +345,7 @@ export class NotebookCells {
           metadata
         };
       }),
+      ...(attempts.length > 0 ? { attempts } : {}),
       ...(notes.length ? { user_notes: notes } : {})
     };
   }
@@ -407,9 +443,6 @@ export namespace NotebookCells {
   }
 }
 
-/** Under `notebook_bcc`: `sourceHash` of the source the run last wrote (docs/architecture.md#rewind). */
-const SOURCE_HASH_KEY = 'source_hash';
-
 type SharedCodeCell = ICodeCellModel['sharedModel'];
 type CellData = Parameters<INotebookModel['sharedModel']['insertCell']>[1];
 
@@ -462,16 +495,6 @@ function outputText(cell: SharedCell): string | null {
 
 function cellKind(type: string): ICellRecord['kind'] {
   return type === 'code' || type === 'markdown' ? type : 'raw';
-}
-
-/** The shared notebook's Yjs undo manager (`YNotebook.undoManager`, not part of `ISharedNotebook`). */
-function undoManagerOf(shared: object): { stopCapturing(): void } | null {
-  const manager: unknown = (shared as { undoManager?: unknown }).undoManager;
-  return typeof manager === 'object' &&
-    manager !== null &&
-    typeof (manager as { stopCapturing?: unknown }).stopCapturing === 'function'
-    ? (manager as { stopCapturing(): void })
-    : null;
 }
 
 /** The title in the notebook's metadata (`title`, and `notebook_bcc.title`); null removes it. */

@@ -17,3 +17,9 @@ export const PLANNER_MAY_RUN_KEY = 'planner_may_run';
  * exception, a timeout, a stop, a lost kernel); removed once it runs without error.
  */
 export const EXEC_ERROR_KEY = 'exec_error';
+
+/** Under `notebook_bcc`: `sourceHash` of the source the run last wrote (docs/architecture.md#rewind). */
+export const SOURCE_HASH_KEY = 'source_hash';
+
+/** Under `notebook_bcc`: a rewritten cell's earlier attempts (`engine/ports/attempts.ts`). */
+export const ATTEMPTS_KEY = 'attempts';

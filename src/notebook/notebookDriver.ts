@@ -19,10 +19,14 @@ import type {
   INotebookDriver,
   INotebookSummary,
   IRewindEdit,
+  IRewriteRequest,
+  RewriteResult,
+  RewriteStatus,
   SummarizeRequest
 } from '../engine/ports/driver';
 import type { OutputCheck, OutputContract } from '../protocol';
 import { TRANSLATION_DOMAIN } from '../translation';
+import { rewriteStatusOf } from './attempts';
 import { NotebookCells } from './cells';
 import type { ConnectionCheck } from './connectionCheck';
 import { CellExecution } from './execution';
@@ -91,6 +95,21 @@ export class NotebookDriver implements INotebookDriver {
     metadata?: Record<string, unknown>
   ): Promise<boolean> {
     return this._cells.update(cellId, source, metadata);
+  }
+
+  rewriteStatus(cellId: string): RewriteStatus {
+    return rewriteStatusOf(this._cells.sharedCell(cellId));
+  }
+
+  async rewriteCell(request: IRewriteRequest): Promise<RewriteResult> {
+    const status = this.rewriteStatus(request.cellId);
+    const done =
+      status === 'ok'
+        ? this._cells.rewrite(request.cellId, request.source, request.at)
+        : null;
+    return done
+      ? { status: 'rewritten', ...done }
+      : { status: status === 'ok' ? 'missing' : status };
   }
 
   setTitle(

@@ -78,6 +78,9 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
           app.serviceManager.serverSettings
         ),
       runDialogMemory: state ? stateDbMemory(state) : null,
+      contextMenuCell: () =>
+        app.contextMenuHitTest(node => node.classList.contains('jp-Cell')) ??
+        null,
       activate: id => app.shell.activateById(id),
       confirmLlmRun: settings
         ? () =>
@@ -105,6 +108,14 @@ export const commandsPlugin: JupyterFrontEndPlugin<void> = {
       palette?.addItem({ command, category });
     }
 
+    // A rewritten cell's attempts, from the cell right-clicked (its toolbar item is in
+    // `schema/commands.json`).
+    app.contextMenu.addItem({
+      command: CommandIDs.showAttempts,
+      selector: '.jp-Notebook .jp-Cell',
+      args: { contextMenu: true },
+      rank: 12
+    });
     // The notes for the planner and the reproducibility check: a chunk loaded with the first notebook.
     let keeping = false;
     const keep = () => {

@@ -193,6 +193,19 @@ export const ArchiveEffectsActionSchema = z.looseObject({
 });
 export type ArchiveEffectsAction = z.infer<typeof ArchiveEffectsActionSchema>;
 
+/**
+ * Our extension: a fix replaces the source of a code cell the run wrote (its outputs cleared, the code
+ * it held kept in the cell's attempts); a cell the user edited is not rewritten, the fix goes below it.
+ */
+export const RewriteCellActionSchema = z.looseObject({
+  ...actionBase,
+  action: z.literal('rewrite_cell'),
+  /** A `store_id`, a notebook cell id, or `lastAddedCellId`, as for `exec`. */
+  codecell_id: z.string().min(1),
+  content: z.string()
+});
+export type RewriteCellAction = z.infer<typeof RewriteCellActionSchema>;
+
 export const ActionSchema = z.discriminatedUnion('action', [
   AddActionSchema,
   ExecActionSchema,
@@ -208,7 +221,8 @@ export const ActionSchema = z.discriminatedUnion('action', [
   NextEventActionSchema,
   SetEffectAsThinkingActionSchema,
   UpdateLastTextActionSchema,
-  ArchiveEffectsActionSchema
+  ArchiveEffectsActionSchema,
+  RewriteCellActionSchema
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

@@ -17,5 +17,12 @@ export const ACTION_TYPES = [
   'next_event',
   'set_effect_as_thinking',
   'update_last_text',
-  'archive_effects'
+  'archive_effects',
+  'rewrite_cell'
 ] as const;
+
+/**
+ * The actions this client takes beyond the documents' list, offered in every request
+ * (`options.optional_actions`) so that a planner knows it may send them (docs/protocol.md#actions).
+ */
+export const OPTIONAL_ACTIONS = ['rewrite_cell'] as const;

@@ -353,6 +353,11 @@ function prepareKnownAction(
     case 'update_last_text':
       alias(fields, 'text', ['content']);
       break;
+    case 'rewrite_cell':
+      alias(fields, 'codecell_id', ['code_cell_id', 'cell_id']);
+      fields.codecell_id = idString(fields.codecell_id);
+      alias(fields, 'content', ['code', 'source']);
+      break;
   }
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) {

@@ -130,6 +130,31 @@ export interface INotebookCell {
 }
 
 /**
+ * Our extension: a code cell the run rewrote (`rewrite_cell`), as the observation carries it: its
+ * current code (the last attempt) and its latest failed attempts, each bounded
+ * (docs/protocol.md#request-size).
+ */
+export const CellAttemptsSchema = z.looseObject({
+  cell_id: z.string(),
+  /** The planner's name of the cell, when it gave one. */
+  store_id: z.string().nullable().optional(),
+  step_id: z.string().nullable().optional(),
+  /** How many attempts the cell has had, the current code included. */
+  attempts: z.number().int().nonnegative(),
+  /** The current code, cut to a head and a tail. */
+  code: z.string(),
+  /** The latest earlier attempts, oldest first: their code cut, their error's last line. */
+  failed: z.array(
+    z.looseObject({
+      attempt: z.number().int().nonnegative(),
+      code: z.string(),
+      error: z.string().nullable()
+    })
+  )
+});
+export type CellAttempts = z.infer<typeof CellAttemptsSchema>;
+
+/**
  * The notebook as the client describes it: the seed's four fields, which the observation carries, plus
  * the execution count and the last cells, which only a dialect that sends them reads.
  */
@@ -141,6 +166,8 @@ export interface INotebookSummary {
   /** The highest execution count among the code cells; null before any ran. */
   execution_count: number | null;
   cells: INotebookCell[];
+  /** The cells the run rewrote, each already bounded; the observation sends the current step's. */
+  attempts?: CellAttempts[];
   /** The user's notes for the planner on the notebook's cells and the run's steps (`context.user_notes`). */
   user_notes?: UserNote[];
 }
@@ -192,6 +219,8 @@ export const ObservationContextSchema = z.looseObject({
   notices: z.array(z.string()).optional(),
   /** Our extension: what the check in the kernel found for each contract's name (contracts.ts). */
   output_checks: z.record(z.string(), OutputCheckSchema).optional(),
+  /** Our extension: the current step's rewritten cells, their last attempt and earlier failed ones. */
+  cell_attempts: z.array(CellAttemptsSchema).optional(),
   /** Our extension: what the user asked of the planner in notes on cells and steps. */
   user_notes: z.array(UserNoteSchema).optional()
 });
@@ -211,7 +240,9 @@ export type ObservationInput = z.input<typeof ObservationSchema>;
 // ---------------------------------------------------------------------------------------------
 
 export const OptionsSchema = z.looseObject({
-  stream: z.boolean().default(false)
+  stream: z.boolean().default(false),
+  /** Our extension: the actions beyond the documents' list that this client takes (`OPTIONAL_ACTIONS`). */
+  optional_actions: z.array(z.string()).optional()
 });
 export type Options = z.infer<typeof OptionsSchema>;
 

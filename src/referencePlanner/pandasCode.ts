@@ -46,7 +46,8 @@ export const PANDAS_SETUP = lines(
 
 /** Matches the note above, and the error of code that imports pandas without it. */
 export const PANDAS_MISSING =
-  /pandas cannot be imported in this kernel|No module named ['"]?pandas\b/;
+  // The guard's message as printed, at the start of a line: a traceback quotes the code around it.
+  /^pandas cannot be imported in this kernel|No module named ['"]?pandas\b/m;
 
 /** One line the planner reads the columns from (`columnsIn`), whatever their names. */
 export const PRINT_COLUMNS =

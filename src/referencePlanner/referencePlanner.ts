@@ -57,6 +57,7 @@ import {
   unknownStepAnswer
 } from './stepAnswers';
 import { asksForTarget, columnsIn, columnsOf, targetOf } from './target';
+import { cellToFix } from './fixCell';
 import { IStepPlan, STAGES, STEPS, workflowTemplate } from './workflow';
 
 export type { ActionInput, PlanningAnswer };
@@ -186,12 +187,17 @@ export class ReferencePlanner {
       memory.planned && memory.next
         ? memory.next
         : this._decide(observation, session, step, memory, false, position);
+    const fix =
+      decision.kind === 'attempt' && decision.failures > 0
+        ? cellToFix(request, step, memory.tried)
+        : null;
     const actions = this._actions(
       observation,
       session,
       memory,
       decision,
-      position
+      position,
+      fix
     );
     const notes = notesToQuote(observation, session, memory, stepId);
     return notes.length ? [quoteNotesAction(notes), ...actions] : actions;
@@ -505,7 +511,8 @@ export class ReferencePlanner {
     session: INotebookSession,
     memory: IStepMemory,
     decision: Decision,
-    position: IPosition
+    position: IPosition,
+    fix: string | null
   ): ActionInput[] {
     switch (decision.kind) {
       case 'unknown_step':
@@ -535,7 +542,7 @@ export class ReferencePlanner {
         if (!memory.tried.includes(decision.approach.id)) {
           memory.tried.push(decision.approach.id);
         }
-        return attemptActions(observation, session, decision, position);
+        return attemptActions(observation, session, decision, position, fix);
     }
   }
 

@@ -298,11 +298,16 @@ export function storeId(step: IStepPlan, approach: IApproach): string {
   return `${step.id}.${approach.id}`;
 }
 
+/**
+ * The actions of an attempt. `fix`: the cell a retry's code rewrites (`rewrite_cell`, when the client
+ * takes it; `fixCell.ts`): the notebook keeps one code cell for the step, the failed code with it.
+ */
 export function attemptActions(
   observation: Observation,
   session: INotebookSession,
   decision: Extract<Decision, { kind: 'attempt' }>,
-  position: IPosition
+  position: IPosition,
+  fix: string | null = null
 ): ActionInput[] {
   const { step, failures, approach, error, rebuild, frame, target } = decision;
   const context = codeContext(observation, frame, target);
@@ -353,7 +358,7 @@ export function attemptActions(
       shot_type: 'dialogue',
       content: `${step.goal}\n\n**Method:** ${approach.summary}\n\n**Produces:** ${step.expectedOutputs.map(code).join(', ')}${noTarget}`
     });
-  } else {
+  } else if (!fix) {
     actions.push({
       action: 'add',
       shot_type: 'observation',
@@ -396,6 +401,15 @@ export function attemptActions(
       codecell_id: 'lastAddedCellId',
       need_output: true
     });
+  }
+  if (fix && failures > 0) {
+    actions.push({
+      action: 'rewrite_cell',
+      codecell_id: fix,
+      content: approach.code(context)
+    });
+    actions.push({ action: 'exec', codecell_id: fix, need_output: true });
+    return actions;
   }
   const id = storeId(step, approach);
   actions.push({

@@ -10,6 +10,7 @@ import type { CodeRisk, ICodeFlag } from '../engine/codeRisk';
 import type { BehaviorDecision, IBehaviorApproval } from '../engine/types';
 import { launchUntil } from './dialogs';
 import { element } from './element';
+import type { RewriteReview } from './rewriteReview';
 
 /** What a flag means, in the user's language. */
 export function riskText(risk: CodeRisk, trans: TranslationBundle): string {
@@ -68,11 +69,12 @@ function intro(text: string): HTMLParagraphElement {
   return element('p', 'jp-bcc-approval-intro', text);
 }
 
-/** The dialog's text and code blocks, in order. */
+/** The dialog's text and code blocks, in order; `review` the diffs of the cells it rewrites. */
 function approvalBody(
   request: IBehaviorApproval,
   trans: TranslationBundle,
-  context: { stepName: string | null; iteration: number }
+  context: { stepName: string | null; iteration: number },
+  review: RewriteReview | null
 ): Widget {
   const body = new Widget();
   body.addClass('jp-bcc-approval');
@@ -139,7 +141,19 @@ function approvalBody(
       }
     }
   }
-  if (codeCells.length === 0 && existingCells.length === 0) {
+  if (review) {
+    body.node.append(
+      intro(
+        trans.__(
+          'Behavior %1 of step "%2" wants to fix code that failed. Accept the fix as it is or after editing it, or reject it to keep the code as it is:',
+          context.iteration,
+          step
+        )
+      ),
+      review.node
+    );
+  }
+  if (codeCells.length === 0 && existingCells.length === 0 && !review) {
     body.node.append(
       intro(
         trans.__(
@@ -167,21 +181,38 @@ export async function showApprovalDialog(
 ): Promise<BehaviorDecision> {
   const { codeCells } = request;
   const flagged = request.reason === 'flagged';
+  // A rewrite is shown as a diff of the cell, the fix editable, with what the fix reaches outside (a
+  // chunk of its own, loaded when needed).
+  const review = request.rewrites?.length
+    ? await (
+        await import('./rewriteReview')
+      ).RewriteReview.create(request.rewrites, trans, rewrite =>
+        flagList(rewrite.flags ?? [], trans)
+      )
+    : null;
   const stop = Dialog.warnButton({
     label: trans.__('Stop'),
     caption: trans.__('Stop the run'),
     actions: ['stop']
   });
+  // Only fixes to review: accept or reject them.
+  const fixesOnly = review !== null && codeCells.length === 0;
   const skip = Dialog.cancelButton({
-    label: trans.__('Skip'),
-    caption: trans.__('Skip this behavior: nothing is added or run'),
+    label: fixesOnly ? trans.__('Reject') : trans.__('Skip'),
+    caption: fixesOnly
+      ? trans.__(
+          'Reject the fix: the cell keeps its code, and the planner is told'
+        )
+      : trans.__('Skip this behavior: nothing is added or run'),
     actions: ['skip']
   });
   const run = Dialog.okButton({
-    label: trans.__('Run'),
-    caption: codeCells.length
-      ? trans.__('Add and run this code')
-      : trans.__('Run these cells'),
+    label: fixesOnly ? trans.__('Accept') : trans.__('Run'),
+    caption: fixesOnly
+      ? trans.__('Accept the fix, with your edits, and run it')
+      : codeCells.length
+        ? trans.__('Add and run this code')
+        : trans.__('Run these cells'),
     actions: ['run']
   });
   const dialog = new Dialog<unknown>({
@@ -192,19 +223,23 @@ export async function showApprovalDialog(
           context.label
         )
       : trans.__('Approve behavior %1 in %2', context.iteration, context.label),
-    body: approvalBody(request, trans, context),
+    body: approvalBody(request, trans, context, review),
     buttons: [stop, skip, run],
     // Enter sent to the dialog itself means Skip; the focus starts on the code, not on a button.
     defaultButton: 1,
-    focusNodeSelector: '.jp-bcc-approval-code',
+    focusNodeSelector:
+      '.jp-bcc-approval-code, .jp-bcc-rewrite-diff .cm-content',
     // It opens mid-run: an Escape meant to leave a cell's edit mode must not decide for the user.
     hasClose: false
   });
   const result = await launchUntil(dialog, signal);
+  const edits = review?.edits() ?? {};
+  review?.dispose();
   if (result.button.actions.includes('stop')) {
     return 'stop';
   }
-  return result.button.accept && result.button.actions.includes('run')
-    ? 'run'
-    : 'skip';
+  if (!result.button.accept || !result.button.actions.includes('run')) {
+    return 'skip';
+  }
+  return Object.keys(edits).length > 0 ? { decision: 'run', edits } : 'run';
 }

@@ -3,6 +3,8 @@
  * code cell runs in a real IPython kernel with pandas and matplotlib on `demo/data/housing.csv`.
  * Outputs become effect text as in JupyterLab (`outputsToText`).
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
 import { join } from 'path';
 
 import type * as nbformat from '@jupyterlab/nbformat';
@@ -28,7 +30,8 @@ const DEMO_DIR = join(__dirname, '..', '..', '..', 'demo');
 
 async function runInKernel(
   preamble?: string,
-  task = TASK
+  task = TASK,
+  dataFile = DATA_PATH
 ): Promise<{
   driver: FakeNotebookDriver;
   effects: string[];
@@ -73,7 +76,7 @@ async function runInKernel(
       trace: new RunTrace(),
       hooks: { confirmWorkflowUpdate: async () => true }
     });
-    const finished = await runner.start({ task, dataFiles: [DATA_PATH] });
+    const finished = await runner.start({ task, dataFiles: [dataFile] });
     return { driver, effects, reason: finished.reason };
   } finally {
     await kernel.close();
@@ -157,6 +160,51 @@ describe('the demo analysis in a real IPython kernel', () => {
       .map(cell => cell.source)
       .find(source => source.startsWith('## Findings\n'));
     expect(report).toMatch(/SalePrice \(Pearson r\): .*\(Figure 3\)/);
+  });
+
+  it('fixes a load that failed in its own cell: one code cell per step, the failed code kept with it', async () => {
+    // A Latin-1 file: pandas' default UTF-8 read fails, the planner's next approach replaces bad bytes.
+    const dir = mkdtempSync(join(tmpdir(), 'bcc-latin1-'));
+    const latin1 = join(dir, 'housing-latin1.csv');
+    const text = readFileSync(join(DEMO_DIR, DATA_PATH), 'utf8').replace(
+      ',StoneBrook,',
+      ',Stoné Brook,'
+    );
+    writeFileSync(latin1, Buffer.from(text, 'latin1'));
+    try {
+      const { driver, effects, reason } = await runInKernel(
+        undefined,
+        TASK,
+        latin1
+      );
+      expect(reason).toBe('completed');
+      expect(
+        effects.filter(e => e.includes('UnicodeDecodeError'))
+      ).toHaveLength(1);
+      const cellsByStep = new Map<string, number>();
+      for (const cell of driver.codeCells()) {
+        const step = cell.provenance.step_id ?? '?';
+        cellsByStep.set(step, (cellsByStep.get(step) ?? 0) + 1);
+      }
+      expect([...cellsByStep.values()].every(count => count === 1)).toBe(true);
+      const load = driver
+        .codeCells()
+        .find(cell => cell.provenance.step_id === 'load_data');
+      expect(load?.source).toContain('encoding_errors="replace"');
+      expect(load?.output).not.toContain('Traceback');
+      expect(load?.metadata.attempts).toEqual([
+        expect.objectContaining({
+          code: expect.stringContaining('pd.read_csv(DATA_PATH)'),
+          error: expect.stringContaining('UnicodeDecodeError')
+        })
+      ]);
+      // No note of the failed attempt among the cells: it is in the cell's attempts.
+      expect(
+        driver.cells.filter(cell => cell.source.includes('Attempt 1 failed'))
+      ).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('without pandas, says once how to install it and ends without a traceback', async () => {

@@ -221,6 +221,28 @@ describe('applyContextFilter', () => {
     });
   });
 
+  it("keeps the step's rewritten cells whatever the filter: a fix is written from them", () => {
+    const full = observation();
+    const attempts = [
+      {
+        cell_id: 'c1',
+        step_id: 'handle_missing_values',
+        attempts: 2,
+        code: 'df = df.fillna(0)',
+        failed: [{ attempt: 1, code: 'df.fillna()', error: 'ValueError' }]
+      }
+    ];
+    full.context = { variables: {}, ...full.context, cell_attempts: attempts };
+    const { observation: payload } = applyContextFilter(full, {
+      variables_to_include: ['df']
+    });
+    expect(payload.context?.cell_attempts).toEqual(attempts);
+    const { observation: without } = applyContextFilter(observation(), {
+      variables_to_include: ['df']
+    });
+    expect(without.context).not.toHaveProperty('cell_attempts');
+  });
+
   it('defaults focus to the behaviors level and adds outputs tracking to it', () => {
     const { observation: payload } = applyContextFilter(observation(), {
       outputs_tracking: {

@@ -81,6 +81,42 @@ describe('buildObservation', () => {
   });
 });
 
+describe('the observation of a step with rewritten cells', () => {
+  it("carries the current step's rewritten cells from the notebook summary, and no other step's", () => {
+    const attempts = (stepId: string) => ({
+      cell_id: `cell-${stepId}`,
+      step_id: stepId,
+      attempts: 2,
+      code: 'x = 2',
+      failed: [{ attempt: 1, code: 'x = 1/0', error: 'ZeroDivisionError' }]
+    });
+    const base = request(0).observation;
+    const progress = new WorkflowProgress();
+    progress.setTemplate({
+      stages: [{ id: 's1', name: 'S1', steps: [{ id: 'p1', name: 'P1' }] }]
+    });
+    progress.startStage('s1');
+    progress.startStep('p1');
+    const observation = buildObservation({
+      progress,
+      variables: {},
+      effects: { current: [], history: [] },
+      notebook: {
+        title: null,
+        cell_count: 2,
+        last_cell_type: 'code',
+        last_output: null,
+        execution_count: null,
+        cells: [],
+        attempts: [attempts('p0'), attempts('p1')]
+      },
+      fsm: new WorkflowStateMachine().toContext()
+    });
+    expect(observation.context?.cell_attempts).toEqual([attempts('p1')]);
+    expect(base.context?.cell_attempts).toBeUndefined();
+  });
+});
+
 describe('fitRequest', () => {
   it('leaves a request that fits alone', () => {
     const small = request(2);
@@ -138,6 +174,37 @@ describe('fitRequest', () => {
     expect(report.note).toMatch(
       /^\[context trimmed: .* to fit 18600 characters\]$/
     );
+  });
+
+  it("shortens the rewritten cells' code with the other long values", () => {
+    const big = request(0);
+    const context = big.observation.context;
+    if (!context) {
+      throw new Error('bad fixture');
+    }
+    context.cell_attempts = [
+      {
+        cell_id: 'c1',
+        attempts: 3,
+        code: 'c'.repeat(1500),
+        failed: [1, 2].map(attempt => ({
+          attempt,
+          code: 'f'.repeat(600),
+          error: 'KeyError: x'
+        }))
+      }
+    ];
+    const { request: fitted, report } = fitRequest(big, 1800);
+    const [cell] = fitted.observation.context?.cell_attempts ?? [];
+    expect(report.steps.some(s => s.endsWith('long values shortened'))).toBe(
+      true
+    );
+    expect(cell.code.length).toBeLessThan(1500);
+    expect(cell.code).toContain('[TRUNCATED:');
+    expect(cell.failed.map(f => f.error)).toEqual([
+      'KeyError: x',
+      'KeyError: x'
+    ]);
   });
 
   it('sends a request it cannot fit as it is, with a note saying so', () => {

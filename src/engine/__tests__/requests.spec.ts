@@ -81,7 +81,10 @@ describe('planningBody', () => {
       last_action_result: 'success'
     };
     const { request, reports } = planningBody(inputs(), feedback);
-    expect(request.options).toEqual({ stream: false });
+    expect(request.options).toEqual({
+      stream: false,
+      optional_actions: ['rewrite_cell']
+    });
     expect(request.behavior_feedback).toEqual(feedback);
     expect(request.observation.location.current?.step_id).toBe('p1');
     expect(reports).toEqual([]);
@@ -124,7 +127,10 @@ describe('summariesToCompute', () => {
 describe('generatingBody', () => {
   it('sends the full observation, streamed, without a filter', () => {
     const { request, reports } = generatingBody(inputs(), null, {});
-    expect(request.options).toEqual({ stream: true });
+    expect(request.options).toEqual({
+      stream: true,
+      optional_actions: ['rewrite_cell']
+    });
     expect(request.observation).toEqual(observationOf(inputs()));
     expect(reports).toEqual([]);
   });

@@ -29,7 +29,10 @@ describe('WorkflowRunner', () => {
       data_files: ['train.csv', 'test.csv']
     });
     expect(first.behavior_feedback).toBeUndefined();
-    expect(first.options).toEqual({ stream: false });
+    expect(first.options).toEqual({
+      stream: false,
+      optional_actions: ['rewrite_cell']
+    });
     expect(s.runner.snapshot.state).toBe('WORKFLOW_COMPLETED');
     expect(s.runner.isRunning).toBe(false);
     expect(s.transitions).toEqual([
@@ -166,7 +169,10 @@ describe('WorkflowRunner', () => {
     expect(
       generating.map(r => r.observation.location.current?.behavior_id)
     ).toEqual(['behavior_001', 'behavior_002', 'behavior_003']);
-    expect(generating[0].options).toEqual({ stream: true });
+    expect(generating[0].options).toEqual({
+      stream: true,
+      optional_actions: ['rewrite_cell']
+    });
     // The filter of the first plan shaped the first generating request.
     expect(generating[0].observation.location.progress?.behaviors).toEqual({
       focus: 'Load the CSV',

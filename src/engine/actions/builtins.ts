@@ -22,6 +22,7 @@ import {
   type IDisposableLike
 } from './registry';
 import { liveThinkingTitle } from './thinking';
+import { rewriteCellHandler } from './rewriteCell';
 
 function headingText(content: string): string {
   return content.replace(/^\s*#+\s*/, '').trim();
@@ -279,6 +280,7 @@ export const BUILTIN_HANDLERS: BuiltinHandlers = {
     return { ok: true, summary: 'effects moved to history' };
   },
   update_last_text: updateLastText,
+  rewrite_cell: rewriteCellHandler,
   new_chapter: headingHandler(2, 'chapter'),
   new_section: headingHandler(3, 'section'),
   new_step: headingHandler(4, 'step'),

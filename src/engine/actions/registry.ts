@@ -17,7 +17,8 @@ import type { CellMapReader } from '../state/cells';
 import type {
   CellRole,
   ICellProvenance,
-  INotebookDriver
+  INotebookDriver,
+  RewriteResult
 } from '../ports/driver';
 import {
   type IMessage,
@@ -42,6 +43,8 @@ export interface INewCell {
   storeId?: string;
   /** Merged under `notebook_bcc` in the cell metadata. */
   metadata?: Record<string, unknown>;
+  /** Inserted right below this cell while it exists; at the end otherwise. */
+  after?: string;
 }
 
 /** Run services a handler may use, beyond the notebook driver. */
@@ -57,6 +60,11 @@ export interface IRunControl {
     source: string | null,
     metadata?: Record<string, unknown>
   ): Promise<boolean>;
+  /**
+   * `rewrite_cell`: replaces the source of a code cell the run wrote, its code kept as an attempt
+   * (`INotebookDriver.rewriteCell`); a rewind can put the earlier source back.
+   */
+  rewriteCell(cellId: string, source: string): Promise<RewriteResult>;
   /** Makes or rewrites the run's title cell (and the notebook's title); returns its id. */
   setTitle(title: string): Promise<string>;
   /** A live thinking cell, closing the one still open; returns its id. */

@@ -32,7 +32,32 @@ export interface IAddCellRequest {
   provenance: ICellProvenance;
   /** Extra metadata merged under `notebook_bcc` (e.g. `{ thinking: true, finished_thinking: false }`). */
   metadata?: Record<string, unknown>;
+  /** Inserted right below this cell while it exists; at the end otherwise. */
+  after?: string;
 }
+
+/**
+ * Whether the run may rewrite a cell in place (`rewrite_cell`): `ok` for a code cell whose source is
+ * still what the run last wrote into it; `edited` when it is not (the user edited it: never rewritten).
+ */
+export type RewriteStatus = 'ok' | 'edited' | 'not_code' | 'missing';
+
+export interface IRewriteRequest {
+  cellId: string;
+  source: string;
+  /** The run's clock: when the code it replaces became an attempt. */
+  at: Date;
+}
+
+export type RewriteResult =
+  | {
+      status: 'rewritten';
+      /** The source it replaced. */
+      previous: string;
+      /** The attempts the cell now keeps. */
+      attempts: number;
+    }
+  | { status: Exclude<RewriteStatus, 'ok'> };
 
 export interface IExecRequest {
   cellId: string;
@@ -166,6 +191,14 @@ export interface INotebookDriver {
     source: string | null,
     metadata?: Record<string, unknown>
   ): Promise<boolean>;
+  /** Whether `rewriteCell` would rewrite the cell in place, and why not. */
+  rewriteStatus(cellId: string): RewriteStatus;
+  /**
+   * `rewrite_cell`, when `rewriteStatus` is `ok`: the cell's code becomes its newest attempt (with its
+   * error, `engine/ports/attempts.ts`), the new source is written (and stamped), the outputs cleared,
+   * as one step of the notebook's undo history. Otherwise nothing is written and the status says why.
+   */
+  rewriteCell(request: IRewriteRequest): Promise<RewriteResult>;
   /**
    * Set the notebook title (metadata and a leading `# title` cell). Only `titleCellId` (the run's own
    * title cell) is rewritten; when it is null or gone a new title cell is inserted. Returns its id.

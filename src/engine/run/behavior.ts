@@ -8,6 +8,7 @@ import type {
   Action,
   ExecAction,
   GeneratingEvent,
+  RewriteCellAction,
   WorkflowStep,
   WorkflowTemplate
 } from '../../protocol';
@@ -25,6 +26,7 @@ import {
 } from '../actions/registry';
 import type { IRunSettings } from '../settings';
 import type {
+  BehaviorDecision,
   IExistingCellRun,
   IPauseReason,
   IRunnerHooks,
@@ -38,6 +40,12 @@ import {
 } from './actionQueue';
 import { type RunControl, RunStopped } from './runControl';
 import type { RunNotebook } from './runNotebook';
+import {
+  applyEdits,
+  type IReviewNotebook,
+  rejectedNote,
+  rewritesToReview
+} from './rewriteReview';
 
 export type ActionEvent = Extract<GeneratingEvent, { kind: 'action' }>;
 
@@ -87,10 +95,15 @@ export interface IBehaviorOutcome {
   cut: string | null;
 }
 
+/** The code an action writes into a cell: a code cell's (`add`) or a fix (`rewrite_cell`). */
 function codeOf(action: AnyAction): string | null {
   if (action.action === 'add') {
     const add = action as Extract<Action, { action: 'add' }>;
     return add.shot_type === 'action' ? unwrapCodeFence(add.content) : null;
+  }
+  if (action.action === 'rewrite_cell') {
+    const fix = action as Extract<Action, { action: 'rewrite_cell' }>;
+    return unwrapCodeFence(fix.content);
   }
   return null;
 }
@@ -271,28 +284,40 @@ export class BehaviorRun {
     const actions = this._queue.items.map(event => event.action);
     const allowedPaths = this._options.dataFiles?.() ?? [];
     const codeCells = actions
+      .filter(a => a.action === 'add')
       .map(codeOf)
       .filter((code): code is string => code !== null);
     const codeFlags = codeCells.map(code => flagCode(code, { allowedPaths }));
+    // A fix is new code too: flagged like an added cell's.
+    const rewrites = rewritesToReview(actions, this._reviewNotebook()).map(
+      rewrite => {
+        const flags = flagCode(rewrite.after, { allowedPaths });
+        return flags.length > 0 ? { ...rewrite, flags } : rewrite;
+      }
+    );
     const existingCells = this._existingCellsRun(actions).map(cell => {
       const flags = flagCode(cell.source, { allowedPaths });
       return flags.length > 0 ? { ...cell, flags } : cell;
     });
     const flags = [
       ...codeFlags.flat(),
+      ...rewrites.flatMap(rewrite => rewrite.flags ?? []),
       ...existingCells.flatMap(cell => cell.flags ?? [])
     ];
     const approveHook = hooks.approveBehavior;
     const need = approvalNeed({
       interactive: reason === 'interactive',
-      runsCode: codeCells.length > 0 || actions.some(a => a.action === 'exec'),
+      runsCode:
+        codeCells.length > 0 ||
+        rewrites.length > 0 ||
+        actions.some(a => a.action === 'exec'),
       flagged: flags.length > 0,
       canAsk: !!approveHook
     });
     if (need === 'apply') {
       return true;
     }
-    let decision: string = 'skip';
+    let decision: BehaviorDecision = 'skip';
     if (approveHook && need === 'ask') {
       try {
         decision = await control.untilStopped(
@@ -306,6 +331,7 @@ export class BehaviorRun {
               codeCells,
               codeFlags,
               existingCells,
+              rewrites,
               actions
             },
             control.signal
@@ -322,14 +348,27 @@ export class BehaviorRun {
     }
     if (decision === 'skip') {
       sink.effect(
-        flags.length > 0
+        (flags.length > 0
           ? heldEffect(this.id, flags, actions.length, need === 'ask')
-          : `Behavior ${this.id} was skipped by the user: its ${actions.length} actions were not applied.`
+          : `Behavior ${this.id} was skipped by the user: its ${actions.length} actions were not applied.`) +
+          (need === 'ask' ? rejectedNote(rewrites) : '')
       );
       this.counters.lastResult = 'skipped';
       return false;
     }
+    if (typeof decision === 'object') {
+      applyEdits(actions, decision.edits).forEach(text => sink.effect(text));
+    }
     return true;
+  }
+
+  private _reviewNotebook(): IReviewNotebook {
+    const { cells, driver } = this._options.notebook;
+    return {
+      cells,
+      source: cellId => driver.cellSource(cellId),
+      status: cellId => driver.rewriteStatus(cellId)
+    };
   }
 
   /**
@@ -340,6 +379,8 @@ export class BehaviorRun {
   private _existingCellsRun(actions: AnyAction[]): IExistingCellRun[] {
     const { notebook, settings } = this._options;
     const addedStoreIds = new Set<string>();
+    // An exec of a cell the behavior rewrites runs the fix, shown as its diff.
+    const rewritten = new Set<string>();
     let addsCode = false;
     const runs = new Map<string, IExistingCellRun>();
     const context = {
@@ -355,6 +396,15 @@ export class BehaviorRun {
         }
         continue;
       }
+      if (action.action === 'rewrite_cell') {
+        const target = notebook.cells.resolve(
+          (action as RewriteCellAction).codecell_id
+        );
+        rewritten.add(
+          target.ok ? target.cellId : (action as RewriteCellAction).codecell_id
+        );
+        continue;
+      }
       if (action.action !== 'exec') {
         continue;
       }
@@ -366,7 +416,11 @@ export class BehaviorRun {
         continue;
       }
       const resolved = notebook.cells.resolve(reference);
-      if (!resolved.ok || runs.has(resolved.cellId)) {
+      if (
+        !resolved.ok ||
+        runs.has(resolved.cellId) ||
+        rewritten.has(resolved.cellId)
+      ) {
         continue;
       }
       const source = notebook.driver.cellSource(resolved.cellId);

@@ -4,6 +4,7 @@
  * length. Pure: what should be told to the user or the planner comes back as reports; the caller
  * gathers the inputs (the kernel's summaries included) and sends the body.
  */
+import { OPTIONAL_ACTIONS } from '../../protocol';
 import type {
   BehaviorFeedback,
   ContextFilter,
@@ -73,13 +74,18 @@ export function observationOf(inputs: IRequestInputs): Observation {
   });
 }
 
+/** Every request offers the client's optional actions (docs/protocol.md#actions). */
+function requestOptions(stream: boolean) {
+  return { stream, optional_actions: [...OPTIONAL_ACTIONS] };
+}
+
 export function planningBody(
   inputs: IRequestInputs,
   feedback: BehaviorFeedback | null
 ): IBuiltRequest<PlanningRequestInput> {
   const request: PlanningRequestInput = {
     observation: observationOf(inputs),
-    options: { stream: false }
+    options: requestOptions(false)
   };
   if (feedback) {
     request.behavior_feedback = feedback;
@@ -130,7 +136,7 @@ export function generatingBody(
   }));
   const fitted = fitToContext(inputs, {
     observation,
-    options: { stream: true }
+    options: requestOptions(true)
   });
   return {
     request: fitted.request,

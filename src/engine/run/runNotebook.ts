@@ -5,7 +5,11 @@
  * (docs/architecture.md#rewind).
  */
 import { closedThinkingSource, liveThinkingTitle } from '../actions/thinking';
-import type { ICellProvenance, INotebookDriver } from '../ports/driver';
+import type {
+  ICellProvenance,
+  INotebookDriver,
+  RewriteResult
+} from '../ports/driver';
 import type { INewCell, IRunControl } from '../actions/registry';
 import type { CellMapReader } from '../state/cells';
 import type { RewindReader } from '../state/rewind';
@@ -54,12 +58,18 @@ export class RunNotebook {
     provenance: ICellProvenance
   ): Pick<
     IRunControl,
-    'addCell' | 'updateCell' | 'setTitle' | 'openThinking' | 'closeThinking'
+    | 'addCell'
+    | 'updateCell'
+    | 'rewriteCell'
+    | 'setTitle'
+    | 'openThinking'
+    | 'closeThinking'
   > {
     return {
       addCell: cell => this.addCell(cell, provenance),
       updateCell: (cellId, source, metadata) =>
         this.updateCell(cellId, source, metadata),
+      rewriteCell: (cellId, source) => this.rewriteCell(cellId, source),
       setTitle: title => this.setTitle(title, provenance),
       openThinking: thinking => this.openThinking(thinking, provenance),
       closeThinking: () => this.closeThinking()
@@ -76,7 +86,8 @@ export class RunNotebook {
       source: cell.source,
       role: cell.role,
       provenance: cellProvenance,
-      metadata: cell.metadata
+      metadata: cell.metadata,
+      ...(cell.after ? { after: cell.after } : {})
     });
     this._change('notebook.cellAdded', [
       op.cells('cellAdded', cellId, cell.kind, cell.storeId, cell.role)
@@ -100,6 +111,27 @@ export class RunNotebook {
       this._change('notebook.rewriting', this._sourceKept(cellId));
     }
     return this.driver.updateCell(cellId, source, metadata);
+  }
+
+  /** `rewrite_cell`: the source it replaced goes into the rewind journal, as for `updateCell`. */
+  async rewriteCell(cellId: string, source: string): Promise<RewriteResult> {
+    const result = await this.driver.rewriteCell({
+      cellId,
+      source,
+      at: this._now()
+    });
+    if (result.status === 'rewritten') {
+      const { previous } = result;
+      this._change(
+        'notebook.rewritten',
+        sourceKept(
+          { cells: this.cells, rewind: this._journal },
+          cellId,
+          () => previous
+        )
+      );
+    }
+    return result;
   }
 
   /** `update_title`: the run's title cell, made or rewritten, and the notebook's title metadata. */

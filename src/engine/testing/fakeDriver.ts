@@ -13,8 +13,20 @@ import type {
   IKernelVariables,
   INotebookDriver,
   INotebookSummary,
+  IRewriteRequest,
+  RewriteResult,
+  RewriteStatus,
   SummarizeRequest
 } from '../ports/driver';
+import {
+  afterSourceRestored,
+  type IAttemptFailure,
+  newAttempt,
+  observedAttempts,
+  readAttempts,
+  rewriteStatus,
+  withAttempt
+} from '../ports/attempts';
 import {
   clipText,
   KernelNotRestarted,
@@ -38,6 +50,8 @@ export interface IFakeCell {
   executionCount: number | null;
   /** Typed by the user (`addUserCell`): no provenance. */
   userCell?: boolean;
+  /** How its last execution failed, or null (the attempt its code becomes when rewritten). */
+  failure?: IAttemptFailure | null;
 }
 
 /** Replaces the fake kernel for one execution; `undefined` falls back to the fake kernel. */
@@ -102,7 +116,10 @@ export class FakeNotebookDriver implements INotebookDriver {
 
   async addCell(request: IAddCellRequest): Promise<string> {
     const id = `cell-${++this._nextId}`;
-    this.cells.push({
+    const below = request.after
+      ? this.cells.findIndex(c => c.id === request.after)
+      : -1;
+    this.cells.splice(below < 0 ? this.cells.length : below + 1, 0, {
       id,
       kind: request.kind,
       source: request.source,
@@ -131,6 +148,46 @@ export class FakeNotebookDriver implements INotebookDriver {
       this._stamp(cellId, source);
     }
     return true;
+  }
+
+  rewriteStatus(cellId: string): RewriteStatus {
+    const cell = this.cell(cellId);
+    return rewriteStatus(
+      cell
+        ? {
+            kind: cell.kind,
+            source: cell.source,
+            stamped: this._hashes.get(cellId) ?? null
+          }
+        : null
+    );
+  }
+
+  async rewriteCell(request: IRewriteRequest): Promise<RewriteResult> {
+    const status = this.rewriteStatus(request.cellId);
+    const cell = this.cell(request.cellId);
+    if (status !== 'ok' || !cell) {
+      return { status: status === 'ok' ? 'missing' : status };
+    }
+    const previous = cell.source;
+    const attempts = withAttempt(
+      readAttempts(cell.metadata.attempts),
+      newAttempt(previous, cell.failure ?? null, request.at, 'planner')
+    );
+    cell.metadata.attempts = attempts;
+    cell.source = request.source;
+    cell.output = '';
+    cell.failure = null;
+    this._stamp(cell.id, request.source);
+    return { status: 'rewritten', previous, attempts: attempts.length };
+  }
+
+  /** The user edits a cell of the run: its source no longer has the run's stamp. */
+  editCell(cellId: string, source: string): void {
+    const cell = this.cell(cellId);
+    if (cell) {
+      cell.source = source;
+    }
   }
 
   async setTitle(
@@ -191,6 +248,14 @@ export class FakeNotebookDriver implements INotebookDriver {
       : undefined;
     const result = custom ?? this.runSource(cell.source);
     cell.output = result.output;
+    cell.failure =
+      result.status === 'error'
+        ? {
+            ename: result.ename,
+            evalue: result.evalue,
+            traceback: result.output
+          }
+        : null;
     cell.executionCount = this.executed.length;
     return result;
   }
@@ -293,12 +358,40 @@ export class FakeNotebookDriver implements INotebookDriver {
         type: cell.kind,
         content: clipText(cell.source, contentChars),
         outputs: cell.output ? [clipText(cell.output, outputChars)] : [],
-        metadata: cell.userCell
-          ? {}
-          : { ...cell.provenance, role: cell.role, ...cell.metadata }
+        metadata: cell.userCell ? {} : this._summaryMetadata(cell)
       })),
+      ...this._attempts(),
       ...(this.userNotes.length ? { user_notes: clone(this.userNotes) } : {})
     };
+  }
+
+  /** The cells with attempts, as the real driver's summary has them (only when there are some). */
+  private _attempts(): Pick<INotebookSummary, 'attempts'> {
+    const attempts = this.cells.flatMap(cell => {
+      const history = readAttempts(cell.metadata.attempts);
+      return history.length > 0
+        ? [
+            observedAttempts({
+              id: cell.id,
+              storeId: cell.provenance.store_id ?? null,
+              stepId: cell.provenance.step_id,
+              source: cell.source,
+              history
+            })
+          ]
+        : [];
+    });
+    return attempts.length > 0 ? { attempts } : {};
+  }
+
+  private _summaryMetadata(cell: IFakeCell): Record<string, unknown> {
+    const metadata: Record<string, unknown> = {
+      ...cell.provenance,
+      role: cell.role,
+      ...cell.metadata
+    };
+    delete metadata.attempts;
+    return metadata;
   }
 
   notebookTitle(): string | null {
@@ -359,6 +452,19 @@ export class FakeNotebookDriver implements INotebookDriver {
       if (cell) {
         cell.source = source;
         this._stamp(cellId, source);
+        if (cell.metadata.attempts !== undefined) {
+          const history = readAttempts(cell.metadata.attempts);
+          const kept = afterSourceRestored(history, source);
+          cell.metadata.attempts = kept;
+          // The fix is undone: the cell shows its attempt's error again, as the notebook does.
+          if (kept.length < history.length) {
+            const { error, traceback } = history[history.length - 1];
+            cell.output = traceback ?? error ?? '';
+            cell.failure = error
+              ? { ename: null, evalue: error, traceback: traceback ?? '' }
+              : null;
+          }
+        }
         restored.push(cellId);
       }
     }

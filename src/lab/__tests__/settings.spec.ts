@@ -49,8 +49,13 @@ describe('translateSchema: the settings in the user language', () => {
     expect(commands['jupyter.lab.transform']).toBeUndefined();
     expect(commands['jupyter.lab.toolbars']).toEqual({
       Notebook: [{ name: 'bcc-run-workflow', rank: 35 }],
-      // The note for the planner, in the active cell's toolbar.
+      // A rewritten cell's attempts and the note for the planner, in the active cell's toolbar.
       Cell: [
+        {
+          name: 'bcc-show-attempts',
+          command: 'notebook-bcc:show-attempts',
+          rank: 5
+        },
         {
           name: 'bcc-cell-note',
           command: 'notebook-bcc:note-cell',

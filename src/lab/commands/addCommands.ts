@@ -5,6 +5,7 @@
  */
 import type { CommandRegistry } from '@lumino/commands';
 import { CommandIDs } from '../../tokens';
+import { addAttemptsCommands } from './attempts';
 import { CommandContext, ICommandsOptions } from './context';
 import { addControlCommands } from './control';
 import { addPlannerCommands } from './planner';
@@ -55,6 +56,7 @@ export function addCommands(
   addSavedRunCommands(context);
   addPlannerCommands(context);
   addRewindCommands(context);
+  addAttemptsCommands(context);
 
   // A run changes its model several times per action: the toolbar, menus and palette read the
   // commands again once per frame, not at each change.
@@ -66,7 +68,7 @@ export function addCommands(
     notifying = true;
     requestAnimationFrame(() => {
       notifying = false;
-      for (const id of RUN_COMMANDS) {
+      for (const id of [...RUN_COMMANDS, CommandIDs.showAttempts]) {
         commands.notifyCommandChanged(id);
       }
       for (const id of KEEP_RUN_COMMANDS) {

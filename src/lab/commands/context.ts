@@ -59,6 +59,11 @@ export interface ICommandsOptions {
    * (`approvalPolicy.ts`); false when the user closed the question, and the run does not start.
    */
   confirmLlmRun?: () => Promise<boolean>;
+  /**
+   * The cell node the latest context menu was opened on (JupyterLab's `contextMenuHitTest`); read only
+   * by a command the context menu runs (`args.contextMenu`).
+   */
+  contextMenuCell?: () => HTMLElement | null;
 }
 
 /** A notebook with its runner and run model: what a command acts on. */

@@ -1,7 +1,9 @@
 import {
   Action,
   ActionSchema,
+  isActionType,
   isKnownAction,
+  OPTIONAL_ACTIONS,
   normalizeAction,
   normalizeWorkflowTemplate,
   UnknownAction
@@ -347,6 +349,41 @@ describe('normalizeAction', () => {
     expect(normalizeAction({ action: 'update_last_text' })).toMatchObject({
       ok: false
     });
+  });
+
+  it('reads rewrite_cell with the aliases of exec and add, and ids sent as numbers', () => {
+    const canonical = {
+      action: 'rewrite_cell',
+      codecell_id: 'load.read_csv',
+      content: 'df = pd.read_csv(path, sep=";")'
+    };
+    for (const raw of [
+      canonical,
+      { type: 'rewriteCell', cellId: 'load.read_csv', code: canonical.content },
+      {
+        action: 'rewrite-cell',
+        code_cell_id: 'load.read_csv',
+        source: canonical.content
+      }
+    ]) {
+      const [action] = actionsOf(raw);
+      expect(isKnownAction(action)).toBe(true);
+      expect(action).toEqual(canonical);
+    }
+    expect(
+      actionsOf({ action: 'rewrite_cell', codecell_id: 7, content: 'x = 1' })
+    ).toEqual([{ action: 'rewrite_cell', codecell_id: '7', content: 'x = 1' }]);
+    expect(errorOf({ action: 'rewrite_cell', content: 'x = 1' })).toBe(
+      'rewrite_cell action is missing required field "codecell_id"'
+    );
+    expect(errorOf({ action: 'rewrite_cell', codecell_id: 'a' })).toBe(
+      'rewrite_cell action is missing required field "content"'
+    );
+  });
+
+  it('offers rewrite_cell as an optional action, a built-in type', () => {
+    expect(OPTIONAL_ACTIONS).toEqual(['rewrite_cell']);
+    expect(OPTIONAL_ACTIONS.every(name => isActionType(name))).toBe(true);
   });
 });
 

@@ -14,6 +14,8 @@ export interface IProgressSectionProps {
   trans: TranslationBundle;
   /** "Redo from here" on the steps that offer it. */
   redo?: IProgressTreeProps['redo'];
+  /** "Attempts…" on the steps whose rewritten cells keep attempts. */
+  attempts?: IProgressTreeProps['attempts'];
   /** The user's notes on steps. */
   notes?: IProgressTreeProps['notes'];
   /** Each step's menu. */
@@ -38,6 +40,7 @@ export function ProgressSection(
         rendermime={rendermime}
         trans={trans}
         redo={props.redo}
+        attempts={props.attempts}
         notes={props.notes}
         onStepMenu={props.onStepMenu}
       />

@@ -15,6 +15,11 @@ export interface IProgressTreeProps {
     steps: readonly string[];
     onRedo: (stageId: string, stepId: string) => void;
   };
+  /** Steps whose rewritten cells keep attempts, and what their "Attempts…" button does. */
+  attempts?: {
+    has: (stepId: string) => boolean;
+    onShow: (stepId: string) => void;
+  };
   /** The user's notes on steps, marked on their rows. */
   notes?: readonly IStepNoteView[];
   /** Opens a step's menu (note, redo with the note…) under `anchor`. */
@@ -117,9 +122,11 @@ function StepActions(props: {
   step: IStepNode;
   onRedo?: (stageId: string, stepId: string) => void;
   onMenu?: IProgressTreeProps['onStepMenu'];
+  /** The step's rewritten cells keep attempts: "Attempts…" shows them. */
+  onAttempts?: () => void;
   trans: TranslationBundle;
 }) {
-  const { stageId, step, onRedo, onMenu, trans } = props;
+  const { stageId, step, onRedo, onMenu, onAttempts, trans } = props;
   return (
     <>
       {onRedo ? (
@@ -133,6 +140,19 @@ function StepActions(props: {
           onClick={() => onRedo(stageId, step.id)}
         >
           {trans.__('Redo from here')}
+        </button>
+      ) : null}
+      {onAttempts ? (
+        <button
+          type="button"
+          className="jp-bcc-link-button jp-bcc-step-attempts"
+          data-step-id={step.id}
+          title={trans.__(
+            'The earlier code of the cells a retry fixed in this step; restore one of them'
+          )}
+          onClick={onAttempts}
+        >
+          {trans.__('Attempts…')}
         </button>
       ) : null}
       {onMenu ? (
@@ -187,6 +207,7 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
         step.status === 'given_up' ||
         step.status === 'skipped') &&
       redo.steps.includes(stepKey(stage.id, step.id));
+    const hasAttempts = !!props.attempts?.has(step.id);
     return (
       <TreeItem
         key={id}
@@ -222,12 +243,15 @@ export function ProgressTree(props: IProgressTreeProps): JSX.Element {
         rendermime={rendermime}
         trans={trans}
         actions={
-          canRedo || onMenu ? (
+          canRedo || onMenu || hasAttempts ? (
             <StepActions
               stageId={stage.id}
               step={step}
               onRedo={canRedo ? redo?.onRedo : undefined}
               onMenu={onMenu}
+              onAttempts={
+                hasAttempts ? () => props.attempts?.onShow(step.id) : undefined
+              }
               trans={trans}
             />
           ) : undefined

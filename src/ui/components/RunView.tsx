@@ -10,7 +10,7 @@ import { RunDeliverables } from './Deliverables';
 import { EffectsSection } from './EffectsSection';
 import { OutputsSection } from './OutputsSection';
 import { PlannerLine } from './PlannerLine';
-import { ProgressSection } from './ProgressSection';
+import { type IProgressSectionProps, ProgressSection } from './ProgressSection';
 import { RunElsewhere } from './RunElsewhere';
 import { RunError } from './RunError';
 import { SavedRunProblem } from './SavedRunProblem';
@@ -42,6 +42,18 @@ function endedWith(snapshot: IRunModel['snapshot']): string | undefined {
     : undefined;
 }
 
+/** "Attempts…" on the steps whose rewritten cells keep attempts (the command knows which). */
+function stepAttempts(
+  commands: CommandRegistry
+): IProgressSectionProps['attempts'] {
+  return {
+    has: stepId => commands.isVisible(CommandIDs.showAttempts, { stepId }),
+    onShow: stepId => {
+      void commands.execute(CommandIDs.showAttempts, { stepId });
+    }
+  };
+}
+
 /** The progress tree, with each step's Redo from here, its menu and the user's notes. */
 function RunProgress(props: IRunViewProps): JSX.Element {
   const { model, commands, rendermime, trans } = props;
@@ -54,6 +66,7 @@ function RunProgress(props: IRunViewProps): JSX.Element {
       rendermime={rendermime}
       trans={trans}
       notes={model.stepNotes}
+      attempts={stepAttempts(commands)}
       onStepMenu={(stageId, stepId, anchor, byKeyboard) =>
         openStepMenu(commands, trans, { stageId, stepId }, anchor, byKeyboard)
       }

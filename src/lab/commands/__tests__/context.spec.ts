@@ -56,7 +56,7 @@ describe('the run commands', () => {
     );
   });
 
-  it('re-evaluates every run command once per frame when the current run changes', async () => {
+  it('re-evaluates every run command, and the attempts of the active cell, once per frame when the current run changes', async () => {
     const { commands, currentChanged } = setup();
     const changed: string[] = [];
     commands.commandChanged.connect((_, args) => {
@@ -71,10 +71,11 @@ describe('the run commands', () => {
     currentChanged.emit(null);
     expect(changed).toEqual([]);
     await frame();
-    expect(changed).toEqual([...RUN_COMMANDS]);
+    const once = [...RUN_COMMANDS, CommandIDs.showAttempts];
+    expect(changed).toEqual(once);
     currentChanged.emit(null);
     await frame();
-    expect(changed).toEqual([...RUN_COMMANDS, ...RUN_COMMANDS]);
+    expect(changed).toEqual([...once, ...once]);
   });
 
   it('re-evaluates the notes’ and the check’s run commands once their chunk has added them, not before', async () => {
@@ -90,13 +91,17 @@ describe('the run commands', () => {
     expect(KEEP_RUN_COMMANDS.some(id => commands.hasCommand(id))).toBe(false);
     currentChanged.emit(null);
     await frame();
-    expect(changed).toEqual([...RUN_COMMANDS]);
+    expect(changed).toEqual([...RUN_COMMANDS, CommandIDs.showAttempts]);
     for (const id of KEEP_RUN_COMMANDS) {
       commands.addCommand(id, { execute: () => undefined });
     }
     changed.length = 0;
     currentChanged.emit(null);
     await frame();
-    expect(changed).toEqual([...RUN_COMMANDS, ...KEEP_RUN_COMMANDS]);
+    expect(changed).toEqual([
+      ...RUN_COMMANDS,
+      CommandIDs.showAttempts,
+      ...KEEP_RUN_COMMANDS
+    ]);
   });
 });
