@@ -1,7 +1,7 @@
 /**
  * The notebook one keeps (issue 43), a chunk of its own (docs/architecture.md#lazy-loading): the notes
- * for the planner and the reproducibility check. The commands plugin loads it when the first notebook
- * opens; it then adds their commands, marks the notes on each notebook's cells and starts the checks,
+ * for the planner, the reproducibility check and the rewritten cells' attempts. The commands plugin
+ * loads it when the first notebook opens; it then adds their commands, marks the notes on each notebook's cells and starts the checks,
  * which keep each run's values from its end. Until then their commands do not exist (menus and the
  * palette leave them out), and no notebook is open to act on.
  */
@@ -19,6 +19,7 @@ import {
 import type { IRunModelRegistry, IWorkflowRunnerRegistry } from '../tokens';
 import { CellNoteMarkers } from '../ui/cellNotes';
 import type { CommandContext } from './commands/context';
+import { addAttemptsCommands } from './commands/attempts';
 import { addNoteCommands } from './commands/notes';
 import { addReproduceCommands } from './commands/reproduce';
 import { ReproducibilityChecks } from './reproducibility';
@@ -47,6 +48,7 @@ export function startKeep(options: IKeepOptions): ReproducibilityChecks {
   });
   addNoteCommands(context);
   addReproduceCommands(context, checks);
+  addAttemptsCommands(context);
   context.beforeRewind = keepNotesOfRemovedCells;
   const markNotes = (panel: NotebookPanel) =>
     new CellNoteMarkers(panel, context.commands, context.trans);

@@ -5,7 +5,6 @@
  */
 import type { CommandRegistry } from '@lumino/commands';
 import { CommandIDs } from '../../tokens';
-import { addAttemptsCommands } from './attempts';
 import { CommandContext, ICommandsOptions } from './context';
 import { addControlCommands } from './control';
 import { addPlannerCommands } from './planner';
@@ -33,7 +32,8 @@ export const RUN_COMMANDS: readonly string[] = [
 
 /**
  * The run commands the notes' and the reproducibility check's chunk adds (`lab/keep.ts`), in palette
- * order after `RUN_COMMANDS`; they do not exist until it has loaded.
+ * order after `RUN_COMMANDS`; they do not exist until it has loaded (nor does the rewritten cells'
+ * Attempts command, `CommandIDs.showAttempts`, which the chunk adds too: in cell menus, not the palette).
  */
 export const KEEP_RUN_COMMANDS: readonly string[] = [
   CommandIDs.redoStepWithNote,
@@ -56,7 +56,6 @@ export function addCommands(
   addSavedRunCommands(context);
   addPlannerCommands(context);
   addRewindCommands(context);
-  addAttemptsCommands(context);
 
   // A run changes its model several times per action: the toolbar, menus and palette read the
   // commands again once per frame, not at each change.
@@ -68,10 +67,10 @@ export function addCommands(
     notifying = true;
     requestAnimationFrame(() => {
       notifying = false;
-      for (const id of [...RUN_COMMANDS, CommandIDs.showAttempts]) {
+      for (const id of RUN_COMMANDS) {
         commands.notifyCommandChanged(id);
       }
-      for (const id of KEEP_RUN_COMMANDS) {
+      for (const id of [CommandIDs.showAttempts, ...KEEP_RUN_COMMANDS]) {
         if (commands.hasCommand(id)) {
           commands.notifyCommandChanged(id);
         }
