@@ -193,12 +193,19 @@ test.describe('The user talks back', () => {
       .click();
     await expect(dialog).toContainText('Redo from step');
     await dialog.getByRole('button', { name: 'Redo from here' }).click();
+    // The state line said "Completed" before the Redo too: first the redone run's request, then its end.
+    const plannedAfter = () =>
+      proxy.requests
+        .slice(sent)
+        .find(r => r.method === 'POST' && r.url === '/planning');
+    await expect.poll(plannedAfter, { timeout: 60000 }).toBeDefined();
+    await expect(stateLine(page)).toHaveAttribute('data-running', 'false', {
+      timeout: 300000
+    });
     await expect(stateLine(page)).toHaveText('Completed', { timeout: 300000 });
 
     // The first request after the rewind carried both notes, the step's with its ids.
-    const next = proxy.requests
-      .slice(sent)
-      .find(r => r.method === 'POST' && r.url === '/planning');
+    const next = plannedAfter();
     expect(next).toBeDefined();
     expect(bodyOf(next!).observation?.context?.user_notes).toEqual([
       expect.objectContaining({
