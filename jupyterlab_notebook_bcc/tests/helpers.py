@@ -162,3 +162,18 @@ def generating_body() -> bytes:
     )
     body["options"] = {"stream": True}
     return json.dumps(body).encode()
+
+
+class Network:
+    """The stubbed resolver and the record of every connection attempt, for tests that prove a refusal comes
+    before any connection. The test's own requests to the Jupyter server (`jupyter_port`) are not recorded."""
+
+    def __init__(self, jupyter_port: int) -> None:
+        self.jupyter_port = jupyter_port
+        self.names: dict[str, list[list[str]]] = {}
+        self.lookups: list[str] = []
+        self.connects: list[str] = []
+
+    def answer(self, name: str, *answers: list[str]) -> None:
+        """`name` resolves to each list of addresses in turn (the last one again once they run out)."""
+        self.names[name] = list(answers)

@@ -25,24 +25,11 @@ from jupyterlab_notebook_bcc.llm_planner.model import ModelError, OpenAIModel
 from jupyterlab_notebook_bcc.llm_planner.settings import ModelSettings
 
 from .fake_openai import FakeOpenAI, Reply
+from .helpers import Network
 
 Fetch = Callable[..., Any]
 KEY = "sk-destinations-0123456789"
 METADATA = "169.254.169.254"
-
-
-class Network:
-    """The stubbed resolver and the record of every connection the server makes (its test client's aside)."""
-
-    def __init__(self, jupyter_port: int) -> None:
-        self.jupyter_port = jupyter_port
-        self.names: dict[str, list[list[str]]] = {}
-        self.lookups: list[str] = []
-        self.connects: list[str] = []
-
-    def answer(self, name: str, *answers: list[str]) -> None:
-        """`name` resolves to each list of addresses in turn (the last one again once they run out)."""
-        self.names[name] = list(answers)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from traitlets import TraitError
 from jupyterlab_notebook_bcc import policy
 from jupyterlab_notebook_bcc.config import NotebookBCC
 
-from .helpers import Exchange, ScriptedPlanner
+from .helpers import Exchange, Network, ScriptedPlanner
 
 Fetch = Callable[..., Any]
 METADATA = "169.254.169.254"
@@ -34,21 +34,6 @@ def write_user_settings(settings_dir: Path, settings: dict[str, Any]) -> None:
     folder = settings_dir / "jupyterlab-notebook-bcc"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "plugin.jupyterlab-settings").write_text(json.dumps(settings), encoding="utf-8")
-
-
-class Network:
-    """The stubbed resolver and the record of every connection attempt."""
-
-    def __init__(self, jupyter_port: int) -> None:
-        # The test's own requests to the Jupyter server are not the relay's: they are not recorded.
-        self.jupyter_port = jupyter_port
-        self.names: dict[str, list[list[str]]] = {}
-        self.lookups: list[str] = []
-        self.connects: list[str] = []
-
-    def answer(self, name: str, *answers: list[str]) -> None:
-        """`name` resolves to each list of addresses in turn (the last one again once they run out)."""
-        self.names[name] = list(answers)
 
 
 @pytest.fixture
