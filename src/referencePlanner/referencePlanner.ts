@@ -119,9 +119,11 @@ export class ReferencePlanner {
     }
     memory.planned = true;
     const failed = behaviorFailed(observation, feedback);
+    const raised = failed
+      ? lastErrorIn(effectTexts(observation, 'current'))
+      : null;
     const error = failed
-      ? (lastErrorIn(effectTexts(observation, 'current')) ??
-        'the last action reported an error')
+      ? (raised ?? 'the last action reported an error')
       : null;
     if (feedback && !failed) {
       this._rememberOutputs(session, memory, step, observation);
@@ -131,6 +133,7 @@ export class ReferencePlanner {
     }
     if (feedback) {
       memory.lastError = error;
+      memory.codeFailed = raised !== null;
     }
     let decision = this._decide(
       observation,
@@ -187,8 +190,13 @@ export class ReferencePlanner {
       memory.planned && memory.next
         ? memory.next
         : this._decide(observation, session, step, memory, false, position);
+    // A retry fixes the step's cell when its code raised the error. Not after a fault of the run (a cut
+    // stream, a restarted kernel whose inputs are rebuilt): that cell's code did not fail, and it stays.
     const fix =
-      decision.kind === 'attempt' && decision.failures > 0
+      decision.kind === 'attempt' &&
+      decision.failures > 0 &&
+      memory.codeFailed &&
+      decision.rebuild.length === 0
         ? cellToFix(request, step, memory.tried)
         : null;
     const actions = this._actions(

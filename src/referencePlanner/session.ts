@@ -11,6 +11,8 @@ export interface IStepMemory {
   /** Approach ids already sent for this step, in order. */
   tried: string[];
   lastError: string | null;
+  /** The last failure was an error the step's code raised (a traceback), not a fault of the run. */
+  codeFailed: boolean;
   /** The explanatory "giving up" behavior was sent. */
   gaveUp: boolean;
   /** For the findings step: the report cell was sent. */
@@ -41,6 +43,7 @@ export function emptyStepMemory(): IStepMemory {
     failedBehaviors: [],
     tried: [],
     lastError: null,
+    codeFailed: false,
     gaveUp: false,
     published: false,
     report: null,

@@ -73,6 +73,29 @@ function named(actions: ActionInput[], name: string): ActionInput[] {
 }
 
 describe('ReferencePlanner retries in the failed cell', () => {
+  it('rewrites no cell when the attempt failed without an error of its code (a fault of the run)', () => {
+    // Seen in the fault suite: after a cut stream and Retry, the step's cell, whose code had not failed,
+    // was rewritten with the next approach.
+    const planner = new ReferencePlanner();
+    planner.plan(planning(LOAD), 'nb');
+    planner.generate(generating({ ...LOAD, iteration: 1 }), 'nb');
+    planner.plan(
+      planning({
+        ...LOAD,
+        iteration: 1,
+        feedback: 'error',
+        effects: ['⚠️ /generating failed: the stream ended mid-line']
+      }),
+      'nb'
+    );
+    const second = planner.generate(
+      generating({ ...LOAD, iteration: 2 }),
+      'nb'
+    );
+    expect(named(second, 'rewrite_cell')).toEqual([]);
+    expect(named(second, 'exec')).not.toEqual([]);
+  });
+
   it('rewrites the cell of the failed attempt and runs it again, adding no cell', () => {
     const { planner, first, second } = retry(true);
     const [add] = named(first, 'add').filter(
