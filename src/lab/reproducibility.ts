@@ -6,7 +6,7 @@
  * itself (`notebook/reproduce.ts`) loads with the runtime.
  */
 import type { NotebookPanel } from '@jupyterlab/notebook';
-import type { KernelSpec, Session } from '@jupyterlab/services';
+import type { Kernel, KernelSpec, Session } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IRunSettings } from '../engine/settings';
 import type { IRunFinished, IRunSnapshot } from '../engine/types';
@@ -68,6 +68,8 @@ interface IEntry {
   ran: boolean;
   /** The run's values when it ended (this session), with the names they are of. */
   reference: { names: string[]; values: Fingerprints } | null;
+  /** The run's values being read as it ended: `reference` once this settles. */
+  keeping: Promise<void> | null;
   checking: AbortController | null;
 }
 
@@ -155,6 +157,7 @@ export class ReproducibilityChecks {
     const settings = this._options.settings();
     const redacted = redactedPatterns(settings);
     const own = panel.sessionContext.session?.kernel ?? null;
+    await entry.keeping;
     let reference = entry.reference;
     let at: 'end_of_run' | 'kernel_now' = 'end_of_run';
     if (!reference || names.some(n => !reference!.names.includes(n))) {
@@ -229,7 +232,13 @@ export class ReproducibilityChecks {
     if (this._entries.has(panel)) {
       return;
     }
-    const own: IEntry = { panel, ran: false, reference: null, checking: null };
+    const own: IEntry = {
+      panel,
+      ran: false,
+      reference: null,
+      keeping: null,
+      checking: null
+    };
     this._entries.set(panel, own);
     runner.progressChanged.connect((_, snapshot) => {
       own.ran ||= snapshot.running;
@@ -240,7 +249,7 @@ export class ReproducibilityChecks {
       }
     }, this);
     runner.finished.connect(
-      (_, finished) => void this._onFinished(own, finished),
+      (_, finished) => this._onFinished(own, finished),
       this
     );
     panel.disposed.connect(() => {
@@ -250,10 +259,7 @@ export class ReproducibilityChecks {
   }
 
   /** A run that completed: its values as its kernel holds them now, then the check if the setting asks. */
-  private async _onFinished(
-    entry: IEntry,
-    finished: IRunFinished
-  ): Promise<void> {
+  private _onFinished(entry: IEntry, finished: IRunFinished): void {
     const ran = entry.ran;
     entry.ran = false;
     if (finished.reason !== 'completed' || !ran) {
@@ -265,7 +271,28 @@ export class ReproducibilityChecks {
     if (!model || !kernel) {
       return;
     }
-    const names = runValueNames(model.snapshot);
+    // A check asked for meanwhile (the user clicks as the run ends) waits for these values.
+    const keeping = this._keepValues(
+      entry,
+      kernel,
+      runValueNames(model.snapshot)
+    );
+    entry.keeping = keeping;
+    void keeping.then(async () => {
+      if (entry.keeping === keeping) {
+        entry.keeping = null;
+      }
+      if (this._options.settings().checkReproducibility && !panel.isDisposed) {
+        await this.check(panel);
+      }
+    });
+  }
+
+  private async _keepValues(
+    entry: IEntry,
+    kernel: Kernel.IKernelConnection,
+    names: string[]
+  ): Promise<void> {
     try {
       const runtime = await loadRuntime();
       entry.reference = {
@@ -282,9 +309,6 @@ export class ReproducibilityChecks {
         'Notebook-BCC: the run’s values were not kept for the reproducibility check.',
         reason
       );
-    }
-    if (this._options.settings().checkReproducibility && !panel.isDisposed) {
-      await this.check(panel);
     }
   }
 

@@ -233,6 +233,31 @@ describe('ReproducibilityChecks', () => {
     );
   });
 
+  it('asked for as the run ends, waits for the run’s values to be read, then checks against them', async () => {
+    const { checks, panel, runner } = setup();
+    let read: () => void = () => undefined;
+    runtime.fingerprintValues.mockImplementationOnce(
+      async (_kernel: unknown, names: string[]) => {
+        await new Promise<void>(resolve => (read = resolve));
+        return Object.fromEntries(
+          names.map(name => [name, { type: 'int', summary: 1, digest: null }])
+        );
+      }
+    );
+    runner.progressChanged.emit({ running: true } as IRunSnapshot);
+    runner.finished.emit({ reason: 'completed' });
+    // The user clicks at once, while the kernel still reports the values.
+    const checking = checks.check(panel);
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(runtime.checkReproducibility).not.toHaveBeenCalled();
+    read();
+    await checking;
+    expect(runtime.fingerprintValues).toHaveBeenCalledTimes(1);
+    expect(runtime.checkReproducibility.mock.calls[0][0].reference.at).toBe(
+      'end_of_run'
+    );
+  });
+
   it('compares with the kernel as it is when no values were kept (after a reload), and says so', async () => {
     const { checks, panel } = setup();
     await checks.check(panel);
