@@ -3,7 +3,8 @@
  * reference planner replaying a trace) whose first code fails and whose fix, a `rewrite_cell`, then
  * works. The notebook ends with one cell for the step, the failed attempt kept with it and restorable
  * from the cell and from the panel; in interactive mode the fix is shown as a diff of the cell, and
- * Reject keeps the failed code.
+ * Reject keeps the failed code. Undo, a pause with a reload, and Redo from the step keep working with
+ * the rewritten cell.
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -40,8 +41,12 @@ const FAILING = 'totals = {"north": 3, "south": 5}\nprint(totals["North"])';
 const FIX = 'totals = {"north": 3, "south": 5}\nprint(totals["north"])';
 const TASK = 'Print the north total';
 
-/** One step: a first code that fails, then its fix as the rewrite of that cell. */
-function rewriteTrace(): string {
+/**
+ * One step: a first code that fails, then its fix as the rewrite of that cell. After the run, the
+ * planner's answers to a run rewound to before the fix (`undo`: it fixes the cell again) or to the
+ * step's start (`redo`: the step's cell was removed, and the planner writes the fix as a new cell).
+ */
+function rewriteTrace(after: 'undo' | 'redo' = 'undo'): string {
   const trace = new ReplayTraceBuilder()
     .planning(
       startAnswer(workflow('Totals', [{ id: 'totals', name: 'North total' }]))
@@ -62,10 +67,16 @@ function rewriteTrace(): string {
       { action: 'end_phase', step_id: 'totals' }
     ])
     .planning(achievedAnswer())
-    // A run rewound to before the fix (Undo) asks again, and fixes the cell again.
     .planning(continueAnswer())
     .actions([
-      { action: 'rewrite_cell', codecell_id: 'totals', content: FIX },
+      after === 'undo'
+        ? { action: 'rewrite_cell', codecell_id: 'totals', content: FIX }
+        : {
+            action: 'add',
+            shot_type: 'action',
+            content: FIX,
+            store_id: 'totals'
+          },
       { action: 'exec', codecell_id: 'totals', need_output: true },
       { action: 'end_phase', step_id: 'totals' }
     ])
@@ -78,11 +89,12 @@ async function setup(
   page: Parameters<typeof openNewNotebook>[0],
   tmpPath: string,
   name: string,
-  settings: Record<string, unknown> = {}
+  settings: Record<string, unknown> = {},
+  after: 'undo' | 'redo' = 'undo'
 ): Promise<string> {
   const started = await planner([
     '--replay',
-    rewriteTrace(),
+    rewriteTrace(after),
     '--replay-speed',
     '0'
   ]);
@@ -285,5 +297,82 @@ test.describe('A retry fixes its own cell', () => {
     await expect
       .poll(() => savedAttempts(page, nb))
       .toEqual([[FAILING, "KeyError: 'North'"]]);
+  });
+  test('paused after the fix (step mode), the run reloads with the rewritten cell and its attempt; Resume ends it', async ({
+    page,
+    tmpPath
+  }) => {
+    const nb = await setup(page, tmpPath, 'rewrite-pause.ipynb');
+    await startRun(page, TASK, { path: nb, dataFiles: [], stepMode: true });
+    await expect(stateLine(page)).toHaveText('Paused (step mode)', {
+      timeout: 60000
+    });
+    // The first behavior: the failing code, run.
+    expect(codeSources(await cellInfos(page, nb))).toEqual([FAILING]);
+    await clickControl(page, 'Step');
+    // The second: the fix rewrites that cell, which runs, and the run pauses again.
+    await expect
+      .poll(async () => codeSources(await cellInfos(page, nb)), {
+        timeout: 60000
+      })
+      .toEqual([FIX]);
+    await expect(stateLine(page)).toHaveText('Paused (step mode)');
+    await expect
+      .poll(() => savedAttempts(page, nb))
+      .toEqual([[FAILING, "KeyError: 'North'"]]);
+    const [id] = runCode(await cellInfos(page, nb)).map(c => c.id);
+
+    await reloadPage(page);
+    await expect(stateLine(page)).toHaveText(/^Stopped at step /, {
+      timeout: 60000
+    });
+    // The reloaded notebook has the fix in the same cell, its attempt kept.
+    expect(
+      runCode(await cellInfos(page, nb)).map(c => [c.id, c.source])
+    ).toEqual([[id, FIX]]);
+    await clickControl(page, 'Resume');
+    await expect(stateLine(page)).toHaveText('Completed', { timeout: 60000 });
+    expect((await waitForEnd(page, nb)).state).toBe('WORKFLOW_COMPLETED');
+    expect(
+      runCode(await cellInfos(page, nb)).map(c => [c.id, c.source])
+    ).toEqual([[id, FIX]]);
+    await expect
+      .poll(() => savedAttempts(page, nb))
+      .toEqual([[FAILING, "KeyError: 'North'"]]);
+  });
+
+  test('Redo from the step removes the rewritten cell with its attempts; the redone step writes its cell anew', async ({
+    page,
+    tmpPath
+  }) => {
+    const nb = await setup(page, tmpPath, 'rewrite-redo.ipynb', {}, 'redo');
+    await startRun(page, TASK, { path: nb, dataFiles: [] });
+    expect((await waitForEnd(page, nb)).state).toBe('WORKFLOW_COMPLETED');
+    const [fixed] = runCode(await cellInfos(page, nb)).map(c => c.id);
+    await expect
+      .poll(() => savedAttempts(page, nb))
+      .toEqual([[FAILING, "KeyError: 'North'"]]);
+
+    await command(page, 'notebook-bcc:redo-from-step', {
+      stageId: 'main',
+      stepId: 'totals',
+      confirm: false
+    });
+    await expect(panel(page).locator('.jp-bcc-rewind-note')).toContainText(
+      'Redone from step North total',
+      { timeout: 60000 }
+    );
+    await expect(stateLine(page)).toHaveText('Completed', { timeout: 60000 });
+    expect((await waitForEnd(page, nb)).state).toBe('WORKFLOW_COMPLETED');
+    const cells = runCode(await cellInfos(page, nb));
+    expect(cells.map(c => c.source)).toEqual([FIX]);
+    expect(cells[0].id).not.toBe(fixed);
+    const cell = page.locator('.jp-Notebook .jp-CodeCell', {
+      hasText: 'totals["north"]'
+    });
+    await expect(cell.locator('.jp-OutputArea-output')).toHaveText('3');
+    // The new cell has no attempts: the failed one went with the removed cell.
+    await expect.poll(() => savedAttempts(page, nb)).toEqual([]);
+    await expect(panel(page).locator('.jp-bcc-step-attempts')).toHaveCount(0);
   });
 });
