@@ -124,6 +124,8 @@ export interface IStopOptions {
 /** A cell already in the notebook that a behavior runs, with the code it holds now. */
 export interface IExistingCellRun {
   cellId: string;
+  /** The cell's place in the notebook (1 for the first cell), as the user finds it. */
+  position: number | null;
   source: string;
   /** What that code reaches outside the notebook (`codeRisk.ts`). */
   flags?: ICodeFlag[];
@@ -159,6 +161,8 @@ export interface IRewriteReview {
   reference: string;
   /** The cell it names, or null when there is none. */
   cellId: string | null;
+  /** That cell's place in the notebook (1 for the first cell), as the user finds it; null without one. */
+  position: number | null;
   /** The code it holds now (the code that failed); empty without a cell. */
   before: string;
   /** The fix. */

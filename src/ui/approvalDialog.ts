@@ -130,7 +130,9 @@ function approvalBody(
     for (const cell of existingCells) {
       const pre = codeBlock(
         cell.source,
-        trans.__('Existing cell %1', cell.cellId)
+        cell.position === null
+          ? trans.__('An existing cell')
+          : trans.__('Existing cell %1', cell.position)
       );
       pre.classList.add('jp-bcc-approval-existing');
       pre.dataset.cellId = cell.cellId;

@@ -30,22 +30,33 @@ function darkTheme(): boolean {
   return document.body.dataset.jpThemeLight === 'false';
 }
 
+/** The cell as the user finds it: its place in the notebook, and the planner's name for it. */
+export function cellName(
+  rewrite: Pick<IRewriteReview, 'position' | 'reference'>,
+  trans: TranslationBundle
+): string {
+  return rewrite.position === null
+    ? trans.__('“%1”', rewrite.reference)
+    : trans.__('%1 (“%2”)', rewrite.position, rewrite.reference);
+}
+
 /** What the review says of where a fix goes. */
 function where(rewrite: IRewriteReview, trans: TranslationBundle): string {
+  const name = cellName(rewrite, trans);
   if (rewrite.inPlace) {
     return trans.__(
       'The fix replaces the code of cell %1; the code it holds now is kept in the cell’s attempts.',
-      rewrite.cellId ?? rewrite.reference
+      name
     );
   }
   return rewrite.cellId
     ? trans.__(
         'You edited cell %1 (or it is not the run’s): it is not rewritten, the fix goes below it as a new cell.',
-        rewrite.cellId
+        name
       )
     : trans.__(
         'The cell %1 is gone: the fix goes at the end of the notebook as a new cell.',
-        rewrite.reference
+        name
       );
 }
 
@@ -87,7 +98,7 @@ export class RewriteReview {
         'aria-label',
         trans.__(
           'The code of cell %1 (removed lines) and the fix (added lines); edit the fix before accepting it',
-          rewrite.cellId ?? rewrite.reference
+          cellName(rewrite, trans)
         )
       );
       section.append(host);

@@ -68,7 +68,7 @@ describe('Interactive mode: what the user is shown', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0].codeCells).toEqual([]);
     expect(seen[0].existingCells).toEqual([
-      { cellId, source: 'total = 40 + 2' }
+      { cellId, position: 1, source: 'total = 40 + 2' }
     ]);
     expect(driver.executed).toEqual([cellId]);
   });
@@ -111,8 +111,8 @@ describe('Interactive mode: what the user is shown', () => {
     expect(seen.map(r => r.existingCells)).toEqual([
       [],
       [
-        { cellId: first, source: 'x = 1' },
-        { cellId, source: 'y = 2' }
+        { cellId: first, position: 2, source: 'x = 1' },
+        { cellId, position: 1, source: 'y = 2' }
       ]
     ]);
   });

@@ -67,6 +67,7 @@ describe('Interactive mode: a rewrite is reviewed as a diff', () => {
         index: 0,
         reference: 'load',
         cellId: cell.id,
+        position: 1,
         before: FAILING,
         after: FIX,
         inPlace: true

@@ -367,8 +367,19 @@ export class BehaviorRun {
     return {
       cells,
       source: cellId => driver.cellSource(cellId),
-      status: cellId => driver.rewriteStatus(cellId)
+      status: cellId => driver.rewriteStatus(cellId),
+      position: this._positions()
     };
+  }
+
+  /** Each cell's place in the notebook as it is now (1 for the first), looked up by id. */
+  private _positions(): (cellId: string) => number | null {
+    const order = new Map(
+      this._options.notebook.driver
+        .listCells()
+        .map((cell, index) => [cell.id, index + 1])
+    );
+    return cellId => order.get(cellId) ?? null;
   }
 
   /**
@@ -383,6 +394,7 @@ export class BehaviorRun {
     const rewritten = new Set<string>();
     let addsCode = false;
     const runs = new Map<string, IExistingCellRun>();
+    const position = this._positions();
     const context = {
       cells: notebook.cells,
       driver: notebook.driver,
@@ -425,7 +437,11 @@ export class BehaviorRun {
       }
       const source = notebook.driver.cellSource(resolved.cellId);
       if (source !== null && plannerMayRunCell(resolved.cellId, context)) {
-        runs.set(resolved.cellId, { cellId: resolved.cellId, source });
+        runs.set(resolved.cellId, {
+          cellId: resolved.cellId,
+          position: position(resolved.cellId),
+          source
+        });
       }
     }
     return [...runs.values()];

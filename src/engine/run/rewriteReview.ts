@@ -17,6 +17,8 @@ export interface IReviewNotebook {
   cells: Pick<CellMapReader, 'resolve' | 'created'>;
   source(cellId: string): string | null;
   status(cellId: string): RewriteStatus;
+  /** The cell's place in the notebook, 1 for the first; null when it is not there. */
+  position(cellId: string): number | null;
 }
 
 function isRewrite(action: AnyAction): action is RewriteCellAction {
@@ -41,11 +43,13 @@ export function rewritesToReview(
       cellId === null ? 'missing' : notebook.status(cellId)
     );
     const before = cellId === null ? null : notebook.source(cellId);
+    const shown = before === null ? null : cellId;
     return [
       {
         index,
         reference: action.codecell_id,
-        cellId: before === null ? null : cellId,
+        cellId: shown,
+        position: shown === null ? null : notebook.position(shown),
         before: before ?? '',
         after: unwrapCodeFence(action.content),
         inPlace: place.kind === 'rewrite'

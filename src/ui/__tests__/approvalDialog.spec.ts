@@ -89,7 +89,9 @@ describe('showApprovalDialog', () => {
     const result = showApprovalDialog(
       request({
         codeCells: [],
-        existingCells: [{ cellId: 'c-7', source: 'total = 40 + 2' }]
+        existingCells: [
+          { cellId: 'c-7', position: 3, source: 'total = 40 + 2' }
+        ]
       }),
       trans,
       context
@@ -102,7 +104,7 @@ describe('showApprovalDialog', () => {
       '.jp-bcc-approval-existing'
     );
     expect(existing?.textContent).toBe('total = 40 + 2');
-    expect(existing?.getAttribute('aria-label')).toBe('Existing cell c-7');
+    expect(existing?.getAttribute('aria-label')).toBe('Existing cell 3');
     expect(document.activeElement).toBe(existing);
     button('Stop').click();
     expect(await result).toBe('stop');
@@ -143,6 +145,7 @@ describe('showApprovalDialog', () => {
         existingCells: [
           {
             cellId: 'c-9',
+            position: 5,
             source: '!pip install x',
             flags: [
               { risk: 'shell', line: 1, what: '!pip install x' },

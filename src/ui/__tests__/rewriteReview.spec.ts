@@ -17,6 +17,7 @@ const REWRITE: IRewriteReview = {
   index: 0,
   reference: 'totals',
   cellId: 'cell-7',
+  position: 4,
   before: FAILING,
   after: FIX,
   inPlace: true
@@ -69,7 +70,12 @@ describe('RewriteReview', () => {
         'groupby("Region")'
       );
       expect(review.node.textContent).toContain(
-        'The fix replaces the code of cell cell-7'
+        'The fix replaces the code of cell 4 (“totals”)'
+      );
+      // The cell as the user finds it, never by its id.
+      expect(review.node.textContent).not.toContain('cell-7');
+      expect(diff.getAttribute('aria-label')).toBe(
+        'The code of cell 4 (“totals”) (removed lines) and the fix (added lines); edit the fix before accepting it'
       );
       expect(review.edits()).toEqual({});
     } finally {
@@ -82,14 +88,21 @@ describe('RewriteReview', () => {
     const review = await RewriteReview.create(
       [
         { ...REWRITE, inPlace: false },
-        { ...REWRITE, index: 2, cellId: null, before: '', inPlace: false }
+        {
+          ...REWRITE,
+          index: 2,
+          cellId: null,
+          position: null,
+          before: '',
+          inPlace: false
+        }
       ],
       trans
     );
     try {
       const text = review.node.textContent ?? '';
-      expect(text).toContain('Fix 1 of 2: You edited cell cell-7');
-      expect(text).toContain('Fix 2 of 2: The cell totals is gone');
+      expect(text).toContain('Fix 1 of 2: You edited cell 4 (“totals”)');
+      expect(text).toContain('Fix 2 of 2: The cell “totals” is gone');
     } finally {
       review.dispose();
     }
