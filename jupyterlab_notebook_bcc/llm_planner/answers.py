@@ -169,3 +169,26 @@ def unfence(code: str) -> str:
         if text.rstrip().endswith("```"):
             text = text.rstrip()[:-3]
     return text.strip("\n")
+
+
+def cell_code(code: str) -> str:
+    """The code of a cell answer as it is sent: without its fence, and without closing brackets after it that
+    no bracket opened (a small model leaves the JSON's `}` inside the string), when the code compiles only
+    without them. Anything else (IPython's own syntax, code broken otherwise) is sent as written."""
+    text = unfence(code)
+    if _compiles(text):
+        return text
+    stripped = text.rstrip()
+    while stripped and stripped[-1] in ")]}":
+        stripped = stripped[:-1].rstrip()
+        if _compiles(stripped):
+            return stripped
+    return text
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import prompts, report, rewrite
-from .answers import AnswerUnreadable, StreamedField, first_object, string_field, unfence
+from .repairs import repair
+from .answers import AnswerUnreadable, StreamedField, cell_code, first_object, string_field
 from .calls import ModelCalls
 from .contract import is_chinese
 from .memory import known_now
@@ -151,8 +152,9 @@ async def plan_actions(turn: Turn, lead: list[Action]) -> AsyncIterator[Action]:
 async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncIterator[Action]:
     """One cell for the step, streamed: the explanation as soon as its string is complete, then the code.
     A retry is held until its code is known: code that already failed in this step is not sent to the
-    kernel; the model is asked once more, firmly, and if it writes it again the step is given up. When the
-    client offers `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a
+    kernel; the model is asked once more, firmly, and if it writes it again the step is given up. A failed
+    check with a mechanical remedy (`repairs.py`) is fixed by the planner first. When the client offers
+    `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a
     new explanation cell beside it."""
     session, request = turn.session, turn.request
     memory = session.memory
@@ -185,10 +187,18 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
                 queue.put_nowait({"action": "add", "shot_type": "dialogue", "content": explanation.strip()})
         code = fields["code"].read(answer_text)
         if code is not None and code.strip():
-            send_code(unfence(code), None)
+            send_code(cell_code(code), None)
+
+    # A failure with a mechanical remedy: the planner's own fix, once, without asking the model.
+    own = repair(tries[-1]) if tries else None
+    if own is not None and memory.repeat_of(step.id, own.code) is not None:
+        own = None
 
     async def write() -> None:
         try:
+            if own is not None:
+                send_code(own.code, own.words(is_chinese(request.task)))
+                return
             text = await turn.ask(messages, prompts.CELL_SCHEMA, streamed)
             if sent["code"]:
                 return
@@ -247,7 +257,7 @@ async def _read_cell(turn: Turn, messages: list[dict[str, str]], text: str) -> t
         code = string_field(answer, "code", "python", "source")
         if not code:
             raise AnswerUnreadable('the answer has no "code", twice') from problem
-    return string_field(answer, "explanation", "markdown", "description"), unfence(code)
+    return string_field(answer, "explanation", "markdown", "description"), cell_code(code)
 
 
 def _repeated_words(reason: str, chinese: bool) -> str:

@@ -207,6 +207,56 @@ class TestRepeatedCode:
             assert "the model wrote again the code that failed" in judged["context_update"]["progress_update"]["focus"]
 
 
+class TestThePlannersOwnFix:
+    """A failed check whose remedy is mechanical is fixed by the planner, not asked of the model again: seen on
+    Qwen2.5-Coder-1.5B (DABench 9), which rounded the mean only in its print, three times, and the step was
+    given up with the right value unrounded in the kernel."""
+
+    MEAN = "mean_price = df['revenue'].mean()\nprint(round(mean_price, 2))"
+    TASK = "What is the mean revenue? Store it in a variable named mean_price, rounded to two decimals."
+
+    def test_a_value_not_rounded_as_asked_is_rounded_by_the_planner_in_its_own_cell(self) -> None:
+        reason = "`mean_price` is 570.6812753036437, a float64, not rounded to 2 decimals"
+        script = Script(steps(("Mean revenue", [("mean_price", "number")])),
+                        [cell("Take the mean.", self.MEAN), cell("Again.", self.MEAN)])
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake)
+            run = start(service, self.TASK)
+            check = {"ok": False, "kind": "number", "type": "float64", "value": "570.6812753036437", "reason": reason}
+            _lines, judged = behave(service, "answer", "mean_revenue", 1, variables(run, mean_price=570.6812753036437),
+                                    ["570.68"], {"mean_price": check})
+            assert judged["transition"]["continue_behaviors"] is True
+            asked = len(fake.requests)
+            lines, judged = behave(service, "answer", "mean_revenue", 2, variables(run, mean_price=570.68), ["570.68"],
+                                   {"mean_price": {"ok": True, "kind": "number", "type": "float", "value": "570.68"}})
+            # No model request: the planner's fix is the failed code, then the rounding the task asks.
+            assert len(fake.requests) == asked
+            code = [line["content"] for line in lines if line.get("shot_type") == "action"]
+            assert code == [self.MEAN + "\nmean_price = round(float(mean_price), 2)"]
+            said = [line["content"] for line in lines if line.get("shot_type") == "dialogue"]
+            assert said == ["The planner rounds `mean_price` to 2 decimals, as the task asks."]
+            assert judged["targetAchieved"] is True
+
+    def test_the_fix_is_made_once_then_the_model_is_asked(self) -> None:
+        reason = "`mean_price` is 570.6812753036437, a float64, not rounded to 2 decimals"
+        fixed = self.MEAN + "\nmean_price = round(float(mean_price), 2)"
+        script = Script(steps(("Mean revenue", [("mean_price", "number")])),
+                        [cell("Take the mean.", self.MEAN), cell("Round it.", "mean_price = round(df['revenue'].mean(), 2)")])
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake, max_tries_per_step=3)
+            run = start(service, self.TASK)
+            check = {"ok": False, "kind": "number", "type": "float64", "value": "570.6812753036437", "reason": reason}
+            names = variables(run, mean_price=570.6812753036437)
+            behave(service, "answer", "mean_revenue", 1, names, ["570.68"], {"mean_price": check})
+            lines, _judged = behave(service, "answer", "mean_revenue", 2, names, ["570.68"], {"mean_price": check})
+            assert [line["content"] for line in lines if line.get("shot_type") == "action"] == [fixed]
+            asked = len(fake.requests)
+            lines, _judged = behave(service, "answer", "mean_revenue", 3, names, [], {})
+            assert len(fake.requests) == asked + 1
+            assert [line["content"] for line in lines if line.get("shot_type") == "action"] == [
+                "mean_price = round(df['revenue'].mean(), 2)"]
+
+
 class TestTheReport:
     def test_the_answer_comes_from_the_checked_value_and_unsupported_numbers_are_set_apart(self) -> None:
         script = Script(steps(("Top region", [("answer", "label")])), [cell("Pick.", "answer = 'North'")],

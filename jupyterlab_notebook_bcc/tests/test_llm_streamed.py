@@ -1,5 +1,6 @@
 """A streamed answer is read in time linear in its length (#41): an unclosed 200 KB string field arriving in
-small pieces costs the event loop milliseconds, not seconds, and reads the same as a whole answer."""
+small pieces costs the event loop milliseconds, not seconds, and reads the same as a whole answer. The code
+read from it is sent without the fence or the stray closing brace a model puts around it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 
 import pytest
 
-from jupyterlab_notebook_bcc.llm_planner.answers import StreamedField, complete_string_field
+from jupyterlab_notebook_bcc.llm_planner.answers import StreamedField, cell_code, complete_string_field
 
 SAMPLES = [
     '{"explanation": "Sum it.", "code": "x = 1\\nprint(x)"}',
@@ -46,3 +47,21 @@ def test_an_unclosed_200_kb_field_in_small_pieces_costs_milliseconds() -> None:
     assert elapsed < 1.0, elapsed
     closed = text + '"}'
     assert field.read(closed) == json.loads(closed)["code"]
+
+
+@pytest.mark.parametrize(
+    ("written", "sent"),
+    [
+        # Seen on Qwen2.5-Coder-1.5B (DABench 70): the JSON's closing brace inside the code, twice.
+        ("rmse = 3.6\nprint('RMSE:', rmse)}", "rmse = 3.6\nprint('RMSE:', rmse)"),
+        ("x = {'a': 1}\nprint(x)\n}}", "x = {'a': 1}\nprint(x)"),
+        ("```python\ny = [1, 2]\n```", "y = [1, 2]"),
+        # Code that compiles, or that no stripping makes compile, is sent as written.
+        ("d = {'a': {'b': 1}}", "d = {'a': {'b': 1}}"),
+        ("%matplotlib inline\nx = 1", "%matplotlib inline\nx = 1"),
+        ("print('unclosed'", "print('unclosed'"),
+        ("if x:\nprint(x)}", "if x:\nprint(x)}"),
+    ],
+)
+def test_a_stray_closing_bracket_after_the_code_is_not_sent(written: str, sent: str) -> None:
+    assert cell_code(written) == sent
