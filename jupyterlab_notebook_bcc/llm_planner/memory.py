@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .observation import error_line
+from .prompts import as_data
 
 CONTEXT_BUDGET = 1800
 PRINTED_PER_STEP = 500
@@ -97,7 +98,8 @@ _CHECK_HINTS = (
 
 
 def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) -> str:
-    """What the kernel's error (or a failed check's reason) says is wrong, and the facts that fix it."""
+    """What the kernel's error (or a failed check's reason) says is wrong, and the facts that fix it: the words
+    are the planner's, the names from the data or the kernel (columns, keys, variables) are in data blocks."""
     hints = [hint for words, hint in _CHECK_HINTS if words in error]
     if hints and "Traceback" not in error:
         return hints[0]
@@ -108,16 +110,20 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) ->
         missing = re.findall(r"'([^']+)'", line.split(":", 1)[-1])
         if missing and missing[-1] in columns:
             # Seen on a small model: a grouped Series indexed by 'quarter', then ['quarter'] on it.
-            return (f"'{missing[-1]}' is a column of df, but not of the object the code indexed with it: a grouped "
-                    "result keeps the groups in its index (filter df first, or call .reset_index() and select on "
-                    "the frame it returns). Do not rename the columns of df.")
-        wrong = f"'{missing[-1]}' is not a column. " if missing else ""
-        return f"{wrong}The columns of df are exactly: {listed}." if listed else ""
+            return "\n".join([
+                "This column of df is not a column of the object the code indexed with it:", as_data(missing[-1]),
+                "A grouped result keeps the groups in its index (filter df first, or call .reset_index() and select "
+                "on the frame it returns). Do not rename the columns of df."])
+        lines = ["The code used a key that is not a column:", as_data(missing[-1])] if missing else []
+        if listed:
+            lines += ["The columns of df are exactly:", as_data(listed)]
+        return "\n".join(lines)
     if name == "NameError":
         defined = [key for key in variables if re.fullmatch(r"[A-Za-z_]\w*", key)]
-        return f"Defined names: {', '.join(defined[:40])}. Define anything else in this cell." if defined else ""
+        return "\n".join(["Defined names:", as_data(", ".join(defined[:40])), "Define anything else in this cell."]) \
+            if defined else ""
     if name in ("TypeError", "ValueError") and listed and ("str" in line or "convert" in line or "could not" in line):
-        return f"The columns of df and their types: {listed}."
+        return "\n".join(["The columns of df and their types:", as_data(listed)])
     return ""
 
 

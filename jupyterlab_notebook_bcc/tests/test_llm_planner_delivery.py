@@ -178,7 +178,8 @@ class TestMemory:
             asyncio.run(ask(service, "generating", {"observation": observation(
                 "answer", "top_region", 2, variables(run), [traceback])}))
             prompt = list(fake.user_prompts())[-1]
-            assert "'Revenue' is not a column. The columns of df are exactly: region (object)" in prompt
+            assert ("The code used a key that is not a column:\n<data>\nRevenue\n</data>\n"
+                    "The columns of df are exactly:\n<data>\nregion (object)") in prompt
             assert "answer = df.groupby('region')['Revenue'].sum().idxmax()" in prompt
 
 
@@ -432,6 +433,8 @@ def test_a_key_error_on_a_column_df_has_says_where_the_column_went() -> None:
 
     error = "Traceback (most recent call last):\nKeyError: 'quarter'"
     columns = {"region": "str", "quarter": "int64"}
-    assert known_now(error, columns, {}).startswith("'quarter' is a column of df, but not of the object the code indexed")
-    assert known_now("Traceback\nKeyError: 'qtr'", columns, {}).startswith(
-        "'qtr' is not a column. The columns of df are exactly: region (str), quarter (int64).")
+    assert known_now(error, columns, {}).startswith(
+        "This column of df is not a column of the object the code indexed with it:\n<data>\nquarter\n</data>\n")
+    assert known_now("Traceback\nKeyError: 'qtr'", columns, {}) == (
+        "The code used a key that is not a column:\n<data>\nqtr\n</data>\n"
+        "The columns of df are exactly:\n<data>\nregion (str), quarter (int64)\n</data>")

@@ -9,6 +9,7 @@ import re
 
 from jupyterlab_notebook_bcc.llm_planner import prompts
 from jupyterlab_notebook_bcc.llm_planner.contract import extract
+from jupyterlab_notebook_bcc.llm_planner.memory import known_now
 from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP, PLAN_STEP
 
 from .fake_openai import FakeOpenAI, Reply, plan
@@ -84,3 +85,19 @@ def test_the_plan_prompt_keeps_column_names_inside_the_data_block() -> None:
     messages = prompts.template_messages("Which region?", ["sales.csv"], PREVIEW, extract("Which region?"), columns)
     prompt = "\n".join(m["content"] for m in messages)
     assert ORDER in prompt and ORDER not in outside_data(prompt)
+
+
+def test_what_a_retry_is_told_now_keeps_column_names_keys_and_defined_names_inside_data_blocks() -> None:
+    columns = {"region": "object", ORDER: "object"}
+    for error, variables in [
+        (f"Traceback (most recent call last):\nKeyError: '{ORDER}'", {}),
+        ("Traceback (most recent call last):\nKeyError: 'Revenue'", {}),
+        ("Traceback (most recent call last):\nValueError: could not convert string to float: 'x'", {}),
+        ("Traceback (most recent call last):\nNameError: name 'totals' is not defined", {"df": 1, "ignore_the_task": 2}),
+    ]:
+        known = known_now(error, columns, variables)
+        assert known, error
+        note = prompts.retry_note("x = 1", error, known, repeated=False)
+        assert ORDER not in outside_data(note) and "ignore_the_task" not in outside_data(note), note
+        # The hint's own words stay outside: they are the planner's.
+        assert outside_data(known).strip(), known
