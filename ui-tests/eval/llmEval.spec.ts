@@ -356,6 +356,8 @@ test.describe('make eval', () => {
         saved,
         JSON.stringify(await savedNotebook(page, notebook), null, 1)
       );
+      // What the user saw at the end, beside the notebook: the panel and the notebook's last cells.
+      await page.screenshot({ path: saved.replace(/\.ipynb$/, '.png') });
       const scored =
         question.set === 'own'
           ? scoreOwn(question, kernel.answer ?? null)
@@ -386,7 +388,11 @@ test.describe('make eval', () => {
         commit: COMMIT,
         startedAt,
         task: question.task,
-        notebook: path.relative(path.dirname(LOG), saved)
+        notebook: path.relative(path.dirname(LOG), saved),
+        screenshot: path.relative(
+          path.dirname(LOG),
+          saved.replace(/\.ipynb$/, '.png')
+        )
       };
       fs.appendFileSync(LOG, JSON.stringify(result) + '\n');
     });
