@@ -9,6 +9,7 @@ import type { INotebookModel } from '@jupyterlab/notebook';
 import type { PartialJSONObject } from '@lumino/coreutils';
 import {
   afterSourceRestored,
+  attemptFailure,
   type IAttemptFailure,
   type ICellAttempt,
   newAttempt,
@@ -121,7 +122,8 @@ export function rewriteCode(
   shared: SharedNotebook,
   cell: SharedCell,
   source: string,
-  at: Date
+  at: Date,
+  checkFailure: string | null = null
 ): { previous: string; attempts: number } | null {
   if (rewriteStatusOf(cell) !== 'ok') {
     return null;
@@ -129,7 +131,12 @@ export function rewriteCode(
   const previous = cell.getSource();
   const history = withAttempt(
     attemptsOf(cell),
-    newAttempt(previous, failureOf(cell), at, 'planner')
+    newAttempt(
+      previous,
+      attemptFailure(failureOf(cell), checkFailure),
+      at,
+      'planner'
+    )
   );
   replaceCode(shared, cell, source, history, true);
   return { previous, attempts: history.length };

@@ -166,11 +166,12 @@ export class NotebookCells {
   rewrite(
     cellId: string,
     source: string,
-    at: Date
+    at: Date,
+    checkFailure: string | null = null
   ): { previous: string; attempts: number } | null {
     const cell = this.sharedCell(cellId);
     const done = cell
-      ? rewriteCode(this.model().sharedModel, cell, source, at)
+      ? rewriteCode(this.model().sharedModel, cell, source, at, checkFailure)
       : null;
     if (done) {
       this._follower.follow(cellId);

@@ -105,7 +105,12 @@ export class NotebookDriver implements INotebookDriver {
     const status = this.rewriteStatus(request.cellId);
     const done =
       status === 'ok'
-        ? this._cells.rewrite(request.cellId, request.source, request.at)
+        ? this._cells.rewrite(
+            request.cellId,
+            request.source,
+            request.at,
+            request.checkFailure ?? null
+          )
         : null;
     return done
       ? { status: 'rewritten', ...done }

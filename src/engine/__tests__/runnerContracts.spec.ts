@@ -261,10 +261,10 @@ describe('WorkflowRunner: output contracts', () => {
         }),
         plan(true)
       ],
-      generating: [[code('share = 0.123'), exec()]]
+      generating: [[code('share = 0.12'), exec()]]
     });
     s.driver.onExec = (_cell, driver) => {
-      driver.variables.share = 0.123;
+      driver.variables.share = 0.12;
       return { status: 'ok', output: '' };
     };
     await s.runner.start({ task: 't' });
@@ -278,7 +278,7 @@ describe('WorkflowRunner: output contracts', () => {
     expect(
       s.client.planningRequests[1].observation.context?.output_checks
     ).toEqual({
-      share: { ok: true, kind: 'number', type: 'float', value: '0.123' }
+      share: { ok: true, kind: 'number', type: 'float', value: '0.12' }
     });
   });
 

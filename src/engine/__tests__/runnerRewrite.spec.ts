@@ -1,4 +1,4 @@
-import type { PlanningResponse } from '../../protocol';
+import type { PlanningResponse, WorkflowTemplate } from '../../protocol';
 import { FakeNotebookDriver } from '../testing';
 import {
   AnyAction,
@@ -72,6 +72,62 @@ describe('a retry fixes its own cell (rewrite_cell)', () => {
       expect(request.options?.optional_actions).toEqual(['rewrite_cell']);
     }
     expect(s.warnings).toEqual([]);
+  });
+
+  it('keeps why the replaced code failed when it raised nothing: the step’s check in the kernel that failed', async () => {
+    const MEAN: WorkflowTemplate = {
+      name: 'Mean',
+      stages: [
+        {
+          id: 's1',
+          name: 'Answer',
+          steps: [
+            {
+              id: 'p1',
+              name: 'Mean',
+              output_contracts: [{ name: 'mean', kind: 'number', decimals: 2 }]
+            }
+          ]
+        }
+      ]
+    };
+    const s = setup({
+      planning: [withTemplate(false, MEAN), plan(false), plan(true)],
+      generating: [
+        [code('mean = 3.14159\nprint(round(mean, 2))', 'mean'), exec('mean')],
+        [rewrite('mean', 'mean = round(3.14159, 2)'), exec('mean')]
+      ]
+    });
+    s.driver.onExec = (_cell, driver) => {
+      driver.variables.mean = driver.executed.length === 1 ? 3.14159 : 3.14;
+      return { status: 'ok', output: '3.14' };
+    };
+    expect((await s.runner.start({ task: 't' })).reason).toBe('completed');
+    const [cell] = s.driver.codeCells();
+    const reason =
+      s.client.planningRequests[1].observation.context?.output_checks?.mean
+        .reason;
+    expect(reason).toMatch(/^`mean` .*2 decimals/);
+    expect(cell.metadata.attempts).toEqual([
+      {
+        code: 'mean = 3.14159\nprint(round(mean, 2))',
+        error: `Check failed: ${reason}`,
+        traceback: null,
+        at: expect.any(String),
+        by: 'planner'
+      }
+    ]);
+    // The planner reads it with the attempt too.
+    expect(
+      s.client.planningRequests[2].observation.context?.cell_attempts?.[0]
+        .failed
+    ).toEqual([
+      {
+        attempt: 1,
+        code: 'mean = 3.14159\nprint(round(mean, 2))',
+        error: `Check failed: ${reason}`
+      }
+    ]);
   });
 
   it('never rewrites a cell the user edited: the fix goes right below it, takes its name, and the user is told', async () => {

@@ -16,6 +16,7 @@ import { WorkflowRunner } from '../run/runner';
 import { RunNotebook } from '../run/runNotebook';
 import { runBegun } from '../run/stepChanges';
 import type { CellMapReader } from '../state/cells';
+import { latestFailedChecks } from '../state/contracts';
 import { type ISavedRunState, RunState } from '../state/runState';
 import { op, type RunOp, transaction } from '../state/transaction';
 import { isSavedRunState } from '../saved/savedRun';
@@ -282,6 +283,7 @@ export function runNotebook(
     journal: state.rewind,
     now: options.now ?? (() => new Date('2025-05-02T09:00:00Z')),
     cellAdded: () => undefined,
+    checkFailure: () => latestFailedChecks(state.contracts),
     dispatch: tx => {
       state.apply(tx);
       return Promise.resolve();

@@ -94,6 +94,20 @@ export interface IAttemptFailure {
   traceback?: string | null;
 }
 
+/**
+ * How the replaced code failed: its error output, or, when it raised nothing, the step's check in the
+ * kernel that failed after it ran (`checkFailure`, its reasons); null when neither.
+ */
+export function attemptFailure(
+  output: IAttemptFailure | null,
+  checkFailure: string | null | undefined
+): IAttemptFailure | null {
+  if (output || !checkFailure) {
+    return output;
+  }
+  return { ename: null, evalue: `Check failed: ${checkFailure}` };
+}
+
 /** The attempt a cell's code makes once it is replaced, bounded. */
 export function newAttempt(
   code: string,

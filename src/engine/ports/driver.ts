@@ -47,6 +47,11 @@ export interface IRewriteRequest {
   source: string;
   /** The run's clock: when the code it replaces became an attempt. */
   at: Date;
+  /**
+   * Why the code it replaces failed when it raised nothing: the reasons of the step's checks in the
+   * kernel that failed after it ran (`attemptFailure`); null when none did.
+   */
+  checkFailure?: string | null;
 }
 
 export type RewriteResult =

@@ -44,6 +44,7 @@ export class RunNotebook {
     this.cells = options.cells;
     this._journal = options.journal;
     this._now = options.now;
+    this._checkFailure = options.checkFailure;
     this._cellAdded = options.cellAdded;
     this._dispatch = options.dispatch;
   }
@@ -118,7 +119,8 @@ export class RunNotebook {
     const result = await this.driver.rewriteCell({
       cellId,
       source,
-      at: this._now()
+      at: this._now(),
+      checkFailure: this._checkFailure()
     });
     if (result.status === 'rewritten') {
       const { previous } = result;
@@ -238,6 +240,7 @@ export class RunNotebook {
   private readonly _journal: RewindReader;
   private readonly _dispatch: (transaction: IRunTransaction) => Promise<void>;
   private readonly _now: () => Date;
+  private readonly _checkFailure: () => string | null;
   private readonly _cellAdded: (event: ICellAdded) => void;
 }
 
@@ -252,5 +255,7 @@ export namespace RunNotebook {
     now: () => Date;
     /** Told of every cell the run adds (the runner's `cellAdded` signal). */
     cellAdded: (event: ICellAdded) => void;
+    /** Why the step's last code failed its checks in the kernel, if it did (`latestFailedChecks`). */
+    checkFailure: () => string | null;
   }
 }

@@ -59,7 +59,7 @@ import { applyRewind } from './rewindRun';
 import { RunControl, RunStopped } from './runControl';
 import { RunNotebook } from './runNotebook';
 import { retried, runBegun, savedRunResumed } from './stepChanges';
-import { runOutcome } from '../state/contracts';
+import { latestFailedChecks, runOutcome } from '../state/contracts';
 
 const USER_PAUSE: IPauseReason = {
   kind: 'user',
@@ -515,6 +515,7 @@ export class WorkflowRunner implements IWorkflowRunner {
         journal: state.rewind,
         now: this._now,
         cellAdded: event => this._cellAdded.emit(event),
+        checkFailure: () => latestFailedChecks(state.contracts),
         dispatch
       }),
       registry: this._registry,

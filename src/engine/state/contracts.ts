@@ -92,6 +92,20 @@ export function checksToSend(
   return Object.keys(sent).length > 0 ? sent : null;
 }
 
+/**
+ * The reasons of the checks that failed after the latest behavior checked, joined; null when all of them
+ * passed (what a rewrite keeps as the replaced code's failure when it raised nothing).
+ */
+export function latestFailedChecks(state: IContractsState): string | null {
+  const records = Object.values(state.checks);
+  const latest = records.length ? records[records.length - 1].behaviorId : null;
+  const reasons = records
+    .filter(r => r.behaviorId === latest && !r.ok)
+    .map(r => r.reason ?? '')
+    .filter(reason => reason !== '');
+  return reasons.length ? reasons.join('; ') : null;
+}
+
 /** The state with `results` as the latest checks (`behaviorId`: the behavior after which they ran). */
 export function withChecks(
   state: IContractsState,

@@ -55,10 +55,16 @@ export function fakeCheck(
   });
   const ok: OutputCheck = { ok: true, kind, type, value: shown };
   switch (kind) {
-    case 'number':
-      return typeof value === 'number'
-        ? ok
-        : fail(`is a ${type}, not a number`);
+    case 'number': {
+      if (typeof value !== 'number') {
+        return fail(`is a ${type}, not a number`);
+      }
+      const { decimals } = contract;
+      return typeof decimals === 'number' &&
+        Math.abs(value - Number(value.toFixed(decimals))) > 1e-9
+        ? fail(`is ${value}, a ${type}, not rounded to ${decimals} decimals`)
+        : ok;
+    }
     case 'integer':
       return typeof value === 'number' && Number.isInteger(value)
         ? ok

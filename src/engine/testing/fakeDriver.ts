@@ -20,6 +20,7 @@ import type {
 } from '../ports/driver';
 import {
   afterSourceRestored,
+  attemptFailure,
   type IAttemptFailure,
   newAttempt,
   observedAttempts,
@@ -172,7 +173,12 @@ export class FakeNotebookDriver implements INotebookDriver {
     const previous = cell.source;
     const attempts = withAttempt(
       readAttempts(cell.metadata.attempts),
-      newAttempt(previous, cell.failure ?? null, request.at, 'planner')
+      newAttempt(
+        previous,
+        attemptFailure(cell.failure ?? null, request.checkFailure),
+        request.at,
+        'planner'
+      )
     );
     cell.metadata.attempts = attempts;
     cell.source = request.source;

@@ -82,12 +82,20 @@ describe('NotebookDriver rewrites a cell of the run', () => {
         by: 'planner'
       }
     ]);
-    // Still the run's: the next fix rewrites it again, and the history grows.
-    await fx.driver.rewriteCell({ cellId: id, source: 'x = 1', at: AT });
+    // Still the run's: the next fix rewrites it again, and the history grows. The fix raised nothing but
+    // failed its check in the kernel: that is its failure.
+    await fx.driver.rewriteCell({
+      cellId: id,
+      source: 'x = 1',
+      at: AT,
+      checkFailure: '`totals` is an int, not a dict'
+    });
     expect(attemptsOf(cell).map(a => [a.code, a.error])).toEqual([
       [FAILING, "KeyError: 'region'"],
-      [FIX, null]
+      [FIX, 'Check failed: `totals` is an int, not a dict']
     ]);
+    await fx.driver.rewriteCell({ cellId: id, source: 'x = 2', at: AT });
+    expect(attemptsOf(cell).map(a => a.error)[2]).toBeNull();
   });
 
   it("is one step of the notebook's undo: JupyterLab's Undo brings the failed code back", async () => {

@@ -4,6 +4,7 @@ import { FakeNotebookDriver } from '../../testing';
 import { RunNotebook, sourceKept } from '../runNotebook';
 import { applied, newState } from '../../__tests__/runnerSetup';
 import { checkpoint } from '../../rewind/rollback';
+import { latestFailedChecks } from '../../state/contracts';
 
 const PROVENANCE = {
   stage_id: 's1',
@@ -23,6 +24,7 @@ function notebook() {
     journal: state.rewind,
     now: () => new Date('2026-01-01T10:00:00Z'),
     cellAdded: () => undefined,
+    checkFailure: () => latestFailedChecks(state.contracts),
     dispatch: tx => {
       sent.push(tx);
       state.apply(tx);
