@@ -288,14 +288,18 @@ export class BehaviorRun {
       .map(codeOf)
       .filter((code): code is string => code !== null);
     const codeFlags = codeCells.map(code => flagCode(code, { allowedPaths }));
+    // Each cell as the user finds it: its place in the notebook now.
+    const position = this._positions();
     // A fix is new code too: flagged like an added cell's.
-    const rewrites = rewritesToReview(actions, this._reviewNotebook()).map(
-      rewrite => {
-        const flags = flagCode(rewrite.after, { allowedPaths });
-        return flags.length > 0 ? { ...rewrite, flags } : rewrite;
-      }
-    );
-    const existingCells = this._existingCellsRun(actions).map(cell => {
+    const rewrites = rewritesToReview(
+      actions,
+      this._reviewNotebook(position)
+    ).map(rewrite => {
+      const flags = flagCode(rewrite.after, { allowedPaths });
+      return flags.length > 0 ? { ...rewrite, flags } : rewrite;
+    });
+    const existingCells = this._existingCellsRun(actions).map(run => {
+      const cell = { ...run, position: position(run.cellId) };
       const flags = flagCode(cell.source, { allowedPaths });
       return flags.length > 0 ? { ...cell, flags } : cell;
     });
@@ -362,13 +366,15 @@ export class BehaviorRun {
     return true;
   }
 
-  private _reviewNotebook(): IReviewNotebook {
+  private _reviewNotebook(
+    position: IReviewNotebook['position']
+  ): IReviewNotebook {
     const { cells, driver } = this._options.notebook;
     return {
       cells,
       source: cellId => driver.cellSource(cellId),
       status: cellId => driver.rewriteStatus(cellId),
-      position: this._positions()
+      position
     };
   }
 
@@ -387,14 +393,15 @@ export class BehaviorRun {
    * the same behavior adds is shown as that new code instead, and one that would be refused or find no
    * cell runs nothing.
    */
-  private _existingCellsRun(actions: AnyAction[]): IExistingCellRun[] {
+  private _existingCellsRun(
+    actions: AnyAction[]
+  ): Omit<IExistingCellRun, 'position'>[] {
     const { notebook, settings } = this._options;
     const addedStoreIds = new Set<string>();
     // An exec of a cell the behavior rewrites runs the fix, shown as its diff.
     const rewritten = new Set<string>();
     let addsCode = false;
-    const runs = new Map<string, IExistingCellRun>();
-    const position = this._positions();
+    const runs = new Map<string, Omit<IExistingCellRun, 'position'>>();
     const context = {
       cells: notebook.cells,
       driver: notebook.driver,
@@ -437,11 +444,7 @@ export class BehaviorRun {
       }
       const source = notebook.driver.cellSource(resolved.cellId);
       if (source !== null && plannerMayRunCell(resolved.cellId, context)) {
-        runs.set(resolved.cellId, {
-          cellId: resolved.cellId,
-          position: position(resolved.cellId),
-          source
-        });
+        runs.set(resolved.cellId, { cellId: resolved.cellId, source });
       }
     }
     return [...runs.values()];
