@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import prompts, report, rewrite
-from .repairs import repair
+from .repairs import next_repair
 from .answers import AnswerUnreadable, StreamedField, cell_code, first_object, string_field
 from .calls import ModelCalls
 from .contract import is_chinese
@@ -190,9 +190,7 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
             send_code(cell_code(code), None)
 
     # A failure with a mechanical remedy: the planner's own fix, once, without asking the model.
-    own = repair(tries[-1]) if tries else None
-    if own is not None and memory.repeat_of(step.id, own.code) is not None:
-        own = None
+    own = next_repair(memory, step.id)
 
     async def write() -> None:
         try:

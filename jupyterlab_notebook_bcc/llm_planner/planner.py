@@ -45,6 +45,7 @@ from .plan import (
     plan_stage,
     template,
 )
+from .repairs import next_repair
 from .sessions import Caller, Session, Sessions
 from .settings import LLMPlanner, ModelSettings
 
@@ -147,7 +148,8 @@ class LLMPlannerCore:
             return self._achieved(session, caller, request, step)
         session.memory.failed_try(step.id, behavior, verdict.reason)
         tries = max(1, request.iteration)
-        if repeated or tries >= max(1, self.config.max_tries_per_step):
+        used_up = tries >= max(1, self.config.max_tries_per_step)
+        if repeated or (used_up and next_repair(session.memory, step.id) is None):
             session.given_up.append((step.name, verdict.reason))
             why = (f"Step given up: {verdict.reason}." if repeated else
                    f"Step given up after {tries} tries (c.LLMPlanner.max_tries_per_step): {verdict.reason}.")

@@ -1,7 +1,7 @@
 """Fixes the planner makes itself: a step whose check failed for a reason with one mechanical remedy is not
 asked of the model again. The fix is the failed code with the remedy after it, sent once as the step's next
-try (the rewrite of its cell where the client takes `rewrite_cell`); if that try fails too, the model is
-asked as for any failure.
+try (the rewrite of its cell where the client takes `rewrite_cell`), even when the model's tries are used up;
+if that try fails too, the model is asked as for any failure, or the step is given up.
 
 Only a value not rounded as the task asks is fixed so: `round(float(x), n)` changes nothing else in it. A
 small model was seen rounding only what it printed, three times, with the right value left unrounded in the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .memory import FailedTry
+from .memory import FailedTry, RunMemory
 
 # The kernel check's reason (src/notebook/kernelChecks.ts): "`x` is 3.14159, a float64, not rounded to 2 decimals".
 _NOT_ROUNDED = re.compile(r"`([A-Za-z_]\w*)` is [^;]*?[,:] not rounded to (\d+) decimals")
@@ -44,3 +44,11 @@ def repair(tried: FailedTry) -> Repair | None:
         # This try was the fix already.
         return None
     return Repair("\n".join([tried.code.rstrip(), *lines]), rounded)
+
+
+def next_repair(memory: RunMemory, step_id: str) -> Repair | None:
+    """The planner's fix of the step's last failed try, unless that code was tried already. It is sent even
+    when the model's tries are used up: it asks nothing of the model."""
+    tries = memory.tries(step_id)
+    fix = repair(tries[-1]) if tries else None
+    return None if fix is None or memory.repeat_of(step_id, fix.code) is not None else fix

@@ -238,6 +238,23 @@ class TestThePlannersOwnFix:
             assert said == ["The planner rounds `mean_price` to 2 decimals, as the task asks."]
             assert judged["targetAchieved"] is True
 
+    def test_the_fix_comes_even_when_the_models_tries_are_used_up(self) -> None:
+        # DABench 11: the third try left the right correlation unrounded, and the step was given up.
+        reason = "`mean_price` is 570.6812753036437, a float64, not rounded to 2 decimals"
+        script = Script(steps(("Mean revenue", [("mean_price", "number")])), [cell("Take the mean.", self.MEAN)])
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake, max_tries_per_step=1)
+            run = start(service, self.TASK)
+            check = {"ok": False, "kind": "number", "type": "float64", "value": "570.6812753036437", "reason": reason}
+            names = variables(run, mean_price=570.6812753036437)
+            _lines, judged = behave(service, "answer", "mean_revenue", 1, names, ["570.68"], {"mean_price": check})
+            assert judged["transition"]["continue_behaviors"] is True
+            lines, judged = behave(service, "answer", "mean_revenue", 2, names, ["570.68"], {"mean_price": check})
+            assert [line["content"] for line in lines if line.get("shot_type") == "action"] == [
+                self.MEAN + "\nmean_price = round(float(mean_price), 2)"]
+            # The fix failed too: nothing mechanical is left, and the step is given up.
+            assert judged["transition"] == {"continue_behaviors": False, "target_achieved": False}
+
     def test_the_fix_is_made_once_then_the_model_is_asked(self) -> None:
         reason = "`mean_price` is 570.6812753036437, a float64, not rounded to 2 decimals"
         fixed = self.MEAN + "\nmean_price = round(float(mean_price), 2)"
