@@ -31,7 +31,7 @@ function darkTheme(): boolean {
 }
 
 /** The cell as the user finds it: its place in the notebook, and the planner's name for it. */
-export function cellName(
+function cellName(
   rewrite: Pick<IRewriteReview, 'position' | 'reference'>,
   trans: TranslationBundle
 ): string {
