@@ -49,6 +49,12 @@ _CHINESE_NAMED = re.compile(
 _KEYS = re.compile(r"\bkeys?\s*(?:named\s+|called\s+)?[:(]?\s*((?:[`'\"“‘][^`'\"”’]{1,40}[`'\"”’][\s,]*(?:and\s+|or\s+)?)+)",
                    re.IGNORECASE)
 _QUOTED = re.compile(r"[`'\"“‘]([^`'\"”’]{1,40})[`'\"”’]")
+# "a string that can either be "linear", "nonlinear", or "none"": the values a text may take, quoted.
+_CHOICES = re.compile(
+    r"\b(?:either(?:\s+be)?|one of|can be|could be|must be|should be)\b:?\s*"
+    r"((?:[\"'“‘][^\"'”’]{1,40}[\"'”’](?:\s*,\s*or\s+|\s*,\s*|\s+or\s+)){1,11}[\"'“‘][^\"'”’]{1,40}[\"'”’])",
+    re.IGNORECASE,
+)
 _DECIMALS = re.compile(
     r"(\d+|zero|one|two|three|four|five|six)\s+decimal(?:\s+places?|\s+points?|s)?|"
     r"decimal\s+places?\s*(?:of|:|=)?\s*(\d+)|"
@@ -110,6 +116,8 @@ class Deliverable:
     keys: tuple[str, ...] = ()
     decimals: int | None = None
     describe: str = ""
+    # The values a text or label may take, as the task spells them.
+    choices: tuple[str, ...] = ()
 
     def public(self) -> dict[str, Any]:
         shape: dict[str, Any] = {"name": self.name, "kind": self.kind}
@@ -125,6 +133,8 @@ class Deliverable:
             shape["keys"] = list(self.keys)
         if self.decimals is not None:
             shape["decimals"] = self.decimals
+        if self.choices:
+            shape["one_of"] = list(self.choices)
         if self.describe:
             shape["describe"] = self.describe
         return shape
@@ -173,6 +183,9 @@ class TaskContract:
 
 def describe(item: Deliverable, chinese: bool = False) -> str:
     """Words for a deliverable's kind: "a number rounded to 2 decimals", "a region name"."""
+    if item.choices:
+        listed = ", ".join(f'"{choice}"' for choice in item.choices)
+        return f"取值之一：{listed}" if chinese else f"one of {listed}"
     if chinese:
         if item.kind == "label":
             return f"{item.of_column} 列中的一个值" if item.of_column else "一个标签"
@@ -355,6 +368,9 @@ def _deliverable(name: str, segment: str, context: str, columns: dict[str, str],
         kind = "integer"
     if kind != "number":
         decimals = None
+    choices = _choices(segment) if kind in ("text", "label", "any") else ()
+    if choices and kind == "any":
+        kind = "text"
     wording = _unit(segment)
     if kind == "label" and not wording:
         text_column = columns.get(of_column, "object") in ("object", "str", "string", "category")
@@ -363,7 +379,17 @@ def _deliverable(name: str, segment: str, context: str, columns: dict[str, str],
         if chinese:
             wording = f"`{of_column}` 列中的一个值"
     return Deliverable(name=name, kind=kind, of_column=of_column if kind == "label" else "",
-                       keys=tuple(keys) if kind == "dict" else (), decimals=decimals, describe=wording)
+                       keys=tuple(keys) if kind == "dict" else (), decimals=decimals, describe=wording,
+                       choices=choices)
+
+
+def _choices(segment: str) -> tuple[str, ...]:
+    """The quoted values a description says the answer can be ("either "yes" or "no""), else none."""
+    match = _CHOICES.search(segment)
+    if not match:
+        return ()
+    values = [value.strip() for value in _QUOTED.findall(match.group(1)) if value.strip()]
+    return tuple(dict.fromkeys(values)) if len(values) >= 2 else ()
 
 
 def _keys(segment: str) -> list[str]:

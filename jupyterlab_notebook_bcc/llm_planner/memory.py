@@ -87,6 +87,7 @@ _CHECK_HINTS = (
     ("row number where a label was asked", "Store the label itself: take the index label of a Series indexed by "
      "that column (for example its .idxmax()), not a position among the rows of df."),
     ("not a value of", "Store one of the column's own values, spelled as in the data."),
+    ("not one of:", "Store exactly one of the allowed values after 'not one of:', spelled as given, not a sentence."),
     ("not rounded to", "Round it with round(value, decimals) and store the rounded Python float."),
     ("not an integer", "Store a Python int: int(value)."),
     ("not a number", "Store one number (a Python float or int), not a table, a Series or a text."),

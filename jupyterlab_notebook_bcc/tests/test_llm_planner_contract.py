@@ -73,6 +73,21 @@ class TestDeliverables:
                 "@mean_units[mean], @median_units[median] where both are floats rounded to 3 decimal places.")
         assert kinds(task) == [("mean_units", "number", 3, ""), ("median_units", "number", 3, "")]
 
+    def test_a_text_that_can_only_be_one_of_the_values_the_task_gives(self) -> None:
+        # DABench 25: the kernel held "The distribution of BMI values is normal" where "normal" was asked.
+        task = ("Question: Check if the BMI values follow a normal distribution.\n"
+                "@bmi_distribution[status] where \"status\" is a string that can either be \"normal\" or "
+                "\"not_normal\", based on the conditions specified in the constraints.")
+        [item] = extract(task).deliverables
+        assert (item.name, item.kind, item.choices) == ("bmi_distribution", "text", ("normal", "not_normal"))
+        assert item.public()["one_of"] == ["normal", "not_normal"]
+        assert item.wording() == 'one of "normal", "not_normal"'
+        task = ("@relationship_type[relationship_type], where \"relationship_type\" is a string that can either be "
+                "\"linear\", \"nonlinear\", or \"none\" based on the conditions specified in the constraints.")
+        assert extract(task).deliverables[0].choices == ("linear", "nonlinear", "none")
+        # Quoted words that are not the values it may take are not choices.
+        assert extract("Store the region named 'North' in a variable named answer.").deliverables[0].choices == ()
+
     def test_a_dict_with_keys(self) -> None:
         task = "Compute the mean and median revenue and store them in a dict named stats with keys 'mean' and 'median'."
         assert [(d.name, d.kind, d.keys) for d in extract(task).deliverables] == [

@@ -255,6 +255,24 @@ class TestThePlannersOwnFix:
             # The fix failed too: nothing mechanical is left, and the step is given up.
             assert judged["transition"] == {"continue_behaviors": False, "target_achieved": False}
 
+    def test_a_text_that_says_one_allowed_value_is_stored_as_that_value(self) -> None:
+        # DABench 25: `bmi_distribution` held a sentence where "normal" or "not_normal" was asked.
+        from jupyterlab_notebook_bcc.llm_planner.memory import FailedTry
+        from jupyterlab_notebook_bcc.llm_planner.repairs import repair
+
+        code = "bmi_distribution = 'The distribution of BMI values is normal'"
+        # The kernel check's words (src/notebook/__tests__/driver.checks.spec.ts).
+        reason = "`bmi_distribution` is 'The distribution of BMI values is normal', not one of: 'normal', 'not_normal'"
+        fixed = repair(FailedTry(code, reason))
+        assert fixed is not None and fixed.code == code + "\nbmi_distribution = 'normal'"
+        assert fixed.words(False) == "The planner stores `bmi_distribution` as 'normal', as the task spells it."
+        # The longer value wins where it holds the shorter one: "not normal" is not_normal.
+        negative = reason.replace("is normal'", "is not normal'")
+        assert repair(FailedTry(code, negative)).code.endswith("bmi_distribution = 'not_normal'")
+        # Neither value, or both apart: nothing mechanical to do.
+        assert repair(FailedTry(code, reason.replace("is normal'", "is skewed'"))) is None
+        assert repair(FailedTry(code, reason.replace("is normal'", "is normal, or not_normal'"))) is None
+
     def test_the_fix_is_made_once_then_the_model_is_asked(self) -> None:
         reason = "`mean_price` is 570.6812753036437, a float64, not rounded to 2 decimals"
         fixed = self.MEAN + "\nmean_price = round(float(mean_price), 2)"

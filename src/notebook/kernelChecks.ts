@@ -167,6 +167,9 @@ export const CHECK_HELPERS = String.raw`
         elif kind == 'list':
             if not isinstance(value, (list, tuple)):
                 raise CheckFailed('%s is %s, not a list' % (name, article(check_type(value))))
+        choices = contract.get('one_of')
+        if kind in ('text', 'label', 'any') and isinstance(choices, list) and choices and scalar not in choices:
+            raise CheckFailed('%s is %s, not one of: %s' % (name, said, ', '.join(repr(c) for c in choices)))
 
     def check_one(contract, ns, late):
         name = str(contract.get('name'))

@@ -48,6 +48,8 @@ export const OutputContractSchema = z.looseObject({
   keys: z.array(z.string()).optional(),
   /** number: rounded to at most this many decimals. */
   decimals: z.number().int().min(0).max(15).optional(),
+  /** text, label: the value is exactly one of these (the task's own spelling). */
+  one_of: z.array(z.string()).min(1).max(20).optional(),
   /** Words for the panel, in the task's language. */
   describe: z.string().optional()
 });

@@ -54,6 +54,17 @@ export function fakeCheck(
     reason: `\`${name}\` ${why}`
   });
   const ok: OutputCheck = { ok: true, kind, type, value: shown };
+  const choices = contract.one_of ?? [];
+  if (
+    choices.length > 0 &&
+    (kind === 'text' || kind === 'label' || kind === 'any') &&
+    typeof value === 'string' &&
+    !choices.includes(value)
+  ) {
+    return fail(
+      `is '${value}', not one of: ${choices.map(c => `'${c}'`).join(', ')}`
+    );
+  }
   switch (kind) {
     case 'number': {
       if (typeof value !== 'number') {

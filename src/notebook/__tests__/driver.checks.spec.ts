@@ -188,6 +188,17 @@ describe('NotebookDriver output checks', () => {
     });
     expect(results.blank.reason).toBe('`blank` is an empty text');
     expect(results.title.ok).toBe(true);
+    // A text the task allows only some values of (DABench's "either "normal" or "not_normal"").
+    const allowed = await check([
+      { name: 'title', kind: 'text', one_of: ['Costs', 'Revenue by region'] }
+    ]);
+    expect(allowed.title.ok).toBe(true);
+    const refused = await check([
+      { name: 'title', kind: 'text', one_of: ['Sales', 'Costs'] }
+    ]);
+    expect(refused.title.reason).toBe(
+      "`title` is 'Revenue by region', not one of: 'Sales', 'Costs'"
+    );
     const bool = await check([{ name: 'has_gaps', kind: 'number' }]);
     expect(bool.has_gaps.reason).toBe(
       '`has_gaps` is False, a bool, not a number'
