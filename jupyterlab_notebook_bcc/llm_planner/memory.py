@@ -98,6 +98,12 @@ _CHECK_HINTS = (
 )
 
 
+# Arithmetic asked of text: a mean over every column, a correlation matrix of a frame with names in it.
+_TEXT_ARITHMETIC = re.compile(
+    r"reduction '\w+' with string dtype|dtype '(?:str|string|object)' does not support operation|"
+    r"could not convert string to float|agg function failed \[how->\w+,dtype->object\]", re.IGNORECASE)
+
+
 def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) -> str:
     """What the kernel's error (or a failed check's reason) says is wrong, and the facts that fix it: the words
     are the planner's, the names from the data or the kernel (columns, keys, variables) are in data blocks."""
@@ -123,6 +129,11 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) ->
         defined = [key for key in variables if re.fullmatch(r"[A-Za-z_]\w*", key)]
         return "\n".join(["Defined names:", as_data(", ".join(defined[:40])), "Define anything else in this cell."]) \
             if defined else ""
+    if name in ("TypeError", "ValueError") and _TEXT_ARITHMETIC.search(line):
+        return "\n".join([
+            "Some columns hold text: compute on the numeric columns only (df.select_dtypes('number'), or "
+            "numeric_only=True in mean(), sum(), corr() and groupby(...).mean()), or select the columns the "
+            "step needs. The columns of df and their types:", as_data(listed or "(not known)")])
     if name in ("TypeError", "ValueError") and listed and ("str" in line or "convert" in line or "could not" in line):
         return "\n".join(["The columns of df and their types:", as_data(listed)])
     return ""

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+
+import pytest
 from typing import Any
 
 from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP, PLAN_STEP, REPORT_STEP
@@ -473,3 +475,18 @@ def test_a_key_error_on_a_column_df_has_says_where_the_column_went() -> None:
     assert known_now("Traceback\nKeyError: 'qtr'", columns, {}) == (
         "The code used a key that is not a column:\n<data>\nqtr\n</data>\n"
         "The columns of df are exactly:\n<data>\nregion (str), quarter (int64)\n</data>")
+
+
+@pytest.mark.parametrize("line", [
+    # DABench 59 and 117 on Qwen2.5-Coder-1.5B: the same failing code twice, then the step given up.
+    "TypeError: Cannot perform reduction 'mean' with string dtype",
+    "TypeError: dtype 'str' does not support operation 'mean'",
+    "ValueError: could not convert string to float: 'Switzerland'",
+    "TypeError: agg function failed [how->mean,dtype->object]",
+])
+def test_arithmetic_on_text_columns_is_told_to_take_the_numeric_columns(line: str) -> None:
+    from jupyterlab_notebook_bcc.llm_planner.memory import known_now
+
+    known = known_now(f"Traceback (most recent call last):\n{line}", {"country": "str", "cases": "int64"}, {})
+    assert known.startswith("Some columns hold text: compute on the numeric columns only")
+    assert "numeric_only=True" in known and "<data>\ncountry (str), cases (int64)\n</data>" in known
