@@ -263,12 +263,16 @@ def _formatted(task: str, columns: dict[str, str]) -> list[Deliverable]:
         placeholder = match.group(2).strip()
         segment = _placeholder_words(task, placeholder)
         if re.search(r"/|\bor\b", placeholder):
-            # `@significance[significant/no significant]`: the choices themselves.
-            segment = "a string"
-        elif "," in placeholder:
+            # `@significance[significant/no significant]`: the choices themselves; quoted, the values it may take.
+            segment = f"a string, {placeholder}" if _QUOTED.search(placeholder) else "a string"
+        elif "," in placeholder and all(re.fullmatch(rf"\s*(?:{_NAME}|\d+|\.\.\.|…|etc\.?)?\s*", part)
+                                        for part in placeholder.split(",")):
             # `@counts[count_0, count_1]`: several values in one answer, in whatever form.
             found.append(Deliverable(name=name))
             continue
+        elif " " in placeholder:
+            # `@mean_ratio[Mean of the ratio column, rounded to two decimal places]`: the brackets describe it.
+            segment = f"{placeholder}. {segment}" if segment else placeholder
         elif not segment:
             segment = task[match.start():end]
         # Several deliverables: what the format says after them all ("where … are numbers") describes each.

@@ -85,8 +85,23 @@ class TestDeliverables:
         task = ("@relationship_type[relationship_type], where \"relationship_type\" is a string that can either be "
                 "\"linear\", \"nonlinear\", or \"none\" based on the conditions specified in the constraints.")
         assert extract(task).deliverables[0].choices == ("linear", "nonlinear", "none")
+        # In the brackets (DABench 268).
+        task = '@normality_test_result[A string that should be either "Normal" or "Not Normal"]'
+        assert extract(task).deliverables[0].choices == ("Normal", "Not Normal")
         # Quoted words that are not the values it may take are not choices.
         assert extract("Store the region named 'North' in a variable named answer.").deliverables[0].choices == ()
+
+    def test_an_at_name_whose_brackets_describe_the_value(self) -> None:
+        # DABench 272: "rounded to two decimal places" inside the brackets was not read, and unrounded
+        # values passed their checks.
+        task = ("Return 2 values: @mean_ratio[Mean of the TOTUSJZ_TOTUSJH_RATIO column, rounded to two decimal "
+                "places], @stddev_ratio[Standard deviation of the TOTUSJZ_TOTUSJH_RATIO column, rounded to two "
+                "decimal places].")
+        assert kinds(task) == [("mean_ratio", "number", 2, ""), ("stddev_ratio", "number", 2, "")]
+        # Names in the brackets are still several values in one answer.
+        assert kinds("@counts[count_0, count_1] where both are integers.") == [("counts", "any", None, "")]
+        assert kinds('@site_ids[site_id1,site_id2,...] where "site_id1" … each rounded to two decimal places.') == [
+            ("site_ids", "any", None, "")]
 
     def test_a_dict_with_keys(self) -> None:
         task = "Compute the mean and median revenue and store them in a dict named stats with keys 'mean' and 'median'."
