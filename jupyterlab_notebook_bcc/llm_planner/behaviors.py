@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import prompts, report, rewrite
-from .repairs import next_repair
 from .answers import AnswerUnreadable, StreamedField, cell_code, first_object, string_field
 from .calls import ModelCalls
 from .contract import is_chinese
@@ -34,6 +33,7 @@ from .plan import (
     stages_of,
     template,
 )
+from .repairs import next_repair
 from .sessions import Caller, Session
 from .settings import LLMPlanner, ModelSettings
 from .usage import BehaviorKey
@@ -161,7 +161,10 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
     tries = memory.tries(step.id)
     hold = bool(tries)
     fix = rewrite.failed_cell(request, step.id, bool(tries) or bool(last_error(request.current_effects)))
-    messages = _cell_messages(turn, step, tries[-1].code if tries else "", tries[-1].reason if tries else "")
+    # A failure with a mechanical remedy: the planner's own fix, once, without asking the model.
+    own = next_repair(memory, step.id)
+    messages = [] if own is not None else _cell_messages(
+        turn, step, tries[-1].code if tries else "", tries[-1].reason if tries else "")
     queue: asyncio.Queue[Action | None] = asyncio.Queue()
     # A fix rewrites the failed cell: no new explanation cell beside it.
     sent = {"explanation": fix is not None, "code": False}
@@ -188,9 +191,6 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
         code = fields["code"].read(answer_text)
         if code is not None and code.strip():
             send_code(cell_code(code), None)
-
-    # A failure with a mechanical remedy: the planner's own fix, once, without asking the model.
-    own = next_repair(memory, step.id)
 
     async def write() -> None:
         try:
