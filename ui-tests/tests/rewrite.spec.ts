@@ -152,6 +152,24 @@ function codeSources(cells: Awaited<ReturnType<typeof cellInfos>>): string[] {
   return runCode(cells).map(c => c.source);
 }
 
+/** Resume, after a reload: the run completes with the fix in cell `id`, the failed code its attempt. */
+async function resumeEndsWithTheFix(
+  page: Page,
+  nb: string,
+  id: string
+): Promise<void> {
+  await clickControl(page, 'Resume');
+  // The saved run loads before it runs: the run is not under way at once.
+  await expect(stateLine(page)).toHaveText('Completed', { timeout: 60000 });
+  expect((await waitForEnd(page, nb)).state).toBe('WORKFLOW_COMPLETED');
+  expect(runCode(await cellInfos(page, nb)).map(c => [c.id, c.source])).toEqual(
+    [[id, FIX]]
+  );
+  await expect
+    .poll(() => savedAttempts(page, nb))
+    .toEqual([[FAILING, "KeyError: 'North'"]]);
+}
+
 test.use({ viewport: { width: 1400, height: 900 } });
 
 test.describe('A retry fixes its own cell', () => {
@@ -287,17 +305,9 @@ test.describe('A retry fixes its own cell', () => {
     await expect(stateLine(page)).toHaveText('Stopped at step North total', {
       timeout: 60000
     });
-    await clickControl(page, 'Resume');
-    // The saved run loads before it runs: the run is not under way at once.
-    await expect(stateLine(page)).toHaveText('Completed', { timeout: 60000 });
-    expect((await waitForEnd(page, nb)).state).toBe('WORKFLOW_COMPLETED');
-    expect(
-      runCode(await cellInfos(page, nb)).map(c => [c.id, c.source])
-    ).toEqual([[id, FIX]]);
-    await expect
-      .poll(() => savedAttempts(page, nb))
-      .toEqual([[FAILING, "KeyError: 'North'"]]);
+    await resumeEndsWithTheFix(page, nb, id);
   });
+
   test('paused after the fix (step mode), the run reloads with the rewritten cell and its attempt; Resume ends it', async ({
     page,
     tmpPath
@@ -330,15 +340,7 @@ test.describe('A retry fixes its own cell', () => {
     expect(
       runCode(await cellInfos(page, nb)).map(c => [c.id, c.source])
     ).toEqual([[id, FIX]]);
-    await clickControl(page, 'Resume');
-    await expect(stateLine(page)).toHaveText('Completed', { timeout: 60000 });
-    expect((await waitForEnd(page, nb)).state).toBe('WORKFLOW_COMPLETED');
-    expect(
-      runCode(await cellInfos(page, nb)).map(c => [c.id, c.source])
-    ).toEqual([[id, FIX]]);
-    await expect
-      .poll(() => savedAttempts(page, nb))
-      .toEqual([[FAILING, "KeyError: 'North'"]]);
+    await resumeEndsWithTheFix(page, nb, id);
   });
 
   test('Redo from the step removes the rewritten cell with its attempts; the redone step writes its cell anew', async ({
