@@ -30,6 +30,7 @@ import {
   startRun,
   stateLine,
   test,
+  unfoldStages,
   uploadHousing
 } from './helpers';
 
@@ -339,12 +340,7 @@ test.describe('Kernels in a Kernel Gateway', () => {
     );
 
     // Completed stages are folded: open them all to see their steps.
-    const folded = page.locator(
-      `${SIDEBAR} .jp-bcc-stage[aria-expanded="false"] > .jp-bcc-tree-row`
-    );
-    while ((await folded.count()) > 0) {
-      await folded.first().click();
-    }
+    await unfoldStages(page);
     const second = (await page
       .locator(`${SIDEBAR} .jp-bcc-step`)
       .nth(1)

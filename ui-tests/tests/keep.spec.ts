@@ -25,7 +25,8 @@ import {
   startHousingRun,
   stateLine,
   stopPlanners,
-  test
+  test,
+  unfoldStages
 } from './helpers';
 
 const TASK = 'What drives the sale price of houses (SalePrice)?';
@@ -80,16 +81,6 @@ async function notebookMetadata(page: Page): Promise<Record<string, unknown>> {
     return (widget.content.model.sharedModel.getMetadata('notebook_bcc') ??
       {}) as Record<string, unknown>;
   });
-}
-
-/** The step rows of the panel's tree, with every stage unfolded. */
-async function unfoldStages(page: Page): Promise<void> {
-  const folded = page.locator(
-    `${SIDEBAR} .jp-bcc-stage[aria-expanded="false"] > .jp-bcc-tree-row`
-  );
-  while ((await folded.count()) > 0) {
-    await folded.first().click();
-  }
 }
 
 function stepRow(page: Page, stepId: string) {

@@ -10,7 +10,8 @@ import {
   SIDEBAR,
   startHousingRun,
   stateLine,
-  test
+  test,
+  unfoldStages
 } from './helpers';
 
 const TASK = 'What drives the sale price of houses (SalePrice)?';
@@ -156,12 +157,7 @@ test.describe('Rewind', () => {
     await expect(stateLine(page)).toHaveText('Completed', { timeout: 240000 });
 
     // Completed stages are folded: open them all to see their steps.
-    const folded = page.locator(
-      `${SIDEBAR} .jp-bcc-stage[aria-expanded="false"] > .jp-bcc-tree-row`
-    );
-    while ((await folded.count()) > 0) {
-      await folded.first().click();
-    }
+    await unfoldStages(page);
     const steps = page.locator(`${SIDEBAR} .jp-bcc-step`);
     const second = (await steps.nth(1).getAttribute('data-id'))!;
     const secondStep = second.split('/').pop()!;

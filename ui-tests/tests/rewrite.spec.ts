@@ -34,6 +34,7 @@ import {
   stateLine,
   stopPlanners,
   test,
+  unfoldStages,
   waitForEnd
 } from './helpers';
 
@@ -201,12 +202,7 @@ test.describe('A retry fixes its own cell', () => {
       .toEqual([[FAILING, "KeyError: 'North'"]]);
 
     // From the panel: the step offers its attempts (its completed stage folded, opened first).
-    const folded = panel(page).locator(
-      '.jp-bcc-stage[aria-expanded="false"] > .jp-bcc-tree-row'
-    );
-    while ((await folded.count()) > 0) {
-      await folded.first().click();
-    }
+    await unfoldStages(page);
     await expect(
       panel(page).locator('.jp-bcc-step-attempts', { hasText: 'Attempts…' })
     ).toBeVisible();

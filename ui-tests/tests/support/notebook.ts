@@ -77,6 +77,20 @@ export function stateLine(page: Page) {
   return page.locator(`${SIDEBAR} .jp-bcc-state`);
 }
 
+/**
+ * Opens every folded stage of the panel's progress tree (a finished run's stages are folded), once the
+ * tree shows: after a reload the panel restores the run's tree a moment after it opens.
+ */
+export async function unfoldStages(page: Page): Promise<void> {
+  await expect(page.locator(`${SIDEBAR} .jp-bcc-stage`).first()).toBeVisible();
+  const folded = page.locator(
+    `${SIDEBAR} .jp-bcc-stage[aria-expanded="false"] > .jp-bcc-tree-row`
+  );
+  while ((await folded.count()) > 0) {
+    await folded.first().click();
+  }
+}
+
 /** Cells of the active notebook. */
 export function cells(page: Page) {
   return page.locator(
