@@ -14,6 +14,7 @@ from . import prompts, report, rewrite
 from .answers import AnswerUnreadable, StreamedField, cell_code, first_object, string_field
 from .calls import ModelCalls
 from .contract import is_chinese
+from .delivered import keep_delivered
 from .memory import known_now
 from .model import ModelError
 from .observation import MAX_PREVIEW_CHARS, Request, bounded, last_error, words
@@ -153,7 +154,8 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
     """One cell for the step, streamed: the explanation as soon as its string is complete, then the code.
     A retry is held until its code is known: code that already failed in this step is not sent to the
     kernel; the model is asked once more, firmly, and if it writes it again the step is given up. A failed
-    check with a mechanical remedy (`repairs.py`) is fixed by the planner first. When the client offers
+    check with a mechanical remedy (`repairs.py`) is fixed by the planner first; values of the task that
+    earlier steps delivered are not assigned again (`delivered.py`). When the client offers
     `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a
     new explanation cell beside it."""
     session, request = turn.session, turn.request
@@ -169,11 +171,14 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
     # A fix rewrites the failed cell: no new explanation cell beside it.
     sent = {"explanation": fix is not None, "code": False}
     fields = {"explanation": StreamedField("explanation"), "code": StreamedField("code")}
+    # The task's values earlier steps delivered and checked: this step's code does not assign them again.
+    delivered = session.delivered_before(step.id)
 
     def send_code(code: str, explanation: str | None) -> None:
         if not sent["explanation"] and explanation and explanation.strip():
             queue.put_nowait({"action": "add", "shot_type": "dialogue", "content": explanation.strip()})
         sent["explanation"] = sent["code"] = True
+        code, _kept = keep_delivered(code, delivered)
         memory.sent(step.id, turn.key[1], code)
         for action in rewrite.code_actions(code, fix):
             queue.put_nowait(action)

@@ -26,6 +26,8 @@ class StepRecord:
     name: str
     created: dict[str, str]
     printed: str
+    # The step's own variables, each checked in the kernel when the step was achieved.
+    delivered: tuple[str, ...] = ()
 
 
 @dataclass
@@ -46,10 +48,11 @@ class RunMemory:
         if len(self.code) > 200:
             self.code.pop(next(iter(self.code)))
 
-    def achieved(self, step_id: str, name: str, created: dict[str, Any], printed: str) -> None:
+    def achieved(self, step_id: str, name: str, created: dict[str, Any], printed: str,
+                 delivered: tuple[str, ...] = ()) -> None:
         self.done = [record for record in self.done if record.step_id != step_id]
         shown = {key: _short(value) for key, value in created.items()}
-        self.done.append(StepRecord(step_id, name, shown, _tail(printed, PRINTED_PER_STEP)))
+        self.done.append(StepRecord(step_id, name, shown, _tail(printed, PRINTED_PER_STEP), delivered))
 
     def failed_try(self, step_id: str, behavior_id: str, reason: str) -> None:
         code = self.code.get((step_id, behavior_id), "")

@@ -176,7 +176,8 @@ class LLMPlannerCore:
         elif step.id == REPORT_STEP:
             self.accounting.ended(caller, "completed")
         elif step.id != PLAN_STEP:
-            session.memory.achieved(step.id, step.name, self._created(session, request, step), printed)
+            session.memory.achieved(step.id, step.name, self._created(session, request, step), printed,
+                                    tuple(step.expected))
         return answer
 
     def _created(self, session: Session, request: Request, step: Step) -> dict[str, Any]:

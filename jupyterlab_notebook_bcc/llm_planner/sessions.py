@@ -57,6 +57,18 @@ class Session:
     def stage(self, stage_id: str) -> Stage | None:
         return next((stage for stage in self.stages if stage.id == stage_id), None)
 
+    def delivered_before(self, step_id: str) -> list[str]:
+        """The task's values that the steps before this one (in the plan's order) delivered and checked,
+        less this step's own: a later step's code does not assign them again (`delivered.py`)."""
+        order = [step.id for stage in self.stages for step in stage.steps]
+        if step_id not in order:
+            return []
+        earlier = set(order[: order.index(step_id)])
+        own = set(self.step(step_id).expected) if self.step(step_id) else set()
+        wanted = set(self.contract.names())
+        return [name for record in self.memory.done if record.step_id in earlier
+                for name in record.delivered if name in wanted and name not in own]
+
 
 Evicted = Callable[[Caller, Session, str], None]
 

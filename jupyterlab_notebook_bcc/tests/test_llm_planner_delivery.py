@@ -490,3 +490,79 @@ def test_arithmetic_on_text_columns_is_told_to_take_the_numeric_columns(line: st
     known = known_now(f"Traceback (most recent call last):\n{line}", {"country": "str", "cases": "int64"}, {})
     assert known.startswith("Some columns hold text: compute on the numeric columns only")
     assert "numeric_only=True" in known and "<data>\ncountry (str), cases (int64)\n</data>" in known
+
+
+class TestDeliveredValuesStay:
+    """A value of the task an earlier step delivered and checked is not assigned again by a later step: seen
+    on Qwen2.5-Coder-1.5B, a later step recomputed the correlation unrounded over its rounded, checked value
+    (DABench 66) and wrote `p_value = r_value**2` over a computed p-value (DABench 11)."""
+
+    TASK = ("What is the mean revenue? Store it in a variable named mean_price, rounded to two decimals. "
+            "Which region has the highest total revenue? Store it in a variable named answer.")
+    MEAN = "mean_price = round(float(df['revenue'].mean()), 2)"
+    AGAIN = ("mean_price = df['revenue'].mean()\n"
+             "answer = str(df.groupby('region')['revenue'].sum().idxmax())\n"
+             "print(mean_price, answer)")
+
+    def test_a_later_steps_code_keeps_the_checked_value_and_says_so_in_the_cell(self) -> None:
+        script = Script(steps(("Mean revenue", [("mean_price", "number")]), ("Top region", [("answer", "label")])),
+                        [cell("Take the mean.", self.MEAN), cell("Pick the region.", self.AGAIN)])
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake)
+            run = start(service, self.TASK)
+            checked = {"ok": True, "kind": "number", "type": "float", "value": "570.68"}
+            first, judged = behave(service, "answer", "mean_revenue", 1, variables(run, mean_price=570.68),
+                                   ["570.68"], {"mean_price": checked})
+            assert judged["targetAchieved"] is True
+            assert [line["content"] for line in first if line.get("shot_type") == "action"] == [self.MEAN]
+            lines, _judged = behave(service, "answer", "top_region", 1,
+                                    variables(run, mean_price=570.68, answer="North"), ["570.68 North"],
+                                    {"answer": label_check("North", True)})
+            code = [line["content"] for line in lines if line.get("shot_type") == "action"]
+            assert code == [
+                "# `mean_price`: kept as an earlier step delivered and checked it\n"
+                "# mean_price = df['revenue'].mean()\n"
+                "answer = str(df.groupby('region')['revenue'].sum().idxmax())\n"
+                "print(mean_price, answer)"]
+
+    def test_a_steps_own_values_and_values_not_asked_by_the_task_are_assigned_as_written(self) -> None:
+        from jupyterlab_notebook_bcc.llm_planner.delivered import keep_delivered
+
+        code = "by_region = df.groupby('region')['revenue'].sum()\nanswer = str(by_region.idxmax())"
+        assert keep_delivered(code, []) == (code, [])
+        assert keep_delivered(code, ["mean_price"]) == (code, [])
+
+
+class TestKeepDelivered:
+    """`delivered.keep_delivered`, the edit itself."""
+
+    def test_statements_that_assign_only_kept_names_become_comments_with_their_continuation_lines(self) -> None:
+        from jupyterlab_notebook_bcc.llm_planner.delivered import keep_delivered
+
+        code = ("r = df['a'].corr(df['b'])\n"
+                "p_value = (r\n"
+                "           ** 2)  # 平方\n"
+                "p_value += 1\n"
+                "label = 'linear' if p_value < 0.05 else 'none'")
+        edited, kept = keep_delivered(code, ["p_value"])
+        assert kept == ["p_value"]
+        assert edited == ("r = df['a'].corr(df['b'])\n"
+                          "# `p_value`: kept as an earlier step delivered and checked it\n"
+                          "# p_value = (r\n"
+                          "#            ** 2)  # 平方\n"
+                          "# `p_value`: kept as an earlier step delivered and checked it\n"
+                          "# p_value += 1\n"
+                          "label = 'linear' if p_value < 0.05 else 'none'")
+
+    def test_a_kept_name_in_a_tuple_target_becomes_an_underscore_and_the_other_names_are_assigned(self) -> None:
+        from jupyterlab_notebook_bcc.llm_planner.delivered import keep_delivered
+
+        code = "注 = 1\ncorrelation_coefficient, p_value = pearsonr(df['a'], df['b'])"
+        assert keep_delivered(code, ["correlation_coefficient"]) == (
+            "注 = 1\n_, p_value = pearsonr(df['a'], df['b'])", ["correlation_coefficient"])
+
+    def test_code_left_as_written_when_it_does_not_parse_or_the_statement_shares_its_line_or_is_nested(self) -> None:
+        from jupyterlab_notebook_bcc.llm_planner.delivered import keep_delivered
+
+        for code in ("p_value = (1", "x = 1; p_value = 2", "if True:\n    p_value = 2", "print(p_value)"):
+            assert keep_delivered(code, ["p_value"]) == (code, [])
