@@ -209,7 +209,7 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
             repeat = memory.repeat_of(step.id, code)
             if repeat is not None:
                 reason = repeat.reason
-                known = known_now(reason, session.columns, request.variables)
+                known = known_now(reason, session.columns, request.variables, code)
                 firm = [*messages, {"role": "assistant", "content": text[:3000]},
                         {"role": "user", "content": prompts.retry_note(code, reason, known, repeated=True)}]
                 explanation, code = await _read_cell(turn, firm, await turn.ask(firm, prompts.CELL_SCHEMA))
@@ -234,7 +234,8 @@ def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str)
     retry = ""
     if failed_code:
         retry = prompts.retry_note(failed_code, failed_reason,
-                                   known_now(error or failed_reason, session.columns, shown), repeated=False)
+                                   known_now(error or failed_reason, session.columns, shown, failed_code),
+                                   repeated=False)
     elif error:
         # The planner does not know the code that failed (it restarted): the traceback tells the model.
         retry = "\n".join(["The previous code for this step failed with:", prompts.as_data(error[-1500:]),

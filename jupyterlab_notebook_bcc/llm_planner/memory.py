@@ -107,9 +107,10 @@ _TEXT_ARITHMETIC = re.compile(
     r"could not convert string to float|agg function failed \[how->\w+,dtype->object\]", re.IGNORECASE)
 
 
-def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) -> str:
+def known_now(error: str, columns: dict[str, str], variables: dict[str, Any], code: str = "") -> str:
     """What the kernel's error (or a failed check's reason) says is wrong, and the facts that fix it: the words
-    are the planner's, the names from the data or the kernel (columns, keys, variables) are in data blocks."""
+    are the planner's, the names from the data or the kernel (columns, keys, variables) are in data blocks.
+    `code` is the code that failed, when the planner knows it."""
     hints = [hint for words, hint in _CHECK_HINTS if words in error]
     if hints and "Traceback" not in error:
         return hints[0]
@@ -133,13 +134,34 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any]) ->
         return "\n".join(["Defined names:", as_data(", ".join(defined[:40])), "Define anything else in this cell."]) \
             if defined else ""
     if name in ("TypeError", "ValueError") and _TEXT_ARITHMETIC.search(line):
-        return "\n".join([
+        hint = [
             "Some columns hold text: compute on the numeric columns only (df.select_dtypes('number'), or "
             "numeric_only=True in mean(), sum(), corr() and groupby(...).mean()), or select the columns the "
-            "step needs. The columns of df and their types:", as_data(listed or "(not known)")])
+            "step needs. The columns of df and their types:", as_data(listed or "(not known)")]
+        texts = _text_columns_computed_on(code, columns)
+        if texts:
+            hint += ["The code computes on these columns, which hold text:", as_data(", ".join(texts)),
+                     "If the step needs one and it holds numbers written as text (such as '1,234' or "
+                     "'1200[1000-1400]'), convert it first, for example: df['col'] = pd.to_numeric(df['col']"
+                     ".astype(str).str.replace(',', '').str.extract(r'([-+]?\\d*\\.?\\d+)')[0], errors='coerce')."]
+        return "\n".join(hint)
     if name in ("TypeError", "ValueError") and listed and ("str" in line or "convert" in line or "could not" in line):
         return "\n".join(["The columns of df and their types:", as_data(listed)])
     return ""
+
+
+def _text_columns_computed_on(code: str, columns: dict[str, str]) -> list[str]:
+    """The text columns the code names, less those it only groups by."""
+    grouped = " ".join(re.findall(r"groupby\(([^)]*)\)", code))
+    return [column for column, dtype in columns.items()
+            if dtype in _TEXT_DTYPES and _quoted(column, code) and not _quoted(column, grouped)]
+
+
+def _quoted(column: str, code: str) -> bool:
+    return f"'{column}'" in code or f'"{column}"' in code
+
+
+_TEXT_DTYPES = ("str", "object", "string")
 
 
 def _short(value: Any) -> str:

@@ -492,6 +492,24 @@ def test_arithmetic_on_text_columns_is_told_to_take_the_numeric_columns(line: st
     assert "numeric_only=True" in known and "<data>\ncountry (str), cases (int64)\n</data>" in known
 
 
+
+def test_a_text_column_the_failed_code_computes_on_is_named_with_how_to_convert_numbers_written_as_text() -> None:
+    # DABench 57 and 59 on Qwen2.5-Coder-1.5B: 'No. of cases' holds "1200[1000-1400]"; told only to take
+    # the numeric columns, the model dropped the column it needed (KeyError), three times.
+    from jupyterlab_notebook_bcc.llm_planner.memory import known_now
+
+    columns = {"Country": "str", "No. of cases": "str", "Year": "int64"}
+    code = "means = df.groupby('Country')[\"No. of cases\"].mean()"
+    error = "Traceback (most recent call last):\nTypeError: dtype 'str' does not support operation 'mean'"
+    known = known_now(error, columns, {}, code)
+    assert "The code computes on these columns, which hold text:\n<data>\nNo. of cases\n</data>" in known
+    assert "pd.to_numeric(" in known and "errors='coerce'" in known
+    # A text column the code only groups by is not named; none is named when the code names no text column.
+    assert "Country" not in known.split("which hold text:")[1].split("</data>")[0]
+    assert "which hold text" not in known_now(error, columns, {}, "df.mean()")
+    assert "which hold text" not in known_now(error, columns, {})
+
+
 class TestDeliveredValuesStay:
     """A value of the task an earlier step delivered and checked is not assigned again by a later step: seen
     on Qwen2.5-Coder-1.5B, a later step recomputed the correlation unrounded over its rounded, checked value
