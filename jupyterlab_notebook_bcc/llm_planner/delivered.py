@@ -1,9 +1,10 @@
 """Values the task asked for stay as they were checked. Once a step has delivered one of the task's values
 and its check in the kernel passed, a later step's code that assigns it again has that assignment left out:
 the line becomes a comment saying so, and the code goes on with the checked value. Seen on
-Qwen2.5-Coder-1.5B: a step meant to classify a correlation wrote `p_value = r_value**2` over the p-value
-the step before had computed and checked (DABench 11), and another recomputed the correlation unrounded
-over its rounded, checked value (DABench 66).
+Qwen2.5-Coder-1.5B: a step meant to deliver a p-value recomputed the correlation an earlier step had
+delivered, unrounded, over its rounded, checked value (DABench 66). A value that is the later step's own
+to deliver is not kept: when the plan gives `p_value` to a later step, that step's `p_value = r_value**2`
+is sent as written (DABench 11).
 
 Only whole statements at the top of the cell are touched (`x = …`, `x += …`, `x: float = …`, and names
 in a tuple target, which become `_`); code that does not parse is sent as written."""

@@ -513,7 +513,7 @@ def test_a_text_column_the_failed_code_computes_on_is_named_with_how_to_convert_
 class TestDeliveredValuesStay:
     """A value of the task an earlier step delivered and checked is not assigned again by a later step: seen
     on Qwen2.5-Coder-1.5B, a later step recomputed the correlation unrounded over its rounded, checked value
-    (DABench 66) and wrote `p_value = r_value**2` over a computed p-value (DABench 11)."""
+    (DABench 66)."""
 
     TASK = ("What is the mean revenue? Store it in a variable named mean_price, rounded to two decimals. "
             "Which region has the highest total revenue? Store it in a variable named answer.")
