@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+# The dtypes of a column that holds text.
+TEXT_DTYPES = ("object", "str", "string", "category")
+
 KINDS = ("number", "integer", "label", "text", "bool", "series", "dataframe", "dict", "list", "any")
 DEFAULT_NAME = "answer"
 _NAME = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
@@ -377,7 +380,7 @@ def _deliverable(name: str, segment: str, context: str, columns: dict[str, str],
         kind = "text"
     wording = _unit(segment)
     if kind == "label" and not wording:
-        text_column = columns.get(of_column, "object") in ("object", "str", "string", "category")
+        text_column = columns.get(of_column, "object") in TEXT_DTYPES
         wording = (f"a {of_column} name, a value of df['{of_column}']" if text_column
                    else f"a {of_column}, a value of df['{of_column}']")
         if chinese:

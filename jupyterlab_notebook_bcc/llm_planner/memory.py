@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .contract import TEXT_DTYPES
 from .observation import error_line
 from .prompts import as_data
 
@@ -26,8 +27,6 @@ class StepRecord:
     name: str
     created: dict[str, str]
     printed: str
-    # The step's own variables, each checked in the kernel when the step was achieved.
-    delivered: tuple[str, ...] = ()
 
 
 @dataclass
@@ -48,11 +47,10 @@ class RunMemory:
         if len(self.code) > 200:
             self.code.pop(next(iter(self.code)))
 
-    def achieved(self, step_id: str, name: str, created: dict[str, Any], printed: str,
-                 delivered: tuple[str, ...] = ()) -> None:
+    def achieved(self, step_id: str, name: str, created: dict[str, Any], printed: str) -> None:
         self.done = [record for record in self.done if record.step_id != step_id]
         shown = {key: _short(value) for key, value in created.items()}
-        self.done.append(StepRecord(step_id, name, shown, _tail(printed, PRINTED_PER_STEP), delivered))
+        self.done.append(StepRecord(step_id, name, shown, _tail(printed, PRINTED_PER_STEP)))
 
     def failed_try(self, step_id: str, behavior_id: str, reason: str) -> None:
         code = self.code.get((step_id, behavior_id), "")
@@ -154,14 +152,11 @@ def _text_columns_computed_on(code: str, columns: dict[str, str]) -> list[str]:
     """The text columns the code names, less those it only groups by."""
     grouped = " ".join(re.findall(r"groupby\(([^)]*)\)", code))
     return [column for column, dtype in columns.items()
-            if dtype in _TEXT_DTYPES and _quoted(column, code) and not _quoted(column, grouped)]
+            if dtype in TEXT_DTYPES and _quoted(column, code) and not _quoted(column, grouped)]
 
 
 def _quoted(column: str, code: str) -> bool:
     return f"'{column}'" in code or f'"{column}"' in code
-
-
-_TEXT_DTYPES = ("str", "object", "string")
 
 
 def _short(value: Any) -> str:

@@ -176,8 +176,7 @@ class LLMPlannerCore:
         elif step.id == REPORT_STEP:
             self.accounting.ended(caller, "completed")
         elif step.id != PLAN_STEP:
-            session.memory.achieved(step.id, step.name, self._created(session, request, step), printed,
-                                    tuple(step.expected))
+            session.memory.achieved(step.id, step.name, self._created(session, request, step), printed)
         return answer
 
     def _created(self, session: Session, request: Request, step: Step) -> dict[str, Any]:

@@ -60,14 +60,14 @@ class Session:
     def delivered_before(self, step_id: str) -> list[str]:
         """The task's values that the steps before this one (in the plan's order) delivered and checked,
         less this step's own: a later step's code does not assign them again (`delivered.py`)."""
-        order = [step.id for stage in self.stages for step in stage.steps]
-        if step_id not in order:
+        steps = [step for stage in self.stages for step in stage.steps]
+        at = next((index for index, step in enumerate(steps) if step.id == step_id), None)
+        if at is None:
             return []
-        earlier = set(order[: order.index(step_id)])
-        own = set(self.step(step_id).expected) if self.step(step_id) else set()
-        wanted = set(self.contract.names())
-        return [name for record in self.memory.done if record.step_id in earlier
-                for name in record.delivered if name in wanted and name not in own]
+        # An achieved step's variables each passed their check in the kernel.
+        achieved = {record.step_id for record in self.memory.done}
+        wanted = set(self.contract.names()) - set(steps[at].expected)
+        return [name for step in steps[:at] if step.id in achieved for name in step.expected if name in wanted]
 
 
 Evicted = Callable[[Caller, Session, str], None]
