@@ -172,18 +172,45 @@ def unfence(code: str) -> str:
 
 
 def cell_code(code: str) -> str:
-    """The code of a cell answer as it is sent: without its fence, and without closing brackets after it that
-    no bracket opened (a small model leaves the JSON's `}` inside the string), when the code compiles only
-    without them. Anything else (IPython's own syntax, code broken otherwise) is sent as written."""
+    """The code of a cell answer as it is sent: without its fence; where it compiles only so, with the line
+    after each block header indented under it (`indent_bodies`), or without closing brackets after it that
+    no bracket opened (a small model leaves the JSON's `}` inside the string). Anything else (IPython's own
+    syntax, code broken otherwise) is sent as written."""
     text = unfence(code)
     if _compiles(text):
         return text
+    indented = indent_bodies(text)
+    if indented != text and _compiles(indented):
+        return indented
     stripped = text.rstrip()
     while stripped and stripped[-1] in ")]}":
         stripped = stripped[:-1].rstrip()
         if _compiles(stripped):
             return stripped
     return text
+
+
+# A line that opens a block: `if …:`, `else:`, `for …:`, `try:`, `def …:`, … (a comment may follow the colon).
+_HEADER = re.compile(r"(?:if|elif|else|for|while|try|except|finally|with|def|class|async)\b.*:\s*(?:#.*)?")
+
+
+def indent_bodies(code: str) -> str:
+    """`code` with the first line after each block header indented under it where it is not: seen on
+    Qwen2.5-Coder-1.5B, which wrote an if/else without the indentation of its bodies in the JSON string, and
+    wrote it so again when told of the IndentationError (DABench 25, 338). One line a body: where a body had
+    more, the lines after its first stay where the model put them."""
+    lines = code.split("\n")
+    header: str | None = None
+    for index, line in enumerate(lines):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if header is not None:
+            depth = len(header) - len(header.lstrip())
+            if len(line) - len(line.lstrip()) <= depth:
+                line = " " * (depth + 4) + line.lstrip()
+                lines[index] = line
+        header = line if _HEADER.fullmatch(line.strip()) else None
+    return "\n".join(lines)
 
 
 def _compiles(code: str) -> bool:

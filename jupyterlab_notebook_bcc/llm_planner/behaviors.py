@@ -59,9 +59,14 @@ class Turn:
     key: BehaviorKey
     config: LLMPlanner
 
-    async def ask(self, messages: list[dict[str, str]], schema: dict[str, Any], on_text: Any = None) -> str:
+    async def ask(self, messages: list[dict[str, str]], schema: dict[str, Any], on_text: Any = None,
+                  again: bool = False) -> str:
+        """The model's answer. `again`: the request asks once more for what the model answered unusably
+        (unreadable, or code that already failed); it is sampled at `c.LLMPlanner.retry_temperature`, as
+        at the usual temperature a small model often writes the same answer again."""
+        temperature = self.config.retry_temperature if again else None
         completion = await self.calls.complete(self.caller, self.session, self.settings, self.key, messages, schema,
-                                               on_text)
+                                               on_text, temperature)
         return completion.text
 
     async def ask_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +75,8 @@ class Turn:
         try:
             return first_object(text)
         except AnswerUnreadable as problem:
-            return first_object(await self.ask(prompts.unreadable_messages(messages, text, str(problem)), schema))
+            return first_object(await self.ask(prompts.unreadable_messages(messages, text, str(problem)), schema,
+                                               again=True))
 
     @property
     def preview(self) -> str:
@@ -82,6 +88,9 @@ class Turn:
 
 
 def load_actions(files: list[str], task: str) -> list[Action]:
+    """The load step's cell: the data read into `df`, its column names stripped of the spaces around them
+    (a model types `df['WINDSPEED']` where the file says ' WINDSPEED', and the printed types do not show the
+    space: a KeyError no retry fixed, DABench 452, 453, 588), then what the planner reads the columns from."""
     path = files[0] if files else "data.csv"
     lower = path.lower()
     reader = "read_csv"
@@ -95,6 +104,8 @@ def load_actions(files: list[str], task: str) -> list[Action]:
         "import pandas as pd",
         "",
         f"df = pd.{reader}({json.dumps(path, ensure_ascii=False)})",
+        "# Column names without the spaces around them (' WINDSPEED' becomes 'WINDSPEED'), as one types them.",
+        "df = df.rename(columns=lambda name: name.strip() if isinstance(name, str) else name)",
         'print(f"Shape: {df.shape[0]} rows x {df.shape[1]} columns")',
         'print("Columns and types:")',
         "print(df.dtypes.to_string())",
@@ -153,7 +164,8 @@ async def plan_actions(turn: Turn, lead: list[Action]) -> AsyncIterator[Action]:
 async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncIterator[Action]:
     """One cell for the step, streamed: the explanation as soon as its string is complete, then the code.
     A retry is held until its code is known: code that already failed in this step is not sent to the
-    kernel; the model is asked once more, firmly, and if it writes it again the step is given up. A failed
+    kernel; the model is asked once more, firmly and at the retry temperature, and if it writes it again the
+    step is given up. A failed
     check with a mechanical remedy (`repairs.py`) is fixed by the planner first; values of the task that
     earlier steps delivered are not assigned again (`delivered.py`). When the client offers
     `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a
@@ -212,7 +224,7 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
                 known = known_now(reason, session.columns, request.variables, code)
                 firm = [*messages, {"role": "assistant", "content": text[:3000]},
                         {"role": "user", "content": prompts.retry_note(code, reason, known, repeated=True)}]
-                explanation, code = await _read_cell(turn, firm, await turn.ask(firm, prompts.CELL_SCHEMA))
+                explanation, code = await _read_cell(turn, firm, await turn.ask(firm, prompts.CELL_SCHEMA, again=True))
                 if memory.repeat_of(step.id, code) is not None:
                     session.repeated[step.id] = (f"the model wrote again the code that failed ({reason}), "
                                                  "even when asked for different code")
@@ -229,7 +241,9 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
 
 def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str) -> list[dict[str, str]]:
     session, request = turn.session, turn.request
-    shown = {k: v for k, v in request.variables.items() if k not in (PREVIEW_VARIABLE, "llm_model")}
+    # The run's own variables (the task, the data file's path) are not the kernel's: listed, the model used
+    # `csv_file_path` in its code, a NameError (DABench 180, 575, 588).
+    shown = {k: v for k, v in request.variables.items() if k not in RUN_VARIABLES}
     error = last_error(request.current_effects)
     retry = ""
     if failed_code:
@@ -256,7 +270,8 @@ async def _read_cell(turn: Turn, messages: list[dict[str, str]], text: str) -> t
         if not code:
             raise AnswerUnreadable('the answer has no "code"')
     except AnswerUnreadable as problem:
-        again = await turn.ask(prompts.unreadable_messages(messages, text, str(problem)), prompts.CELL_SCHEMA)
+        again = await turn.ask(prompts.unreadable_messages(messages, text, str(problem)), prompts.CELL_SCHEMA,
+                               again=True)
         answer = first_object(again)
         code = string_field(answer, "code", "python", "source")
         if not code:

@@ -44,16 +44,18 @@ class ModelCalls:
         messages: list[dict[str, str]],
         schema: dict[str, Any] | None,
         on_text: OnText | None = None,
+        temperature: float | None = None,
     ) -> Completion:
-        """One request for the run's model; its tokens count for the run, the behavior `key` and the user. An
-        answer cut before its first word (a shared server interrupted it) is asked once more."""
+        """One request for the run's model, at `temperature` (the configured one when None); its tokens count
+        for the run, the behavior `key` and the user. An answer cut before its first word (a shared server
+        interrupted it) is asked once more."""
         client = self.factory(settings, session.model or settings.model)
         try:
-            return await self._ask(client, caller, session, key, messages, schema, on_text)
+            return await self._ask(client, caller, session, key, messages, schema, on_text, temperature)
         except ModelError as error:
             if error.kind != "cut":
                 raise
-            return await self._ask(client, caller, session, key, messages, schema, on_text)
+            return await self._ask(client, caller, session, key, messages, schema, on_text, temperature)
 
     async def _ask(
         self,
@@ -64,6 +66,7 @@ class ModelCalls:
         messages: list[dict[str, str]],
         schema: dict[str, Any] | None,
         on_text: OnText | None,
+        temperature: float | None,
     ) -> Completion:
         self._open_stream(caller.user)
         try:
@@ -71,7 +74,7 @@ class ModelCalls:
             hold = self.accounting.reserve(caller, session, worst)
             completion: Completion | None = None
             try:
-                completion = await client.complete(messages, schema, on_text)
+                completion = await client.complete(messages, schema, on_text, temperature)
                 return completion
             except (Exception, asyncio.CancelledError) as error:
                 received = getattr(client, "received", None)

@@ -105,6 +105,10 @@ _TEXT_ARITHMETIC = re.compile(
     r"could not convert string to float|agg function failed \[how->\w+,dtype->object\]", re.IGNORECASE)
 
 
+# "'numpy.float64' object has no attribute 'iloc'", "'float' object has no attribute 'values'"
+_SCALAR_OBJECT = re.compile(r"'(?:numpy\.)?(?:float|int)\d*' object has no attribute")
+
+
 def known_now(error: str, columns: dict[str, str], variables: dict[str, Any], code: str = "") -> str:
     """What the kernel's error (or a failed check's reason) says is wrong, and the facts that fix it: the words
     are the planner's, the names from the data or the kernel (columns, keys, variables) are in data blocks.
@@ -131,6 +135,11 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any], co
         defined = [key for key in variables if re.fullmatch(r"[A-Za-z_]\w*", key)]
         return "\n".join(["Defined names:", as_data(", ".join(defined[:40])), "Define anything else in this cell."]) \
             if defined else ""
+    if (name == "IndexError" and "invalid index to scalar variable" in line) or \
+            (name == "AttributeError" and _SCALAR_OBJECT.search(line)):
+        # DABench 516 (df['Fare'].skew()[0]) and 530 (a correlation's .iloc[0]), each written again on the retry.
+        return ("The value the code indexed is already one number (a NumPy or Python scalar, as .skew(), .mean() "
+                "and .corr() of two columns return): use it as it is, without [0], .iloc or .values after it.")
     if name in ("TypeError", "ValueError") and _TEXT_ARITHMETIC.search(line):
         hint = [
             "Some columns hold text: compute on the numeric columns only (df.select_dtypes('number'), or "

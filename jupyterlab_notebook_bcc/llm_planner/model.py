@@ -91,7 +91,8 @@ OnText = Callable[[str], Awaitable[None] | None]
 
 class ModelClient(Protocol):
     async def complete(
-        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, on_text: OnText | None = None
+        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, on_text: OnText | None = None,
+        temperature: float | None = None,
     ) -> Completion: ...
 
 
@@ -205,13 +206,15 @@ class OpenAIModel:
             await client.close()
 
     async def complete(
-        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, on_text: OnText | None = None
+        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, on_text: OnText | None = None,
+        temperature: float | None = None,
     ) -> Completion:
+        """The model's answer to `messages`, sampled at `temperature` (the client's own when None)."""
         formats = self._formats() if schema is not None else ("none",)
         last: ModelError | None = None
         for index, kind in enumerate(formats):
             try:
-                completion = await self._complete_once(messages, schema, kind, on_text)
+                completion = await self._complete_once(messages, schema, kind, on_text, temperature)
             except ModelError as error:
                 retry_format = (
                     error.kind == "refused_format" and index + 1 < len(formats) and self.settings.response_format == "auto"
@@ -233,6 +236,7 @@ class OpenAIModel:
         schema: dict[str, Any] | None,
         kind: ResponseFormat,
         on_text: OnText | None,
+        temperature: float | None = None,
     ) -> Completion:
         start = time.monotonic()
         arguments: dict[str, Any] = {
@@ -240,7 +244,7 @@ class OpenAIModel:
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
-            "temperature": self.temperature,
+            "temperature": self.temperature if temperature is None else temperature,
             "max_tokens": self.max_completion_tokens,
         }
         response_format = response_format_of(kind, schema)

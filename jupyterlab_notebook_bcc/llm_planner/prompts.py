@@ -226,6 +226,9 @@ def cell_messages(
     instruction = ("Write one notebook cell for this step only, as JSON: an explanation and Python code that uses "
                    "pandas and the variables above and prints what it computes. Store plain Python values "
                    "(float, int, str). No shell commands, no other files, no plots unless the step asks for one.")
+    if "df" in variables:
+        # Seen on Qwen2.5-Coder-1.5B: each step read the file again, from a path it made up.
+        instruction += " The data is loaded in df already: do not read the file again."
     example = ask(_EXAMPLE_TASK, _data(_EXAMPLE_DATA, {}), "", "- df: DataFrame(120×3)", "Share of returned orders",
                   "Count the orders whose status is 'returned' and divide by all orders.",
                   ["`returned_share`: a number rounded to 3 decimals"])

@@ -175,6 +175,13 @@ class LLMPlanner(Configurable):
 
     temperature = Float(0.2, help="Sampling temperature of the model.").tag(config=True)
 
+    retry_temperature = Float(
+        0.8,
+        help=("Sampling temperature of a request asked again because the model wrote once more the code that "
+              "already failed in the step, or an answer that could not be read: at the usual temperature a small "
+              "model often writes the same answer again."),
+    ).tag(config=True)
+
     prices = Dict(
         help=(
             "Prices per million tokens, by model: {'gpt-4o-mini': {'prompt': 0.15, 'completion': 0.6}}, "
