@@ -42,7 +42,8 @@ class InstantModel:
     def __init__(self, marks: list[float]) -> None:
         self.marks = marks
 
-    async def complete(self, messages: list[dict[str, str]], schema: Any, on_text: Any = None) -> Completion:
+    async def complete(self, messages: list[dict[str, str]], schema: Any, on_text: Any = None,
+                       temperature: float | None = None) -> Completion:
         prompt = messages[-1]["content"]
         text = PLAN if "Each step: a short name" in prompt else REPORT if "findings report" in prompt else CELL
         if on_text is not None:
