@@ -105,6 +105,43 @@ _TEXT_ARITHMETIC = re.compile(
     r"could not convert string to float|agg function failed \[how->\w+,dtype->object\]", re.IGNORECASE)
 
 
+# The import that defines a name a data-science cell uses, by module: the names it is imported under.
+_LIBRARY_NAMES = {
+    "import numpy as np": ("np",),
+    "import pandas as pd": ("pd",),
+    "import matplotlib.pyplot as plt": ("plt",),
+    "import seaborn as sns": ("sns",),
+    "import statsmodels.api as sm": ("sm",),
+    "import math": ("math",),
+    "from scipy import stats": ("stats",),
+    "from scipy.stats import": ("pearsonr", "spearmanr", "kendalltau", "ttest_ind", "ttest_rel", "ttest_1samp",
+                                "f_oneway", "chi2_contingency", "shapiro", "kstest", "normaltest", "zscore",
+                                "skew", "kurtosis", "linregress", "mannwhitneyu", "iqr", "boxcox"),
+    "from sklearn.linear_model import": ("LinearRegression", "LogisticRegression", "Ridge", "Lasso"),
+    "from sklearn.ensemble import": ("RandomForestRegressor", "RandomForestClassifier",
+                                     "GradientBoostingRegressor", "GradientBoostingClassifier"),
+    "from sklearn.tree import": ("DecisionTreeRegressor", "DecisionTreeClassifier"),
+    "from sklearn.neighbors import": ("KNeighborsClassifier", "KNeighborsRegressor"),
+    "from sklearn.cluster import": ("KMeans", "DBSCAN"),
+    "from sklearn.decomposition import": ("PCA",),
+    "from sklearn.model_selection import": ("train_test_split", "cross_val_score", "KFold"),
+    "from sklearn.preprocessing import": ("StandardScaler", "MinMaxScaler", "LabelEncoder", "OneHotEncoder"),
+    "from sklearn.impute import": ("SimpleImputer",),
+    "from sklearn.metrics import": ("mean_squared_error", "mean_absolute_error", "r2_score", "accuracy_score",
+                                    "f1_score", "precision_score", "recall_score", "confusion_matrix",
+                                    "silhouette_score"),
+}
+
+
+def _import_of(name: str) -> str | None:
+    """The statement that imports `name` as data-science code uses it, or None for a name no library here
+    defines."""
+    for statement, names in _LIBRARY_NAMES.items():
+        if name in names:
+            return f"{statement} {name}" if statement.endswith(" import") else statement
+    return None
+
+
 # "'numpy.float64' object has no attribute 'iloc'", "'float' object has no attribute 'values'"
 _SCALAR_OBJECT = re.compile(r"'(?:numpy\.)?(?:float|int)\d*' object has no attribute")
 
@@ -133,8 +170,14 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any], co
         return "\n".join(lines)
     if name == "NameError":
         defined = [key for key in variables if re.fullmatch(r"[A-Za-z_]\w*", key)]
-        return "\n".join(["Defined names:", as_data(", ".join(defined[:40])), "Define anything else in this cell."]) \
-            if defined else ""
+        lines = ["Defined names:", as_data(", ".join(defined[:40])), "Define anything else in this cell."] \
+            if defined else []
+        undefined = re.search(r"name '(\w+)' is not defined", line)
+        statement = _import_of(undefined.group(1)) if undefined else None
+        if statement:
+            # DABench 275 and 428: `RandomForestRegressor` and `stats` used without their import, again on the retry.
+            lines = ["The name comes from a library. Import it in this cell:", as_data(statement), *lines[:2]]
+        return "\n".join(lines)
     if (name == "IndexError" and "invalid index to scalar variable" in line) or \
             (name == "AttributeError" and _SCALAR_OBJECT.search(line)):
         # DABench 516 (df['Fare'].skew()[0]) and 530 (a correlation's .iloc[0]), each written again on the retry.

@@ -156,3 +156,22 @@ def test_indexing_a_single_number_is_told_the_value_is_one_number_already(line: 
 def test_an_attribute_error_on_a_frame_is_not_told_of_scalars() -> None:
     hint = known_now("Traceback\nAttributeError: 'DataFrame' object has no attribute 'Fare '", {"Fare": "float64"}, {})
     assert "one number" not in hint
+
+
+@pytest.mark.parametrize(("missing", "statement"), [
+    ("stats", "from scipy import stats"),
+    ("pearsonr", "from scipy.stats import pearsonr"),
+    ("np", "import numpy as np"),
+    ("RandomForestRegressor", "from sklearn.ensemble import RandomForestRegressor"),
+    ("mean_squared_error", "from sklearn.metrics import mean_squared_error"),
+])
+def test_a_name_a_library_defines_is_told_the_import_that_defines_it(missing: str, statement: str) -> None:
+    # DABench 275 and 428 at f7080f7: `RandomForestRegressor` and `stats` used without their import.
+    hint = known_now(f"Traceback\nNameError: name '{missing}' is not defined", {}, {"df": "DataFrame"})
+    assert f"Import it in this cell:\n<data>\n{statement}\n</data>" in hint
+    assert "Defined names:\n<data>\ndf\n</data>" in hint
+
+
+def test_a_name_no_library_defines_gets_the_defined_names_only() -> None:
+    hint = known_now("Traceback\nNameError: name 'by_region' is not defined", {}, {"df": "DataFrame"})
+    assert hint == "Defined names:\n<data>\ndf\n</data>\nDefine anything else in this cell."
