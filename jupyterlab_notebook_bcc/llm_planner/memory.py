@@ -4,6 +4,7 @@ what is now known (a missing column: the real columns; an undefined name: the na
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,6 +166,10 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any], co
                 "A grouped result keeps the groups in its index (filter df first, or call .reset_index() and select "
                 "on the frame it returns). Do not rename the columns of df."])
         lines = ["The code used a key that is not a column:", as_data(missing[-1])] if missing else []
+        meant = _column_meant(missing[-1], columns) if missing else None
+        if meant is not None:
+            # DABench 359: 'wind_speed' for 'wind speed', written again on the retry.
+            lines += ["The column of df it means is spelled:", as_data(meant)]
         if listed:
             lines += ["The columns of df are exactly:", as_data(listed)]
         return "\n".join(lines)
@@ -198,6 +203,19 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any], co
     if name in ("TypeError", "ValueError") and listed and ("str" in line or "convert" in line or "could not" in line):
         return "\n".join(["The columns of df and their types:", as_data(listed)])
     return ""
+
+
+def _column_meant(key: str, columns: dict[str, str]) -> str | None:
+    """The one column `key` spells otherwise: the same name but for case, `_` for a space and the spaces
+    around it, else the one close match."""
+    def plain(name: str) -> str:
+        return " ".join(name.replace("_", " ").lower().split())
+
+    same = [column for column in columns if plain(column) == plain(key)]
+    if len(same) == 1:
+        return same[0]
+    close = difflib.get_close_matches(key, list(columns), n=2, cutoff=0.8)
+    return close[0] if len(close) == 1 else None
 
 
 def _text_columns_computed_on(code: str, columns: dict[str, str]) -> list[str]:

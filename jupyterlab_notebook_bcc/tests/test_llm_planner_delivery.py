@@ -181,6 +181,7 @@ class TestMemory:
                 "answer", "top_region", 2, variables(run), [traceback])}))
             prompt = list(fake.user_prompts())[-1]
             assert ("The code used a key that is not a column:\n<data>\nRevenue\n</data>\n"
+                    "The column of df it means is spelled:\n<data>\nrevenue\n</data>\n"
                     "The columns of df are exactly:\n<data>\nregion (object)") in prompt
             assert "answer = df.groupby('region')['Revenue'].sum().idxmax()" in prompt
 

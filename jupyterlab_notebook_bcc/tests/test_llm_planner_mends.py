@@ -175,3 +175,12 @@ def test_a_name_a_library_defines_is_told_the_import_that_defines_it(missing: st
 def test_a_name_no_library_defines_gets_the_defined_names_only() -> None:
     hint = known_now("Traceback\nNameError: name 'by_region' is not defined", {}, {"df": "DataFrame"})
     assert hint == "Defined names:\n<data>\ndf\n</data>\nDefine anything else in this cell."
+
+
+def test_a_key_spelled_unlike_its_column_is_told_the_column_it_means() -> None:
+    # DABench 359 at 7c6f09f: 'wind_speed' for the column 'wind speed', written again on the retry.
+    columns = {"time": "str", "wind direction": "str", "wind speed": "float64", "temperature": "float64"}
+    hint = known_now("Traceback\nKeyError: ['wind_speed']", columns, {})
+    assert "The column of df it means is spelled:\n<data>\nwind speed\n</data>" in hint
+    assert "The columns of df are exactly:" in hint
+    assert "spelled" not in known_now("Traceback\nKeyError: 'revenue_per_region'", columns, {})
