@@ -165,8 +165,7 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
     """One cell for the step, streamed: the explanation as soon as its string is complete, then the code.
     A retry is held until its code is known: code that already failed in this step is not sent to the
     kernel; the model is asked once more, firmly and at the retry temperature, and if it writes it again the
-    step is given up. A failed
-    check with a mechanical remedy (`repairs.py`) is fixed by the planner first; values of the task that
+    step is given up. A failed check with a mechanical remedy (`repairs.py`) is fixed by the planner first; values of the task that
     earlier steps delivered are not assigned again (`delivered.py`). When the client offers
     `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a
     new explanation cell beside it."""
@@ -221,7 +220,7 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
             repeat = memory.repeat_of(step.id, code)
             if repeat is not None:
                 reason = repeat.reason
-                known = known_now(reason, session.columns, request.variables, code)
+                known = known_now(reason, session.columns, _kernel_variables(request), code)
                 firm = [*messages, {"role": "assistant", "content": text[:3000]},
                         {"role": "user", "content": prompts.retry_note(code, reason, known, repeated=True)}]
                 explanation, code = await _read_cell(turn, firm, await turn.ask(firm, prompts.CELL_SCHEMA, again=True))
@@ -241,9 +240,7 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
 
 def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str) -> list[dict[str, str]]:
     session, request = turn.session, turn.request
-    # The run's own variables (the task, the data file's path) are not the kernel's: listed, the model used
-    # `csv_file_path` in its code, a NameError (DABench 180, 575, 588).
-    shown = {k: v for k, v in request.variables.items() if k not in RUN_VARIABLES}
+    shown = _kernel_variables(request)
     error = last_error(request.current_effects)
     retry = ""
     if failed_code:
@@ -260,6 +257,12 @@ def _cell_messages(turn: Turn, step: Step, failed_code: str, failed_reason: str)
     return prompts.cell_messages(request.task, turn.preview, session.columns, session.memory.context(), shown,
                                  step.name, step.goal, wanted, retry,
                                  prompts.user_notes_block(request.user_notes, step.id))
+
+
+def _kernel_variables(request: Request) -> dict[str, Any]:
+    """The request's variables less the run's own (the task, the data file's path): listed as the kernel's,
+    the model used `csv_file_path` in its code, a NameError (DABench 180, 575, 588)."""
+    return {name: value for name, value in request.variables.items() if name not in RUN_VARIABLES}
 
 
 async def _read_cell(turn: Turn, messages: list[dict[str, str]], text: str) -> tuple[str, str]:

@@ -106,6 +106,10 @@ _TEXT_ARITHMETIC = re.compile(
     r"could not convert string to float|agg function failed \[how->\w+,dtype->object\]", re.IGNORECASE)
 
 
+# The error line in a step's reason.
+_IN_REASON = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Warning):.*")
+
+
 # The import that defines a name a data-science cell uses, by module: the names it is imported under.
 _LIBRARY_NAMES = {
     "import numpy as np": ("np",),
@@ -155,6 +159,9 @@ def known_now(error: str, columns: dict[str, str], variables: dict[str, Any], co
     if hints and "Traceback" not in error:
         return hints[0]
     line = error_line(error)
+    # A step's reason ("the code failed: KeyError: 'x'") holds the error line after its own words.
+    found = _IN_REASON.search(line)
+    line = found.group(0) if found else line
     name = line.split(":", 1)[0].rsplit(".", 1)[-1] if line else ""
     listed = ", ".join(f"{column} ({dtype})" for column, dtype in columns.items())
     if name == "KeyError" or (name == "AttributeError" and "DataFrame" in line):

@@ -21,12 +21,6 @@ from .test_llm_planner import ask, observation, service_for
 from .test_llm_planner_delivery import Script, behave, start, steps, variables
 
 
-def cell_requests(fake: FakeOpenAI) -> list[dict]:
-    return [body for body in fake.requests if "Write one notebook cell" in body["messages"][-1]["content"]
-            or "This exact code failed" in body["messages"][-1]["content"]
-            or "could not be read" in body["messages"][-1]["content"]]
-
-
 class TestAskedAgainAtTheRetryTemperature:
     def test_code_that_failed_written_again_is_asked_for_once_more_at_the_retry_temperature(self) -> None:
         failing = "answer = df['Region'].mode()[0]"
@@ -90,6 +84,24 @@ class TestTheKernelsVariables:
                 "answer", "top_region", 2, names, [traceback])}))
             prompt = list(fake.user_prompts())[-1]
             defined = prompt.split("Defined names:\n<data>\n", 1)[1].split("</data>", 1)[0]
+            assert "df" in defined and "csv_file_path" not in defined
+
+
+    def test_the_firm_ask_after_a_repeat_lists_the_kernels_names_not_the_runs(self) -> None:
+        failing = "df = pd.read_csv(csv_file_path)\nanswer = df['region'][0]"
+        traceback = "Traceback (most recent call last):\nNameError: name 'csv_file_path' is not defined"
+        script = Script(steps(("Top region", [("answer", "label")])),
+                        [cell("Load.", failing), cell("Load again.", failing),
+                         cell("Sum.", "answer = df.groupby('region')['revenue'].sum().idxmax()")])
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake, max_tries_per_step=3)
+            run = start(service)
+            names = variables(run, csv_file_path="sales.csv")
+            behave(service, "answer", "top_region", 1, names, [traceback], {}, result="error")
+            behave(service, "answer", "top_region", 2, names, [], {})
+            firm = fake.requests[-1]["messages"][-1]["content"]
+            assert "This exact code failed with:" in firm
+            defined = firm.split("Defined names:\n<data>\n", 1)[1].split("</data>", 1)[0]
             assert "df" in defined and "csv_file_path" not in defined
 
 
