@@ -165,10 +165,10 @@ async def cell_actions(turn: Turn, step: Step, lead: list[Action]) -> AsyncItera
     """One cell for the step, streamed: the explanation as soon as its string is complete, then the code.
     A retry is held until its code is known: code that already failed in this step is not sent to the
     kernel; the model is asked once more, firmly and at the retry temperature, and if it writes it again the
-    step is given up. A failed check with a mechanical remedy (`repairs.py`) is fixed by the planner first; values of the task that
-    earlier steps delivered are not assigned again (`delivered.py`). When the client offers
-    `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a
-    new explanation cell beside it."""
+    step is given up. A failed check with a mechanical remedy (`repairs.py`) is fixed by the planner first;
+    values of the task that earlier steps delivered are not assigned again (`delivered.py`). When the client
+    offers `rewrite_cell`, a retry's code is the rewrite of the failed cell (`rewrite.py`), without a new
+    explanation cell beside it."""
     session, request = turn.session, turn.request
     memory = session.memory
     tries = memory.tries(step.id)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .contract import TEXT_DTYPES
-from .observation import error_line
+from .observation import ERROR_KIND, error_line
 from .prompts import as_data
 
 CONTEXT_BUDGET = 1800
@@ -107,7 +107,7 @@ _TEXT_ARITHMETIC = re.compile(
 
 
 # The error line in a step's reason.
-_IN_REASON = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Warning):.*")
+_IN_REASON = re.compile(rf"\b{ERROR_KIND}:.*")
 
 
 # The import that defines a name a data-science cell uses, by module: the names it is imported under.

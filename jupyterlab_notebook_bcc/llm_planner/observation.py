@@ -16,7 +16,9 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # The user's notes are bounded like the client bounds them (src/notebook/notes.ts).
 MAX_NOTES = 20
 MAX_NOTE_CHARS = 1000
-_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning)):\s*(.*)$")
+# The kind of an error as a traceback's last line names it: `KeyError`, `pandas.errors.ParserError`, …
+ERROR_KIND = r"[A-Za-z_][\w.]*(?:Error|Exception|Warning)"
+_ERROR_LINE = re.compile(rf"^({ERROR_KIND}):\s*(.*)$")
 # The most characters of a request's own text a prompt takes: the task, and a step's goal or the focus (a
 # note); the data's preview as the load step printed it. More is cut, and the cut says so.
 MAX_TASK_CHARS = 4000
