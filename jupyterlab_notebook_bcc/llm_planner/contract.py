@@ -206,6 +206,23 @@ def describe(item: Deliverable, chinese: bool = False) -> str:
             "dataframe": "a pandas DataFrame", "dict": "a dict", "list": "a list"}.get(item.kind, "")
 
 
+def checked(item: Deliverable, chinese: bool = False) -> str:
+    """What the check in the kernel holds a value to, in words ("a value of df['region']"): its kind and
+    form, said after "checked in the kernel" so that a value that passed reads as checked, not as right."""
+    if item.kind == "label" and item.of_column and not item.choices:
+        where = f"{item.frame}['{item.of_column}']"
+        return f"{where} 中的一个值" if chinese else f"a value of {where}"
+    if item.kind == "series" and item.index:
+        return f"以 {item.index} 为索引的 Series" if chinese else f"a Series indexed by {item.index}"
+    if item.kind == "dataframe" and item.columns:
+        listed = ", ".join(item.columns)
+        return f"含有列 {listed} 的 DataFrame" if chinese else f"a DataFrame with the columns {listed}"
+    if item.kind == "dict" and item.keys:
+        listed = ", ".join(item.keys)
+        return f"含有键 {listed} 的字典" if chinese else f"a dict with the keys {listed}"
+    return describe(item, chinese) or ("存在" if chinese else "it exists")
+
+
 def read_columns(preview: str) -> dict[str, str]:
     """The data's columns and their dtypes, from the load step's preview ("Columns and types:" lines)."""
     columns: dict[str, str] = {}

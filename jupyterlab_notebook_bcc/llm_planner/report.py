@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .contract import TaskContract
+from .contract import TaskContract, checked
 from .observation import Check, plain_value
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -53,7 +53,8 @@ def outcome(
             result.problems.append(f"**未交付：**{missing}" if chinese else f"**Not delivered:** {missing}")
             continue
         value = plain_value(check.value) if check is not None else _variable_value(variables.get(item.name))
-        where = ("已在内核中检查" if chinese else "checked in the kernel") if check is not None else (
+        where = (f"已在内核中检查：{checked(item, True)}" if chinese else f"checked in the kernel: {checked(item)}") \
+            if check is not None else (
             "来自内核变量，未检查" if chinese else "from the kernel's variables, not checked")
         shown = f"`{item.name}` = {value}" if value is not None else f"`{item.name}`, {check.type if check else ''}"
         result.answers.append(f"**答案：**{shown}（{where}）" if chinese else f"**Answer:** {shown} ({where})")

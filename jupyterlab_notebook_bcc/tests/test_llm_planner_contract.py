@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyterlab_notebook_bcc.llm_planner.contract import Deliverable, coverage, extract, read_columns
+from jupyterlab_notebook_bcc.llm_planner.contract import Deliverable, checked, coverage, extract, read_columns
 
 COLUMNS = {"region": "object", "quarter": "int64", "product": "object", "units": "int64", "revenue": "float64"}
 
@@ -143,6 +143,25 @@ class TestSize:
         plan = ["Return rate per product: share of each product's orders that were returned (return_rate)"]
         assert coverage(contract.parts, plan).missing == ["plot it as a bar chart."]
         assert coverage(contract.parts, [*plan, "Bar chart of the return rate"]).missing == []
+
+
+@pytest.mark.parametrize(
+    ("item", "english", "chinese"),
+    [
+        (Deliverable("answer", "label", of_column="region"), "a value of df['region']", "df['region'] 中的一个值"),
+        (Deliverable("rmse", "number", decimals=2), "a number rounded to 2 decimals", "一个数，保留 2 位小数"),
+        (Deliverable("n", "integer"), "an integer", "一个整数"),
+        (Deliverable("by", "series", index="region"), "a Series indexed by region", "以 region 为索引的 Series"),
+        (Deliverable("t", "dataframe", columns=("a", "b")), "a DataFrame with the columns a, b", "含有列 a, b 的 DataFrame"),
+        (Deliverable("d", "dict", keys=("a", "b")), "a dict with the keys a, b", "含有键 a, b 的字典"),
+        (Deliverable("s", "text", choices=("yes", "no")), 'one of "yes", "no"', '取值之一："yes", "no"'),
+        (Deliverable("x"), "it exists", "存在"),
+    ],
+)
+def test_what_the_check_in_the_kernel_holds_a_value_to_in_words(item: Deliverable, english: str, chinese: str) -> None:
+    # The report says these after "checked in the kernel", as the panel does: a kind and a form, not a right answer.
+    assert checked(item) == english
+    assert checked(item, chinese=True) == chinese
 
 
 def test_the_columns_come_from_the_load_steps_preview() -> None:

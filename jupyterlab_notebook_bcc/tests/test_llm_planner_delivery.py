@@ -308,7 +308,8 @@ class TestTheReport:
             content = asyncio.run(ask(service, "generating", {"observation": observation(
                 "findings", REPORT_STEP, 1, variables(run, answer="North"),
                 history=["region\nNorth 1234.5\nSouth 800.0\nNorth"])})).lines()[-1]["content"]
-            assert content.startswith("**Answer:** `answer` = North (checked in the kernel)")
+            # It says what the kernel checked (its kind and form), which is not that the analysis is right.
+            assert content.startswith("**Answer:** `answer` = North (checked in the kernel: a value of df['region'])")
             assert "- **North** has the highest revenue, 1234.5." in content
             assert content.endswith("> **Not supported by any output** (these sentences cite numbers no output "
                                     "of the kernel shows):\n> - North leads South by 434.5.")
@@ -327,7 +328,7 @@ class TestTheReport:
             content = asyncio.run(ask(service, "generating", {"observation": observation(
                 "findings", REPORT_STEP, 1, variables(run, answer="West"), history=[preview, "West"],
                 checks={"answer": label_check("'West'", True)})})).lines()[-1]["content"]
-            assert content.startswith("**Answer:** `answer` = West (checked in the kernel)")
+            assert content.startswith("**Answer:** `answer` = West (checked in the kernel: a value of df['region'])")
             assert "> - The region with the highest total revenue is West, with a total revenue of 2232.56." in content
             assert "2232.56" not in list(fake.user_prompts())[-1]
 
@@ -438,7 +439,7 @@ class TestChinese:
             assert "请用简体中文写explanation" in asks[1]
             assert "请用简体中文写报告" in asks[2]
             assert run["loaded"]["context_update"]["contract"]["summary"] == "交付：`answer`，`region` 列中的一个值"
-            assert content.startswith("**答案：**`answer` = North（已在内核中检查）")
+            assert content.startswith("**答案：**`answer` = North（已在内核中检查：df['region'] 中的一个值）")
 
 
 class TestUsage:

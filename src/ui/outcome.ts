@@ -1,11 +1,12 @@
 /**
  * What the panel and the notifications say of a run's contract and of how it ended
  * (docs/protocol.md#output-contracts): the deliverables ("Deliver: `answer`, a region name" during the
- * run, "Answer: North (checked in the kernel)" or "Not delivered: `answer` is missing" at the end), the
+ * run, "Answer: North (checked in the kernel: a value of df['region'])" or "Not delivered: `answer` is missing" at the end), the
  * steps given up, and a run that ended with problems said in words. Pure functions of a snapshot.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDeliverable, IRunOutcome } from '../engine/state/contracts';
+import { DEFAULT_CONTRACT_FRAME } from '../protocol/contracts';
 import type { IRunFinished, IRunSnapshot } from '../engine/types';
 
 /** `answer` as the panel quotes a variable. */
@@ -40,6 +41,42 @@ function kindWords(
     default:
       return null;
   }
+}
+
+/**
+ * What the check in the kernel held a deliverable to, in words: "a number rounded to 2 decimals", "a
+ * value of df['region']". Its kind and form, never whether the analysis is right.
+ */
+function checkedWords(d: IDeliverable, trans: TranslationBundle): string {
+  const terms = d.terms;
+  if (terms.one_of) {
+    return trans.__(
+      'one of %1',
+      terms.one_of.map(choice => `"${choice}"`).join(', ')
+    );
+  }
+  if (d.kind === 'label' && terms.of_column) {
+    return trans.__(
+      'a value of %1',
+      `${terms.frame ?? DEFAULT_CONTRACT_FRAME}['${terms.of_column}']`
+    );
+  }
+  if (d.kind === 'number' && terms.decimals !== undefined) {
+    return trans.__('a number rounded to %1 decimals', terms.decimals);
+  }
+  if (d.kind === 'series' && terms.index) {
+    return trans.__('a Series indexed by %1', terms.index);
+  }
+  if (d.kind === 'dataframe' && terms.columns?.length) {
+    return trans.__(
+      'a DataFrame with the columns %1',
+      terms.columns.join(', ')
+    );
+  }
+  if (d.kind === 'dict' && terms.keys?.length) {
+    return trans.__('a dict with the keys %1', terms.keys.join(', '));
+  }
+  return kindWords(d.kind, trans) ?? trans.__('it exists');
 }
 
 /** The problems of an ended run, each in words: "1 step given up", "`answer` not delivered". */
@@ -129,6 +166,8 @@ export interface IDeliverableLine {
   /** `pending`: the run goes on and it was not checked yet. */
   status: 'delivered' | 'failed' | 'pending';
   text: string;
+  /** On hover, for a delivered line: what a check in the kernel is not. */
+  title?: string;
 }
 
 /**
@@ -144,16 +183,26 @@ export function deliverableLines(
   return outcome.deliverables.map(d => {
     if (d.status === 'delivered') {
       const shown = d.value ?? d.type ?? '';
+      const checked = checkedWords(d, trans);
       const text = !completed
-        ? trans.__('%1: %2 (checked in the kernel)', quoted(d.name), shown)
+        ? trans.__(
+            '%1: %2 (checked in the kernel: %3)',
+            quoted(d.name),
+            shown,
+            checked
+          )
         : single && d.value !== null
-          ? trans.__('Answer: %1 (checked in the kernel)', d.value)
+          ? trans.__('Answer: %1 (checked in the kernel: %2)', d.value, checked)
           : trans.__(
-              'Delivered: %1, %2 (checked in the kernel)',
+              'Delivered: %1, %2 (checked in the kernel: %3)',
               quoted(d.name),
-              shown
+              shown,
+              checked
             );
-      return { name: d.name, status: 'delivered', text };
+      const title = trans.__(
+        'The kernel checked the kind and form the task asked for, not that the analysis is right.'
+      );
+      return { name: d.name, status: 'delivered', text, title };
     }
     if (!completed && d.status === 'unchecked') {
       return {

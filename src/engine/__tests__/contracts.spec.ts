@@ -291,7 +291,9 @@ describe('runOutcome: how the run ends', () => {
           describe: 'a region name',
           status: 'delivered',
           value: 'North',
-          reason: null
+          reason: null,
+          // What the check held it to, so the panel can say what was checked (not that it is right).
+          terms: { of_column: 'region' }
         }
       ]
     });

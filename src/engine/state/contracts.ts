@@ -205,6 +205,29 @@ export interface IDeliverable {
   type: string | null;
   /** Why it is not delivered. */
   reason: string | null;
+  /** What the check holds it to besides its kind, so that the panel can say what was checked. */
+  terms: ContractTerms;
+}
+
+/** A contract's terms that the check in the kernel holds a value to, besides its kind. */
+export type ContractTerms = Pick<
+  OutputContract,
+  'of_column' | 'frame' | 'index' | 'columns' | 'keys' | 'decimals' | 'one_of'
+>;
+
+function termsOf(contract: OutputContract): ContractTerms {
+  const { of_column, frame, index, columns, keys, decimals, one_of } = contract;
+  return Object.fromEntries(
+    Object.entries({
+      of_column,
+      frame,
+      index,
+      columns,
+      keys,
+      decimals,
+      one_of
+    }).filter(([, term]) => term !== undefined)
+  ) as ContractTerms;
 }
 
 /** How a run ends, or would end now: problems are said in words (docs/protocol.md#output-contracts). */
@@ -242,7 +265,8 @@ function deliverableOf(
     status: !check ? 'unchecked' : check.ok ? 'delivered' : 'failed',
     value: check?.value ?? null,
     type: check?.type ?? null,
-    reason: check && !check.ok ? (check.reason ?? null) : null
+    reason: check && !check.ok ? (check.reason ?? null) : null,
+    terms: termsOf(contract)
   };
 }
 

@@ -37,7 +37,8 @@ const ANSWER: IDeliverable = {
   status: 'unchecked',
   value: null,
   type: null,
-  reason: null
+  reason: null,
+  terms: { of_column: 'region' }
 };
 
 function outcome(overrides: Partial<IRunOutcome> = {}): IRunOutcome {
@@ -50,6 +51,9 @@ function outcome(overrides: Partial<IRunOutcome> = {}): IRunOutcome {
     ...overrides
   };
 }
+
+const CHECKED_TITLE =
+  'The kernel checked the kind and form the task asked for, not that the analysis is right.';
 
 const DELIVERED: IDeliverable = {
   ...ANSWER,
@@ -122,7 +126,8 @@ describe('the deliverables in words', () => {
       {
         name: 'answer',
         status: 'delivered',
-        text: 'Answer: North (checked in the kernel)'
+        text: "Answer: North (checked in the kernel: a value of df['region'])",
+        title: CHECKED_TITLE
       }
     ]);
     expect(
@@ -143,7 +148,8 @@ describe('the deliverables in words', () => {
               name: 'summary',
               kind: 'dataframe',
               value: null,
-              type: 'DataFrame(4×2)'
+              type: 'DataFrame(4×2)',
+              terms: { columns: ['region', 'total'] }
             }
           ]
         }),
@@ -151,8 +157,8 @@ describe('the deliverables in words', () => {
         trans
       ).map(line => line.text)
     ).toEqual([
-      'Delivered: `answer`, North (checked in the kernel)',
-      'Delivered: `summary`, DataFrame(4×2) (checked in the kernel)'
+      "Delivered: `answer`, North (checked in the kernel: a value of df['region'])",
+      'Delivered: `summary`, DataFrame(4×2) (checked in the kernel: a DataFrame with the columns region, total)'
     ]);
     // The sentence is translated; the kernel's value is shown as it is.
     expect(
@@ -161,7 +167,53 @@ describe('the deliverables in words', () => {
         true,
         markingTrans
       )[0].text
-    ).toBe('⟦Answer: North (checked in the kernel)⟧');
+    ).toBe(
+      "⟦Answer: North (checked in the kernel: ⟦a value of df['region']⟧)⟧"
+    );
+  });
+
+  it('says what the kernel checked, so that a delivered value does not read as a right one', () => {
+    const checked = (terms: IDeliverable['terms'], kind = DELIVERED.kind) =>
+      deliverableLines(
+        outcome({ deliverables: [{ ...DELIVERED, kind, terms }] }),
+        true,
+        trans
+      )[0].text;
+    expect(checked({ decimals: 2 }, 'number')).toBe(
+      'Answer: North (checked in the kernel: a number rounded to 2 decimals)'
+    );
+    expect(checked({}, 'number')).toBe(
+      'Answer: North (checked in the kernel: a number)'
+    );
+    expect(checked({ of_column: 'city', frame: 'sales' })).toBe(
+      "Answer: North (checked in the kernel: a value of sales['city'])"
+    );
+    expect(checked({ one_of: ['yes', 'no'] }, 'text')).toBe(
+      'Answer: North (checked in the kernel: one of "yes", "no")'
+    );
+    expect(checked({ index: 'region' }, 'series')).toBe(
+      'Answer: North (checked in the kernel: a Series indexed by region)'
+    );
+    expect(checked({ keys: ['a', 'b'] }, 'dict')).toBe(
+      'Answer: North (checked in the kernel: a dict with the keys a, b)'
+    );
+    expect(checked({}, 'any')).toBe(
+      'Answer: North (checked in the kernel: it exists)'
+    );
+    // During the run too, and each line says on hover what a check is not.
+    const during = deliverableLines(
+      outcome({
+        deliverables: [{ ...DELIVERED, kind: 'number', terms: { decimals: 3 } }]
+      }),
+      false,
+      trans
+    )[0];
+    expect(during).toEqual({
+      name: 'answer',
+      status: 'delivered',
+      text: '`answer`: North (checked in the kernel: a number rounded to 3 decimals)',
+      title: CHECKED_TITLE
+    });
   });
 
   it('names the steps given up with the planner’s reason', () => {
@@ -278,8 +330,11 @@ describe('Deliverables', () => {
     );
     expect(host.querySelector('.jp-bcc-deliver')).toBeNull();
     expect(host.querySelector('.jp-bcc-deliverable')?.textContent).toBe(
-      '✓ Answer: North (checked in the kernel)'
+      "✓ Answer: North (checked in the kernel: a value of df['region'])"
     );
+    expect(
+      host.querySelector('.jp-bcc-deliverable')?.getAttribute('title')
+    ).toBe(CHECKED_TITLE);
     expect(
       [...host.querySelectorAll('.jp-bcc-given-up')].map(li => li.textContent)
     ).toEqual(['Step given up: Monthly totals. The file has no date column.']);

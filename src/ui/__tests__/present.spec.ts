@@ -179,7 +179,8 @@ describe('describeRun: the state in plain words', () => {
       describe: 'a region name',
       value: null,
       type: null,
-      reason: '`answer` is missing'
+      reason: '`answer` is missing',
+      terms: { of_column: 'region' }
     };
     expect(
       ended({

@@ -20,7 +20,7 @@ export interface IDeliverablesProps {
 /**
  * What the task asked for and how it stands, near the top of the panel: "Deliver: `answer`, a region
  * name" with each deliverable's latest check while the run goes on; at the end "Answer: North (checked
- * in the kernel)" or "Not delivered: `answer` is missing", and the steps given up.
+ * in the kernel: a value of df['region'])" or "Not delivered: `answer` is missing", and the steps given up.
  */
 export function Deliverables(props: IDeliverablesProps): JSX.Element | null {
   const { outcome, completed, trans } = props;
@@ -47,6 +47,7 @@ export function Deliverables(props: IDeliverablesProps): JSX.Element | null {
               className={`jp-bcc-deliverable jp-bcc-mod-${line.status}`}
               data-name={line.name}
               data-status={line.status}
+              title={line.title}
             >
               <span className="jp-bcc-deliverable-mark" aria-hidden="true">
                 {line.status === 'delivered'
