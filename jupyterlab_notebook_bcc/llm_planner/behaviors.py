@@ -92,6 +92,7 @@ def load_actions(files: list[str], task: str) -> list[Action]:
     (a model types `df['WINDSPEED']` where the file says ' WINDSPEED', and the printed types do not show the
     space: a KeyError no retry fixed, DABench 452, 453, 588), then what the planner reads the columns from."""
     path = files[0] if files else "data.csv"
+    chinese = is_chinese(task)
     lower = path.lower()
     reader = "read_csv"
     if lower.endswith((".xlsx", ".xls")):
@@ -104,7 +105,8 @@ def load_actions(files: list[str], task: str) -> list[Action]:
         "import pandas as pd",
         "",
         f"df = pd.{reader}({json.dumps(path, ensure_ascii=False)})",
-        "# Column names without the spaces around them (' WINDSPEED' becomes 'WINDSPEED'), as one types them.",
+        "# 去掉列名两端的空格，与平时输入的写法一致。" if chinese
+        else "# Column names without the spaces around them, as one types them.",
         "df = df.rename(columns=lambda name: name.strip() if isinstance(name, str) else name)",
         'print(f"Shape: {df.shape[0]} rows x {df.shape[1]} columns")',
         'print("Columns and types:")',
@@ -112,7 +114,7 @@ def load_actions(files: list[str], task: str) -> list[Action]:
         'print("First rows:")',
         "print(df.head().to_string())",
     ])
-    text = (f"读取数据文件 `{path}`，查看它的行数、列、类型和前几行。" if is_chinese(task)
+    text = (f"读取数据文件 `{path}`，查看它的行数、列、类型和前几行。" if chinese
             else f"Read `{path}` and look at its shape, columns, types and first rows.")
     return [
         {"action": "add", "shot_type": "dialogue", "content": text},

@@ -121,6 +121,16 @@ class TestColumnNamesWithSpaces:
         types = printed.getvalue().split("Columns and types:\n", 1)[1].split("First rows:", 1)[0]
         assert [line.split()[0] for line in types.splitlines()] == ["DATE", "WINDSPEED", "DIR", "avg."]
 
+    def test_the_load_cells_comment_names_no_column_of_another_file_and_speaks_the_tasks_language(self) -> None:
+        def comments(task: str) -> list[str]:
+            code = next(action["content"] for action in load_actions(["sales.csv"], task)
+                        if action.get("shot_type") == "action")
+            return [line for line in code.splitlines() if line.startswith("#")]
+
+        # Seen in every notebook of the DABench run: the example of one file (' WINDSPEED') on all of them.
+        assert comments("Which region sells most?") == ["# Column names without the spaces around them, as one types them."]
+        assert comments("哪个地区卖得最多？") == ["# 去掉列名两端的空格，与平时输入的写法一致。"]
+
     def test_column_names_that_are_not_text_are_kept(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (tmp_path / "rows.json").write_text('[[1, 2], [3, 4]]')
         monkeypatch.chdir(tmp_path)
