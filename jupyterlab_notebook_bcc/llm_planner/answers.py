@@ -1,5 +1,6 @@
 """Reading what a model wrote: JSON where it kept to the schema, tolerantly where it did not (a fenced
-block, text around the object), and string fields as soon as they are complete in a stream."""
+block, text around the object, a raw line break or a Python escape inside a string), and string fields as
+soon as they are complete in a stream."""
 
 from __future__ import annotations
 
@@ -7,7 +8,38 @@ import json
 import re
 from typing import Any
 
-_DECODER = json.JSONDecoder()
+# Not strict: a line break written as itself inside a string (JSON wants \\n) is read as the line break it
+# means. Qwen2.5-Coder-1.5B under llama.cpp's JSON grammar writes a cell's lines so.
+_DECODER = json.JSONDecoder(strict=False)
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _python_escapes(text: str) -> str:
+    """`text` with the escapes JSON does not have written as JSON means them: `\\'` a quote, `\\d` a
+    backslash and a d (a pattern's). JSON's own escapes are kept."""
+
+    def spelled(escape: re.Match[str]) -> str:
+        char = escape.group(1)
+        if char in '"\\/bfnrtu':
+            return escape.group(0)
+        return "'" if char == "'" else "\\\\" + char
+
+    return _ESCAPE.sub(spelled, text)
+
+
+def _decode(text: str, start: int = 0, whole: bool = False) -> Any:
+    """The JSON value at `start` (`whole`: and nothing after it); with Python's escapes read as JSON's
+    when only they stood in the way."""
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except ValueError:
+        if "\\" not in text:
+            raise
+        text, start = _python_escapes(text[start:]), 0
+        value, end = _DECODER.raw_decode(text, start)
+    if whole and text[end:].strip():
+        raise ValueError("text after the JSON value")
+    return value
 
 
 class AnswerUnreadable(ValueError):
@@ -28,7 +60,7 @@ def first_object(text: str) -> dict[str, Any]:
         candidates.append(body[:end] if end >= 0 else body)
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = _decode(candidate.strip(), whole=True)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -40,7 +72,7 @@ def first_object(text: str) -> dict[str, Any]:
     while start >= 0 and attempts < 200:
         attempts += 1
         try:
-            value, _end = _DECODER.raw_decode(stripped, start)
+            value = _decode(stripped, start)
         except (ValueError, RecursionError):
             start = stripped.find("{", start + 1)
             continue
@@ -68,7 +100,7 @@ def complete_string_field(text: str, name: str) -> str | None:
             if text[index] != '"':
                 return None
             try:
-                value, _end = _DECODER.raw_decode(text, index)
+                value = _decode(text, index)
             except ValueError:
                 return None
             return value if isinstance(value, str) else None
@@ -113,7 +145,7 @@ class StreamedField:
                 index = found.end() + 1
                 continue
             try:
-                value = json.loads(text[self.start : found.end()])
+                value = _decode(text[self.start : found.end()])
             except ValueError:
                 value = None
             self.done = True

@@ -21,7 +21,12 @@ from tornado import httputil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from jupyterlab_notebook_bcc.llm_planner import LLMPlanner, LLMPlannerService
-from jupyterlab_notebook_bcc.llm_planner.answers import AnswerUnreadable, complete_string_field, first_object
+from jupyterlab_notebook_bcc.llm_planner.answers import (
+    AnswerUnreadable,
+    StreamedField,
+    complete_string_field,
+    first_object,
+)
 from jupyterlab_notebook_bcc.llm_planner.contract import is_chinese
 from jupyterlab_notebook_bcc.llm_planner.planner import LOAD_STEP, PLAN_STEP, REPORT_STEP
 from jupyterlab_notebook_bcc.llm_planner.report import numbers_not_in
@@ -128,6 +133,24 @@ class TestReading:
     def test_a_fenced_or_wrapped_object_is_found(self) -> None:
         assert first_object('```json\n{"code": "x = 1"}\n```') == {"code": "x = 1"}
         assert first_object('Sure! Here it is: {"code": "x = 1"} Hope it helps.') == {"code": "x = 1"}
+
+    def test_a_raw_line_break_inside_a_string_is_read_as_the_line_break_it_means(self) -> None:
+        # Qwen2.5-Coder-1.5B under llama.cpp's JSON grammar, seen in DABench runs (105, 123, 474, 726): the code's
+        # lines separated by a real line break, which strict JSON refuses; the step was given up as unreadable.
+        answer = '{"explanation": "Correlate.", "code": "r = df[\'Value\'].corr(df[\'TIME\'])\nprint(round(r, 2))"}'
+        assert "\n" in answer
+        assert first_object(answer) == {"explanation": "Correlate.",
+                                        "code": "r = df['Value'].corr(df['TIME'])\nprint(round(r, 2))"}
+        assert complete_string_field(answer, "code") == "r = df['Value'].corr(df['TIME'])\nprint(round(r, 2))"
+        streamed = StreamedField("code")
+        assert [streamed.read(answer[:end]) for end in (40, len(answer))] == [
+            None, "r = df['Value'].corr(df['TIME'])\nprint(round(r, 2))"]
+
+    def test_an_escape_json_does_not_have_is_read_as_python_means_it(self) -> None:
+        # A model writing Python's escapes in JSON: \' for a quote, \d in a pattern (JSON has neither).
+        answer = r'''{"code": "print(\'a\')\nm = re.findall(\"\d+\", s)"}'''
+        assert first_object(answer) == {"code": "print('a')\nm = re.findall(\"\\d+\", s)"}
+        assert complete_string_field(answer, "code") == "print('a')\nm = re.findall(\"\\d+\", s)"
 
     def test_no_object_is_a_clear_error(self) -> None:
         with pytest.raises(AnswerUnreadable, match="no JSON object"):
