@@ -6,7 +6,6 @@
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IDeliverable, IRunOutcome } from '../engine/state/contracts';
-import { DEFAULT_CONTRACT_FRAME } from '../protocol/contracts';
 import type { IRunFinished, IRunSnapshot } from '../engine/types';
 
 /** `answer` as the panel quotes a variable. */
@@ -56,10 +55,9 @@ function checkedWords(d: IDeliverable, trans: TranslationBundle): string {
     );
   }
   if (d.kind === 'label' && terms.of_column) {
-    return trans.__(
-      'a value of %1',
-      `${terms.frame ?? DEFAULT_CONTRACT_FRAME}['${terms.of_column}']`
-    );
+    // The engine names the frame, the default's too (`termsOf`).
+    const column = `['${terms.of_column}']`;
+    return trans.__('a value of %1', `${terms.frame ?? ''}${column}`);
   }
   if (d.kind === 'number' && terms.decimals !== undefined) {
     return trans.__('a number rounded to %1 decimals', terms.decimals);

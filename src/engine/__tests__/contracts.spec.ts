@@ -293,7 +293,7 @@ describe('runOutcome: how the run ends', () => {
           value: 'North',
           reason: null,
           // What the check held it to, so the panel can say what was checked (not that it is right).
-          terms: { of_column: 'region' }
+          terms: { of_column: 'region', frame: 'df' }
         }
       ]
     });

@@ -9,6 +9,7 @@ import {
   OutputCheckSchema,
   type OutputContract,
   OutputContractSchema,
+  DEFAULT_CONTRACT_FRAME,
   type PlanningResponse,
   progressUpdatesOf,
   type RunContract,
@@ -216,7 +217,10 @@ export type ContractTerms = Pick<
 >;
 
 function termsOf(contract: OutputContract): ContractTerms {
-  const { of_column, frame, index, columns, keys, decimals, one_of } = contract;
+  const { of_column, index, columns, keys, decimals, one_of } = contract;
+  // The frame a column is of is named, the default's too: the panel says "a value of df['region']".
+  const frame =
+    of_column || index ? (contract.frame ?? DEFAULT_CONTRACT_FRAME) : undefined;
   return Object.fromEntries(
     Object.entries({
       of_column,

@@ -38,7 +38,7 @@ const ANSWER: IDeliverable = {
   value: null,
   type: null,
   reason: null,
-  terms: { of_column: 'region' }
+  terms: { of_column: 'region', frame: 'df' }
 };
 
 function outcome(overrides: Partial<IRunOutcome> = {}): IRunOutcome {

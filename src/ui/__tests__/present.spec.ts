@@ -180,7 +180,7 @@ describe('describeRun: the state in plain words', () => {
       value: null,
       type: null,
       reason: '`answer` is missing',
-      terms: { of_column: 'region' }
+      terms: { of_column: 'region', frame: 'df' }
     };
     expect(
       ended({
