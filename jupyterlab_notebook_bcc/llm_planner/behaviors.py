@@ -58,6 +58,8 @@ class Turn:
     request: Request
     key: BehaviorKey
     config: LLMPlanner
+    # The latest answer was cut at the token limit (`read` says so when it cannot be read).
+    cut: bool = False
 
     async def ask(self, messages: list[dict[str, str]], schema: dict[str, Any], on_text: Any = None,
                   again: bool = False) -> str:
@@ -67,16 +69,29 @@ class Turn:
         temperature = self.config.retry_temperature if again else None
         completion = await self.calls.complete(self.caller, self.session, self.settings, self.key, messages, schema,
                                                on_text, temperature)
+        self.cut = completion.cut
         return completion.text
+
+    def read(self, text: str) -> dict[str, Any]:
+        """The JSON object of the latest answer, `text`; an unreadable one the endpoint cut at the token limit
+        says so (the JSON's own error says only that there is none)."""
+        try:
+            return first_object(text)
+        except AnswerUnreadable as problem:
+            if not self.cut:
+                raise
+            raise AnswerUnreadable(
+                f"the answer was cut at {self.config.max_completion_tokens:,} tokens "
+                "(c.LLMPlanner.max_completion_tokens) before its JSON ended") from problem
 
     async def ask_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
         """The model's JSON answer, asked once more with the parse error when the first is unreadable."""
         text = await self.ask(messages, schema)
         try:
-            return first_object(text)
+            return self.read(text)
         except AnswerUnreadable as problem:
-            return first_object(await self.ask(prompts.unreadable_messages(messages, text, str(problem)), schema,
-                                               again=True))
+            return self.read(await self.ask(prompts.unreadable_messages(messages, text, str(problem)), schema,
+                                            again=True))
 
     @property
     def preview(self) -> str:
@@ -270,14 +285,14 @@ def _kernel_variables(request: Request) -> dict[str, Any]:
 async def _read_cell(turn: Turn, messages: list[dict[str, str]], text: str) -> tuple[str, str]:
     """The explanation and code of a cell answer: read tolerantly, then asked once more."""
     try:
-        answer = first_object(text)
+        answer = turn.read(text)
         code = string_field(answer, "code", "python", "source")
         if not code:
             raise AnswerUnreadable('the answer has no "code"')
     except AnswerUnreadable as problem:
         again = await turn.ask(prompts.unreadable_messages(messages, text, str(problem)), prompts.CELL_SCHEMA,
                                again=True)
-        answer = first_object(again)
+        answer = turn.read(again)
         code = string_field(answer, "code", "python", "source")
         if not code:
             raise AnswerUnreadable('the answer has no "code", twice') from problem

@@ -63,6 +63,8 @@ class Completion:
     estimated: bool = False
     # The model the endpoint says answered (llama.cpp repeats the name it was asked for).
     model: str = ""
+    # The endpoint ended the answer at max_tokens (finish_reason "length"): its JSON may be cut short.
+    cut: bool = False
 
 
 @dataclass
@@ -282,7 +284,7 @@ class OpenAIModel:
         import openai
 
         text = ""
-        finished = False
+        finished = cut = False
         answered_by = ""
         prompt_tokens = completion_tokens = 0
         received = self.received = Received()
@@ -312,7 +314,9 @@ class OpenAIModel:
                         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
                         received.usage = (prompt_tokens, completion_tokens)
                     for choice in getattr(chunk, "choices", None) or []:
-                        finished = finished or bool(getattr(choice, "finish_reason", None))
+                        reason = getattr(choice, "finish_reason", None)
+                        finished = finished or bool(reason)
+                        cut = cut or reason == "length"
                         piece = getattr(getattr(choice, "delta", None), "content", None)
                         if piece:
                             text += piece
@@ -350,7 +354,7 @@ class OpenAIModel:
             prompt_tokens = prompt_estimate(arguments["messages"])
             completion_tokens = text_estimate(text)
         return Completion(text, prompt_tokens, completion_tokens, time.monotonic() - start, kind, estimated,
-                          answered_by)
+                          answered_by, cut)
 
     def _where(self) -> str:
         return display_url(self.settings.base_url)

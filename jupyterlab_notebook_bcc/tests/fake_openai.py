@@ -35,6 +35,8 @@ class Reply:
     usage: bool = True
     # False: the stream ends without a finish_reason, as when llama.cpp's Python server is interrupted.
     finish: bool = True
+    # "length": the endpoint cut the answer at max_tokens.
+    finish_reason: str = "stop"
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -99,7 +101,7 @@ class FakeOpenAI:
                             time.sleep(reply.delay)
                         self._event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
                     if reply.finish:
-                        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
                     if reply.usage:
                         self._event({"choices": [], "usage": {"prompt_tokens": reply.prompt_tokens,
                                      "completion_tokens": reply.completion_tokens,

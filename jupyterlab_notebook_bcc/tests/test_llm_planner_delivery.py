@@ -34,7 +34,7 @@ def report(text: str) -> str:
 class Script:
     """Answers by request kind: the plan, the cells in order, the report."""
 
-    def __init__(self, plan: str, cells: list[str], report_text: str = "- Done.") -> None:
+    def __init__(self, plan: str, cells: list[str | Reply], report_text: str = "- Done.") -> None:
         self.plan = plan
         self.cells = list(cells)
         self.report = report_text
@@ -45,7 +45,8 @@ class Script:
             return Reply(text=self.plan)
         if "Write the findings report" in last:
             return Reply(text=report(self.report))
-        return Reply(text=self.cells.pop(0) if self.cells else cell("Again.", "x = 1"))
+        answer = self.cells.pop(0) if self.cells else cell("Again.", "x = 1")
+        return answer if isinstance(answer, Reply) else Reply(text=answer)
 
 
 def start(service: Any, task: str = TASK) -> dict[str, Any]:

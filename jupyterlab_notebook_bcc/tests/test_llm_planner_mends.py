@@ -16,7 +16,7 @@ from jupyterlab_notebook_bcc.llm_planner.answers import cell_code, indent_bodies
 from jupyterlab_notebook_bcc.llm_planner.behaviors import load_actions
 from jupyterlab_notebook_bcc.llm_planner.memory import known_now
 
-from .fake_openai import FakeOpenAI, cell
+from .fake_openai import FakeOpenAI, Reply, cell
 from .test_llm_planner import ask, observation, service_for
 from .test_llm_planner_delivery import Script, behave, start, steps, variables
 
@@ -52,6 +52,23 @@ class TestAskedAgainAtTheRetryTemperature:
             assert [line["content"] for line in lines if line.get("shot_type") == "action"] == [
                 "answer = df.groupby('region')['revenue'].sum().idxmax()"]
             assert [body["temperature"] for body in fake.requests[-2:]] == [0.2, 0.8]
+
+
+    def test_an_answer_cut_at_max_completion_tokens_says_so_to_the_model_and_in_the_step(self) -> None:
+        # "no JSON object in the answer" said nothing of why: the endpoint cut the answer at the token limit.
+        cut = Reply(text='{"explanation": "Sum by region", "code": "answer = df.groupby(', finish_reason="length")
+        script = Script(steps(("Top region", [("answer", "label")])), [cut, cut])
+        with FakeOpenAI(script) as fake:
+            service = service_for(fake, max_completion_tokens=300, max_tries_per_step=1)
+            run = start(service)
+            lines, judged = behave(service, "answer", "top_region", 1, variables(run), [], {})
+            why = "the answer was cut at 300 tokens (c.LLMPlanner.max_completion_tokens) before its JSON ended"
+            assert f"Your answer could not be read: {why}." in fake.requests[-1]["messages"][-1]["content"]
+            assert [line["error"] for line in lines if "error" in line] == [
+                f"The model's answer could not be read: {why}"]
+            # The step given up says why, where the user reads it.
+            assert judged["context_update"]["progress_update"]["focus"].endswith(
+                f"the model's answer could not be read ({why}).")
 
 
 class TestTheKernelsVariables:
