@@ -11,7 +11,7 @@ from typing import Any
 # Not strict: a line break written as itself inside a string (JSON wants \\n) is read as the line break it
 # means. Qwen2.5-Coder-1.5B under llama.cpp's JSON grammar writes a cell's lines so.
 _DECODER = json.JSONDecoder(strict=False)
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 
 
 def _python_escapes(text: str) -> str:
@@ -20,7 +20,7 @@ def _python_escapes(text: str) -> str:
 
     def spelled(escape: re.Match[str]) -> str:
         char = escape.group(1)
-        if char in '"\\/bfnrtu':
+        if char in '"\\/bfnrt' or len(char) == 5:
             return escape.group(0)
         return "'" if char == "'" else "\\\\" + char
 

@@ -151,6 +151,8 @@ class TestReading:
         answer = r'''{"code": "print(\'a\')\nm = re.findall(\"\d+\", s)"}'''
         assert first_object(answer) == {"code": "print('a')\nm = re.findall(\"\\d+\", s)"}
         assert complete_string_field(answer, "code") == "print('a')\nm = re.findall(\"\\d+\", s)"
+        # JSON's own escapes keep their meaning; a \u without its four hex digits is a backslash and a u.
+        assert first_object(r'{"code": "p = \'C:\users\' + \"\u00e9\\n\""}') == {"code": "p = 'C:\\users' + \"é\\n\""}
 
     def test_no_object_is_a_clear_error(self) -> None:
         with pytest.raises(AnswerUnreadable, match="no JSON object"):
