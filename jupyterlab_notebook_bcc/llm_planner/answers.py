@@ -214,12 +214,49 @@ def cell_code(code: str) -> str:
     indented = indent_bodies(text)
     if indented != text and _compiles(indented):
         return indented
-    stripped = text.rstrip()
-    while stripped and stripped[-1] in ")]}":
-        stripped = stripped[:-1].rstrip()
-        if _compiles(stripped):
-            return stripped
+    for candidate in dict.fromkeys((text, escape_line_breaks_in_strings(text))):
+        if candidate != text and _compiles(candidate):
+            return candidate
+        stripped = candidate.rstrip()
+        while stripped and stripped[-1] in ")]}":
+            stripped = stripped[:-1].rstrip()
+            if _compiles(stripped):
+                return stripped
     return text
+
+
+def escape_line_breaks_in_strings(code: str) -> str:
+    """`code` with each line break inside a one-line string literal written as `\\n`: JSON's `\\n` in
+    `'\\n'` or `r'\\n'` arrives as a line break, which ends the code's string too soon (DABench 57).
+    Triple-quoted strings and comments are kept as they are."""
+    out: list[str] = []
+    index, size = 0, len(code)
+    while index < size:
+        char = code[index]
+        if char == "#":
+            end = code.find("\n", index)
+            end = size if end < 0 else end
+            out.append(code[index:end])
+            index = end
+            continue
+        if char not in "'\"":
+            out.append(char)
+            index += 1
+            continue
+        quote = code[index : index + 3] if code[index : index + 3] in ("'''", '"""') else char
+        out.append(quote)
+        index += len(quote)
+        while index < size and not code.startswith(quote, index):
+            inner = code[index]
+            if inner == "\\" and index + 1 < size:
+                out.append(code[index : index + 2])
+                index += 2
+                continue
+            out.append("\\n" if inner == "\n" and len(quote) == 1 else inner)
+            index += 1
+        out.append(code[index : index + len(quote)])
+        index += len(quote)
+    return "".join(out)
 
 
 # A line that opens a block: `if …:`, `else:`, `for …:`, `try:`, `def …:`, … (a comment may follow the colon).

@@ -61,6 +61,12 @@ def test_an_unclosed_200_kb_field_in_small_pieces_costs_milliseconds() -> None:
         ("%matplotlib inline\nx = 1", "%matplotlib inline\nx = 1"),
         ("print('unclosed'", "print('unclosed'"),
         ("if x:\nprint(x)}", "if x:\nprint(x)}"),
+        # Seen on Qwen2.5-Coder-1.5B (DABench 57): JSON's \n inside a one-line string, which the JSON made a line
+        # break; written back as the \n the code meant, with the stray brace after it.
+        ("s = df['c'].str.replace(r'\n', '', regex=True)\nprint(s)}", "s = df['c'].str.replace(r'\\n', '', regex=True)\nprint(s)"),
+        ('print("a\nb")', 'print("a\\nb")'),
+        # A triple-quoted string keeps its line breaks; a comment's quote opens no string.
+        ('t = """a\nb"""\n# don\'t\nprint(t)', 't = """a\nb"""\n# don\'t\nprint(t)'),
     ],
 )
 def test_a_stray_closing_bracket_after_the_code_is_not_sent(written: str, sent: str) -> None:
