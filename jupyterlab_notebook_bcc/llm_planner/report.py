@@ -53,9 +53,11 @@ def outcome(
             result.problems.append(f"**未交付：**{missing}" if chinese else f"**Not delivered:** {missing}")
             continue
         value = plain_value(check.value) if check is not None else _variable_value(variables.get(item.name))
-        where = (f"已在内核中检查：{checked(item, True)}" if chinese else f"checked in the kernel: {checked(item)}") \
-            if check is not None else (
-            "来自内核变量，未检查" if chinese else "from the kernel's variables, not checked")
+        if check is not None:
+            form = checked(item, chinese)
+            where = f"已在内核中检查：{form}" if chinese else f"checked in the kernel: {form}"
+        else:
+            where = "来自内核变量，未检查" if chinese else "from the kernel's variables, not checked"
         shown = f"`{item.name}` = {value}" if value is not None else f"`{item.name}`, {check.type if check else ''}"
         result.answers.append(f"**答案：**{shown}（{where}）" if chinese else f"**Answer:** {shown} ({where})")
         if value is not None:

@@ -20,21 +20,26 @@ from .fake_openai import FakeOpenAI, Reply, cell
 from .test_llm_planner import ask, observation, service_for
 from .test_llm_planner_delivery import Script, behave, start, steps, variables
 
+SUM = "answer = df.groupby('region')['revenue'].sum().idxmax()"
+
+
+def top_region(*answers: str | Reply) -> Script:
+    """A plan of one step that delivers `answer`, a region; then the model's cell answers, in order."""
+    return Script(steps(("Top region", [("answer", "label")])), list(answers))
+
 
 class TestAskedAgainAtTheRetryTemperature:
     def test_code_that_failed_written_again_is_asked_for_once_more_at_the_retry_temperature(self) -> None:
         failing = "answer = df['Region'].mode()[0]"
         traceback = "Traceback (most recent call last):\nKeyError: 'Region'"
-        script = Script(steps(("Top region", [("answer", "label")])),
-                        [cell("Mode.", failing), cell("Mode again.", failing),
-                         cell("The largest sum.", "answer = df.groupby('region')['revenue'].sum().idxmax()")])
+        script = top_region(cell("Mode.", failing), cell("Mode again.", failing), cell("The largest sum.", SUM))
         with FakeOpenAI(script) as fake:
             service = service_for(fake, max_tries_per_step=3, temperature=0.2, retry_temperature=0.9)
             run = start(service)
             behave(service, "answer", "top_region", 1, variables(run), [traceback], {}, result="error")
             lines, _judged = behave(service, "answer", "top_region", 2, variables(run), [], {})
             sent = [line["content"] for line in lines if line.get("shot_type") == "action"]
-            assert sent == ["answer = df.groupby('region')['revenue'].sum().idxmax()"]
+            assert sent == [SUM]
             temperatures = [body["temperature"] for body in fake.requests]
             # The plan, the first cell and the retry at the usual temperature; only the firm ask above it.
             assert temperatures[:-1] == [0.2] * (len(temperatures) - 1)
@@ -42,22 +47,20 @@ class TestAskedAgainAtTheRetryTemperature:
             assert "This exact code failed with:" in fake.requests[-1]["messages"][-1]["content"]
 
     def test_an_unreadable_cell_answer_is_asked_for_again_at_the_retry_temperature(self) -> None:
-        script = Script(steps(("Top region", [("answer", "label")])),
-                        ['{"explanation": "Sum by region", "code": "answer = df.groupby(',
-                         cell("Sum by region.", "answer = df.groupby('region')['revenue'].sum().idxmax()")])
+        script = top_region('{"explanation": "Sum by region", "code": "answer = df.groupby(',
+                            cell("Sum by region.", SUM))
         with FakeOpenAI(script) as fake:
             service = service_for(fake, retry_temperature=0.8)
             run = start(service)
             lines, _judged = behave(service, "answer", "top_region", 1, variables(run), [], {})
-            assert [line["content"] for line in lines if line.get("shot_type") == "action"] == [
-                "answer = df.groupby('region')['revenue'].sum().idxmax()"]
+            assert [line["content"] for line in lines if line.get("shot_type") == "action"] == [SUM]
             assert [body["temperature"] for body in fake.requests[-2:]] == [0.2, 0.8]
 
 
     def test_an_answer_cut_at_max_completion_tokens_says_so_to_the_model_and_in_the_step(self) -> None:
         # "no JSON object in the answer" said nothing of why: the endpoint cut the answer at the token limit.
         cut = Reply(text='{"explanation": "Sum by region", "code": "answer = df.groupby(', finish_reason="length")
-        script = Script(steps(("Top region", [("answer", "label")])), [cut, cut])
+        script = top_region(cut, cut)
         with FakeOpenAI(script) as fake:
             service = service_for(fake, max_completion_tokens=300, max_tries_per_step=1)
             run = start(service)
@@ -73,8 +76,7 @@ class TestAskedAgainAtTheRetryTemperature:
 
 class TestTheKernelsVariables:
     def test_the_runs_own_variables_are_not_listed_as_the_kernels_and_df_is_not_read_again(self) -> None:
-        script = Script(steps(("Top region", [("answer", "label")])),
-                        [cell("Sum.", "answer = df.groupby('region')['revenue'].sum().idxmax()")])
+        script = top_region(cell("Sum.", SUM))
         with FakeOpenAI(script) as fake:
             service = service_for(fake)
             run = start(service)
@@ -89,9 +91,8 @@ class TestTheKernelsVariables:
 
     def test_a_name_error_lists_the_kernels_names_not_the_runs(self) -> None:
         traceback = "Traceback (most recent call last):\nNameError: name 'csv_file_path' is not defined"
-        script = Script(steps(("Top region", [("answer", "label")])),
-                        [cell("Load.", "df = pd.read_csv(csv_file_path)\nanswer = df['region'][0]"),
-                         cell("Sum.", "answer = df.groupby('region')['revenue'].sum().idxmax()")])
+        script = top_region(cell("Load.", "df = pd.read_csv(csv_file_path)\nanswer = df['region'][0]"),
+                            cell("Sum.", SUM))
         with FakeOpenAI(script) as fake:
             service = service_for(fake)
             run = start(service)
@@ -107,9 +108,7 @@ class TestTheKernelsVariables:
     def test_the_firm_ask_after_a_repeat_lists_the_kernels_names_not_the_runs(self) -> None:
         failing = "df = pd.read_csv(csv_file_path)\nanswer = df['region'][0]"
         traceback = "Traceback (most recent call last):\nNameError: name 'csv_file_path' is not defined"
-        script = Script(steps(("Top region", [("answer", "label")])),
-                        [cell("Load.", failing), cell("Load again.", failing),
-                         cell("Sum.", "answer = df.groupby('region')['revenue'].sum().idxmax()")])
+        script = top_region(cell("Load.", failing), cell("Load again.", failing), cell("Sum.", SUM))
         with FakeOpenAI(script) as fake:
             service = service_for(fake, max_tries_per_step=3)
             run = start(service)
@@ -145,7 +144,8 @@ class TestColumnNamesWithSpaces:
             return [line for line in code.splitlines() if line.startswith("#")]
 
         # Seen in every notebook of the DABench run: the example of one file (' WINDSPEED') on all of them.
-        assert comments("Which region sells most?") == ["# Column names without the spaces around them, as one types them."]
+        assert comments("Which region sells most?") == [
+            "# Column names without the spaces around them, as one types them."]
         assert comments("哪个地区卖得最多？") == ["# 去掉列名两端的空格，与平时输入的写法一致。"]
 
     def test_column_names_that_are_not_text_are_kept(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

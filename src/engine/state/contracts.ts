@@ -221,17 +221,7 @@ function termsOf(contract: OutputContract): ContractTerms {
   // The frame a column is of is named, the default's too: the panel says "a value of df['region']".
   const frame =
     of_column || index ? (contract.frame ?? DEFAULT_CONTRACT_FRAME) : undefined;
-  return Object.fromEntries(
-    Object.entries({
-      of_column,
-      frame,
-      index,
-      columns,
-      keys,
-      decimals,
-      one_of
-    }).filter(([, term]) => term !== undefined)
-  ) as ContractTerms;
+  return { of_column, frame, index, columns, keys, decimals, one_of };
 }
 
 /** How a run ends, or would end now: problems are said in words (docs/protocol.md#output-contracts). */
